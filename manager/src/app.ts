@@ -1,0 +1,52 @@
+import { bodyLimit } from "hono/body-limit";
+import { registerDocs } from "./docs/index.ts";
+import { healthApp } from "./health/index.ts";
+import { jobsApp } from "./jobs/index.ts";
+import type { LiveProgress } from "./jobs/view.ts";
+import { operatorAuth } from "./platform/auth.ts";
+import type { Broker } from "./platform/broker.ts";
+import type { Sql } from "./platform/db.ts";
+import { ApiError, createErrorHandler } from "./platform/errors.ts";
+import { createRouter, requestId } from "./platform/http.ts";
+import type { Logger } from "./platform/logger.ts";
+
+export interface AppDeps {
+  sql: Sql;
+  broker: Broker;
+  logger: Logger;
+  auth: { issuer: string; jwksUrl?: string | undefined; audience: string };
+  maxBodyBytes: number;
+  liveProgress: LiveProgress;
+  /** Scalar's standalone bundle, read by the entrypoint from the installed package. */
+  scalarBundle: () => Promise<Uint8Array>;
+}
+
+/** Builds the whole HTTP surface from its dependencies; connects to nothing by itself. */
+export function createApp(deps: AppDeps) {
+  const app = createRouter();
+  app.onError(createErrorHandler(deps.logger));
+  app.notFound((c) =>
+    c.json(new ApiError("NOT_FOUND", `No route ${c.req.method} ${c.req.path}`).body(), 404),
+  );
+  app.use("*", requestId);
+  app.use(
+    "/api/*",
+    bodyLimit({
+      maxSize: deps.maxBodyBytes,
+      onError: () => {
+        throw new ApiError("PAYLOAD_TOO_LARGE", `Request body exceeds ${deps.maxBodyBytes} bytes`);
+      },
+    }),
+  );
+  app.use("/api/v1/operations/*", operatorAuth({ ...deps.auth, logger: deps.logger }));
+
+  app.route("/api/health", healthApp({ sql: deps.sql, broker: deps.broker }));
+  app.route(
+    "/api/v1/operations",
+    jobsApp({ sql: deps.sql, logger: deps.logger, liveProgress: deps.liveProgress }),
+  );
+  registerDocs(app, deps.scalarBundle);
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;

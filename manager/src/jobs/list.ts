@@ -1,0 +1,104 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { errorResponses } from "../platform/errors.ts";
+import { type AppRouteHandler, operatorSecurity } from "../platform/http.ts";
+import type { JobsDeps } from "./deps.ts";
+import { JobListSchema, JobStateSchema, WorkerPoolSchema } from "./schema.ts";
+import { countJobs, listJobs } from "./store.ts";
+import { toJob } from "./view.ts";
+
+const integerParam = (min: number, max: number, fallback: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, "must be a whole number")
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
+    .optional()
+    .transform((value) => value ?? fallback);
+
+export const ListJobsQuerySchema = z
+  .object({
+    state: JobStateSchema.optional().openapi({
+      param: { name: "state", in: "query" },
+      description: "One state; not with states",
+    }),
+    states: z
+      .union([z.string(), z.array(z.string())])
+      .optional()
+      .transform((value) =>
+        value === undefined
+          ? undefined
+          : (Array.isArray(value) ? value : [value])
+              .flatMap((part) => part.split(","))
+              .map((part) => part.trim()),
+      )
+      .pipe(z.array(JobStateSchema).min(1, "must name at least one state").optional())
+      .openapi({
+        param: { name: "states", in: "query", style: "form", explode: true },
+        description: "Several states, comma-separated (states=QUEUED,RUNNING) or repeated; not with state",
+        type: "array",
+        items: { $ref: "#/components/schemas/JobState" },
+        example: ["QUEUED", "RUNNING"],
+      }),
+    workerPool: WorkerPoolSchema.optional().openapi({ param: { name: "workerPool", in: "query" } }),
+    limit: integerParam(1, 100, 50).openapi({
+      param: { name: "limit", in: "query" },
+      description: "1..100, default 50",
+      type: "integer",
+      example: 50,
+    }),
+    offset: integerParam(0, 100_000, 0).openapi({
+      param: { name: "offset", in: "query" },
+      description: "0..100000, default 0",
+      type: "integer",
+      example: 0,
+    }),
+  })
+  .superRefine(
+    (query, ctx) => {
+      if (query.state !== undefined && query.states !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["states"],
+          message: "state and states cannot be used together",
+        });
+      }
+    },
+    { when: (payload) => payload.value !== null && typeof payload.value === "object" },
+  );
+
+export const listJobsRoute = createRoute({
+  method: "get",
+  path: "/jobs",
+  tags: ["jobs"],
+  summary: "List jobs",
+  description: "Newest first, with the total matching the filters.",
+  security: operatorSecurity,
+  request: { query: ListJobsQuerySchema },
+  responses: {
+    200: { description: "A page of jobs", content: { "application/json": { schema: JobListSchema } } },
+    ...errorResponses("BAD_REQUEST", "UNAUTHORIZED", "FORBIDDEN", "INTERNAL"),
+  },
+});
+
+export const listJobsHandler =
+  (deps: JobsDeps): AppRouteHandler<typeof listJobsRoute> =>
+  async (c) => {
+    const query = c.req.valid("query");
+    const filter = {
+      states: query.states ?? (query.state ? [query.state] : undefined),
+      workerPool: query.workerPool,
+    };
+    const [rows, total] = await Promise.all([
+      listJobs(deps.sql, filter, query.limit, query.offset),
+      countJobs(deps.sql, filter),
+    ]);
+    return c.json(
+      {
+        items: rows.map((row) => toJob(row, deps.liveProgress)),
+        total,
+        limit: query.limit,
+        offset: query.offset,
+      },
+      200,
+    );
+  };

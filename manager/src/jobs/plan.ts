@@ -1,0 +1,364 @@
+/**
+ * Pure rules of an execution plan that a field schema alone cannot say: locations,
+ * container/codec combinations, overlaps, duplicates, and the pool a job runs on.
+ * No I/O. The schema (schema.ts) calls these; each rule is unit-tested in plan.test.ts.
+ */
+
+export const WORKER_POOLS = ["cpu", "nvidia", "intel", "amd"] as const;
+export type WorkerPool = (typeof WORKER_POOLS)[number];
+
+export const CONTAINERS = ["mp4", "mov", "mkv", "webm", "mpegts"] as const;
+export type Container = (typeof CONTAINERS)[number];
+
+export const VIDEO_CODECS = ["h264", "hevc", "av1", "vp9"] as const;
+export type VideoCodec = (typeof VIDEO_CODECS)[number];
+
+/** Backend encoder names older clients send; each means the portable H.264 intent. */
+export const LEGACY_VIDEO_CODECS = ["libx264", "h264_nvenc", "h264_qsv"] as const;
+
+export const AUDIO_CODECS = ["aac", "opus", "mp3"] as const;
+export type AudioCodec = (typeof AUDIO_CODECS)[number];
+
+/** Portable speed/quality presets; the Worker maps each to its encoder's own preset names. */
+export const VIDEO_PRESETS = ["fastest", "fast", "medium", "slow", "slowest"] as const;
+
+export const SUBTITLE_MODES = ["BURN_IN", "SOFT"] as const;
+export const WATERMARK_POSITIONS = [
+  "top-left",
+  "top-right",
+  "bottom-left",
+  "bottom-right",
+  "center",
+] as const;
+
+export const limits = {
+  outputs: 10,
+  heightMin: 144,
+  heightMax: 4320,
+  audioBitrateKbpsMin: 32,
+  audioBitrateKbpsMax: 512,
+  removedSegments: 100,
+  subtitles: 16,
+  audioTracks: 16,
+  requiredCapabilities: 32,
+  s3KeyBytes: 1024,
+  pathLength: 4096,
+} as const;
+
+/** Highest bitrate each audio encoder accepts (MPEG-1 Layer III tops out at 320 kb/s; Opus at 510). */
+export const audioBitrateKbpsMaxByCodec: Record<AudioCodec, number> = { aac: 512, opus: 510, mp3: 320 };
+
+/** What each container can carry; ffmpeg refuses to mux the rest or players cannot read it. */
+export const containerSupport: Record<
+  Container,
+  { video: VideoCodec[]; audio: AudioCodec[]; softSubtitles: boolean }
+> = {
+  mp4: { video: ["h264", "hevc", "av1", "vp9"], audio: ["aac", "mp3", "opus"], softSubtitles: true },
+  mov: { video: ["h264", "hevc"], audio: ["aac", "mp3"], softSubtitles: true },
+  mkv: { video: ["h264", "hevc", "av1", "vp9"], audio: ["aac", "mp3", "opus"], softSubtitles: true },
+  webm: { video: ["vp9", "av1"], audio: ["opus"], softSubtitles: true },
+  mpegts: { video: ["h264", "hevc"], audio: ["aac", "mp3"], softSubtitles: false },
+};
+
+export function normaliseVideoCodec(codec: string): string {
+  return (LEGACY_VIDEO_CODECS as readonly string[]).includes(codec) ? "h264" : codec;
+}
+
+// ---- locations -------------------------------------------------------------------------
+
+export interface S3Location {
+  bucket: string;
+  key: string;
+}
+
+/** Why a bucket name breaks the S3 naming rules, or undefined when it follows them. */
+export function bucketNameProblem(bucket: string): string | undefined {
+  if (bucket.length < 3 || bucket.length > 63) return "bucket name must be 3 to 63 characters long";
+  if (!/^[a-z0-9.-]+$/.test(bucket))
+    return "bucket name may hold only lowercase letters, digits, dots and hyphens";
+  if (!/^[a-z0-9]/.test(bucket) || !/[a-z0-9]$/.test(bucket))
+    return "bucket name must start and end with a letter or digit";
+  if (bucket.includes("..") || bucket.includes(".-") || bucket.includes("-.")) {
+    return "bucket name must not hold two adjacent periods or a period next to a hyphen";
+  }
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(bucket)) return "bucket name must not look like an IP address";
+  if (bucket.startsWith("xn--") || bucket.startsWith("sthree-")) return "bucket name uses a reserved prefix";
+  if (bucket.endsWith("-s3alias") || bucket.endsWith("--ol-s3")) return "bucket name uses a reserved suffix";
+  return undefined;
+}
+
+export type S3Parse = { ok: true; location: S3Location } | { ok: false; problem: string };
+
+export function parseS3Uri(uri: string): S3Parse {
+  if (!uri.startsWith("s3://")) return { ok: false, problem: "must be an s3://bucket/key URI" };
+  const rest = uri.slice("s3://".length);
+  const slash = rest.indexOf("/");
+  if (slash < 0) return { ok: false, problem: "must be an s3://bucket/key URI: the object key is missing" };
+  const bucket = rest.slice(0, slash);
+  const key = rest.slice(slash + 1);
+  const bucketProblem = bucketNameProblem(bucket);
+  if (bucketProblem) return { ok: false, problem: bucketProblem };
+  if (key.length === 0) return { ok: false, problem: "object key must not be empty" };
+  if (new TextEncoder().encode(key).length > limits.s3KeyBytes) {
+    return { ok: false, problem: `object key must be at most ${limits.s3KeyBytes} bytes` };
+  }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
+  if (/[\u0000-\u001f\u007f]/.test(key))
+    return { ok: false, problem: "object key must not hold control characters" };
+  return { ok: true, location: { bucket, key } };
+}
+
+export function workspacePathProblem(path: string): string | undefined {
+  if (!path.startsWith("/")) return "must be an absolute path";
+  if (path.split("/").includes("..")) return "must not contain '..' segments";
+  if (path.includes("\u0000")) return "must not contain NUL characters";
+  if (path.length > limits.pathLength) return `must be at most ${limits.pathLength} characters`;
+  return undefined;
+}
+
+// ---- worker pool -----------------------------------------------------------------------
+
+/** Which pool a capability name ties a job to; undefined means any host can provide it. */
+export function poolOfCapability(capability: string): Exclude<WorkerPool, "cpu"> | undefined {
+  const name = capability.toLowerCase();
+  if (/nvenc|cuda|cuvid|nvdec|npp/.test(name)) return "nvidia";
+  if (/qsv/.test(name)) return "intel";
+  if (/amf/.test(name)) return "amd";
+  return undefined;
+}
+
+export type PoolDerivation = { ok: true; pool: WorkerPool } | { ok: false; problem: string };
+
+/**
+ * nvenc/cuda/cuvid/nvdec/npp names -> nvidia, qsv -> intel, amf -> amd, otherwise cpu.
+ * Capabilities of two vendors cannot run on one Worker, so they are refused.
+ */
+export function deriveWorkerPool(capabilities: readonly string[]): PoolDerivation {
+  const pools = new Set(capabilities.map(poolOfCapability).filter((pool) => pool !== undefined));
+  if (pools.size > 1) {
+    return {
+      ok: false,
+      problem: `capabilities need more than one hardware vendor (${[...pools].sort().join(", ")})`,
+    };
+  }
+  const [pool] = pools;
+  return { ok: true, pool: pool ?? "cpu" };
+}
+
+// ---- cross-field rules -----------------------------------------------------------------
+
+export interface PlanIssue {
+  path: (string | number)[];
+  message: string;
+}
+
+type Loose = Record<string, unknown>;
+const record = (value: unknown): Loose | undefined =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Loose) : undefined;
+const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+const text = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
+const integer = (value: unknown): number | undefined =>
+  Number.isInteger(value) ? (value as number) : undefined;
+
+/**
+ * Rules across fields. Runs even when some fields failed their own schema, so a request
+ * learns every problem at once; each rule looks only at values of the right type.
+ */
+export function planRuleIssues(plan: unknown): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  const root = record(plan);
+  if (!root) return issues;
+  const outputs = list(root.outputs).map(record);
+  const transforms = record(root.transforms);
+  const subtitles = list(transforms?.subtitles).map(record);
+  const inputUri = text(record(root.input)?.uri);
+
+  const firstOutputWithId = new Map<string, number>();
+  const firstOutputWithDestination = new Map<string, number>();
+  outputs.forEach((output, index) => {
+    if (!output) return;
+    const id = text(output.id);
+    if (id !== undefined) {
+      const first = firstOutputWithId.get(id);
+      if (first === undefined) firstOutputWithId.set(id, index);
+      else
+        issues.push({
+          path: ["outputs", index, "id"],
+          message: `duplicate output id '${id}' (also outputs.${first}.id)`,
+        });
+    }
+    const destination = text(output.destinationUri);
+    if (destination !== undefined) {
+      const first = firstOutputWithDestination.get(destination);
+      if (first === undefined) firstOutputWithDestination.set(destination, index);
+      else {
+        issues.push({
+          path: ["outputs", index, "destinationUri"],
+          message: `two outputs write to the same location (also outputs.${first}.destinationUri)`,
+        });
+      }
+      if (destination === inputUri) {
+        issues.push({ path: ["outputs", index, "destinationUri"], message: "must not overwrite the input" });
+      }
+    }
+    issues.push(...outputCodecIssues(output, index));
+  });
+
+  const manifestUri = text(root.manifestUri);
+  if (manifestUri !== undefined) {
+    if (manifestUri === inputUri)
+      issues.push({ path: ["manifestUri"], message: "must not overwrite the input" });
+    const output = firstOutputWithDestination.get(manifestUri);
+    if (output !== undefined) {
+      issues.push({
+        path: ["manifestUri"],
+        message: `must differ from every output location (same as outputs.${output}.destinationUri)`,
+      });
+    }
+  }
+
+  issues.push(...removedSegmentIssues(list(transforms?.removedSegments)));
+  issues.push(...subtitleIssues(subtitles, outputs));
+  issues.push(...audioTrackIssues(list(transforms?.audioTracks)));
+
+  const anyVideoOutput = outputs.some((output) => record(output?.video));
+  if (transforms?.watermark !== undefined && outputs.length > 0 && !anyVideoOutput) {
+    issues.push({
+      path: ["transforms", "watermark"],
+      message: "a watermark needs at least one output with video",
+    });
+  }
+  return issues;
+}
+
+function outputCodecIssues(output: Loose, index: number): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  const video = record(output.video);
+  const audio = record(output.audio);
+  if (output.video === undefined && output.audio === undefined) {
+    issues.push({ path: ["outputs", index], message: "an output needs video, audio or both" });
+  }
+  const container = text(output.container);
+  const support = container !== undefined ? containerSupport[container as Container] : undefined;
+  const videoCodec = text(video?.codec);
+  if (support && videoCodec !== undefined) {
+    const codec = normaliseVideoCodec(videoCodec);
+    if ((VIDEO_CODECS as readonly string[]).includes(codec) && !support.video.includes(codec as VideoCodec)) {
+      issues.push({
+        path: ["outputs", index, "video", "codec"],
+        message: `container ${container} cannot carry ${codec} video; use ${support.video.join(" or ")}`,
+      });
+    }
+  }
+  const audioCodec = text(audio?.codec);
+  if (support && audioCodec !== undefined && (AUDIO_CODECS as readonly string[]).includes(audioCodec)) {
+    if (!support.audio.includes(audioCodec as AudioCodec)) {
+      issues.push({
+        path: ["outputs", index, "audio", "codec"],
+        message: `container ${container} cannot carry ${audioCodec} audio; use ${support.audio.join(" or ")}`,
+      });
+    }
+  }
+  const bitrate = integer(audio?.bitrateKbps);
+  if (audioCodec !== undefined && bitrate !== undefined && audioCodec in audioBitrateKbpsMaxByCodec) {
+    const max = audioBitrateKbpsMaxByCodec[audioCodec as AudioCodec];
+    if (bitrate > max) {
+      issues.push({
+        path: ["outputs", index, "audio", "bitrateKbps"],
+        message: `${audioCodec} allows at most ${max} kb/s`,
+      });
+    }
+  }
+  return issues;
+}
+
+function removedSegmentIssues(segments: unknown[]): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  const valid: { index: number; start: number; end: number }[] = [];
+  segments.forEach((value, index) => {
+    const segment = record(value);
+    const start = integer(segment?.startMs);
+    const end = integer(segment?.endMs);
+    if (start === undefined || end === undefined) return;
+    if (end <= start) {
+      issues.push({
+        path: ["transforms", "removedSegments", index, "endMs"],
+        message: "endMs must be greater than startMs",
+      });
+      return;
+    }
+    valid.push({ index, start, end });
+  });
+  // Sorted by start, a segment overlaps an earlier one exactly when it starts before the
+  // furthest end seen so far. Touching segments ([0,1000] and [1000,2000]) do not overlap.
+  valid.sort((a, b) => a.start - b.start || a.index - b.index);
+  let furthest: { index: number; end: number } | undefined;
+  for (const segment of valid) {
+    if (furthest && segment.start < furthest.end) {
+      const [later, earlier] =
+        segment.index > furthest.index ? [segment.index, furthest.index] : [furthest.index, segment.index];
+      issues.push({
+        path: ["transforms", "removedSegments", later],
+        message: `overlaps transforms.removedSegments.${earlier}`,
+      });
+    }
+    if (!furthest || segment.end > furthest.end) furthest = { index: segment.index, end: segment.end };
+  }
+  return issues;
+}
+
+function subtitleIssues(subtitles: (Loose | undefined)[], outputs: (Loose | undefined)[]): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  let firstBurnIn: number | undefined;
+  let firstSoft: number | undefined;
+  subtitles.forEach((subtitle, index) => {
+    const mode = text(subtitle?.mode);
+    if (mode === "BURN_IN") {
+      if (firstBurnIn === undefined) firstBurnIn = index;
+      else {
+        issues.push({
+          path: ["transforms", "subtitles", index, "mode"],
+          message: `at most one subtitle may be burned in (transforms.subtitles.${firstBurnIn} already is)`,
+        });
+      }
+    }
+    if (mode === "SOFT" && firstSoft === undefined) firstSoft = index;
+  });
+  if (firstBurnIn !== undefined && outputs.length > 0 && !outputs.some((output) => record(output?.video))) {
+    issues.push({
+      path: ["transforms", "subtitles", firstBurnIn, "mode"],
+      message: "a burned-in subtitle needs at least one output with video",
+    });
+  }
+  if (firstSoft !== undefined) {
+    outputs.forEach((output, index) => {
+      const container = text(output?.container);
+      const support = container !== undefined ? containerSupport[container as Container] : undefined;
+      if (support && !support.softSubtitles) {
+        issues.push({
+          path: ["outputs", index, "container"],
+          message: `container ${container} cannot carry soft subtitles (transforms.subtitles.${firstSoft}); burn it in or use mp4, mov, mkv or webm`,
+        });
+      }
+    });
+  }
+  return issues;
+}
+
+function audioTrackIssues(tracks: unknown[]): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  const firstWithIndex = new Map<number, number>();
+  tracks.forEach((value, index) => {
+    const streamIndex = integer(record(value)?.streamIndex);
+    if (streamIndex === undefined) return;
+    const first = firstWithIndex.get(streamIndex);
+    if (first === undefined) firstWithIndex.set(streamIndex, index);
+    else {
+      issues.push({
+        path: ["transforms", "audioTracks", index, "streamIndex"],
+        message: `audio stream ${streamIndex} is already selected by transforms.audioTracks.${first}`,
+      });
+    }
+  });
+  return issues;
+}

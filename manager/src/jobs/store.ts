@@ -1,0 +1,244 @@
+import type { Sql, TransactionSql } from "../platform/db.ts";
+import { enqueueOutbox } from "../platform/outbox.ts";
+import { type AttemptState, JOB_STATES, type JobState } from "./lifecycle.ts";
+import type { WorkerPool } from "./plan.ts";
+import type { ExecutionPlan } from "./schema.ts";
+
+export interface JobRow {
+  id: string;
+  organizationId: string;
+  projectId: string;
+  state: JobState;
+  priority: number;
+  workerPool: WorkerPool;
+  requiredCapabilities: string[];
+  protocolVersion: number;
+  currentAttemptId: string;
+  currentAttemptState: AttemptState;
+  queuedAt: Date | null;
+  startedAt: Date | null;
+  completedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface JobDetailRow extends JobRow {
+  executionPlan: ExecutionPlan;
+}
+
+export interface AttemptRow {
+  id: string;
+  attemptNumber: number;
+  state: AttemptState;
+  failureCode: string | null;
+  failureMessage: string | null;
+  logsUri: string | null;
+  encodingRecoveryCount: number;
+  uploadRecoveryCount: number;
+  uploadPausedAt: Date | null;
+  uploadPauseExpiresAt: Date | null;
+  uploadResumeRequestedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface NewJob {
+  id: string;
+  attemptId: string;
+  projectId: string;
+  priority: number;
+  workerPool: WorkerPool;
+  requiredCapabilities: string[];
+  executionPlan: ExecutionPlan;
+  protocolVersion: number;
+}
+
+const jobColumns = (sql: Sql | TransactionSql) => sql`
+  j.id, j.organization_id, j.project_id, j.state, j.priority, j.worker_pool, j.required_capabilities,
+  j.protocol_version, j.current_attempt_id, j.queued_at, j.started_at, j.completed_at, j.created_at, j.updated_at`;
+
+/**
+ * Job, attempt 1 (fencing token 1) and the job.created announcement in one statement, so
+ * one round trip and all-or-nothing. No row when the project does not exist.
+ */
+export async function insertJob(sql: Sql, job: NewJob): Promise<JobRow | undefined> {
+  const [row] = await sql<JobRow[]>`
+    with project as (
+      select organization_id from projects where id = ${job.projectId}
+    ), job as (
+      insert into jobs (id, organization_id, project_id, state, priority, worker_pool, required_capabilities,
+                        execution_plan, protocol_version, current_attempt_id, last_fencing_token,
+                        queued_at, created_at, updated_at)
+      select ${job.id}, organization_id, ${job.projectId}, 'QUEUED', ${job.priority}, ${job.workerPool},
+             ${job.requiredCapabilities}::text[], ${sql.json(job.executionPlan as never)}, ${job.protocolVersion},
+             ${job.attemptId}, 1, now(), now(), now()
+      from project
+      returning *
+    ), attempt as (
+      insert into attempts (id, job_id, attempt_number, state, fencing_token, created_at, updated_at)
+      select ${job.attemptId}, id, 1, 'CREATED', 1, created_at, created_at from job
+      returning state
+    ), announcement as (
+      insert into outbox (kind, subject, payload)
+      select 'job.created', 'events.job.created',
+             jsonb_build_object('jobId', id, 'organizationId', organization_id, 'projectId', project_id,
+                                'state', state, 'workerPool', worker_pool, 'priority', priority,
+                                'attemptId', current_attempt_id, 'occurredAt', created_at)
+      from job
+    )
+    select j.id, j.organization_id, j.project_id, j.state, j.priority, j.worker_pool, j.required_capabilities,
+           j.protocol_version, j.current_attempt_id, attempt.state as current_attempt_state, j.queued_at,
+           j.started_at, j.completed_at, j.created_at, j.updated_at
+    from job j, attempt`;
+  return row;
+}
+
+export async function findJobDetail(
+  sql: Sql | TransactionSql,
+  jobId: string,
+): Promise<{ job: JobDetailRow; attempts: AttemptRow[] } | undefined> {
+  const [job] = await sql<JobDetailRow[]>`
+    select ${jobColumns(sql)}, j.execution_plan, a.state as current_attempt_state
+    from jobs j join attempts a on a.id = j.current_attempt_id
+    where j.id = ${jobId}`;
+  if (!job) return undefined;
+  const attempts = await sql<AttemptRow[]>`
+    select id, attempt_number, state, failure_code, failure_message, logs_uri, encoding_recovery_count,
+           upload_recovery_count, upload_paused_at, upload_pause_expires_at, upload_resume_requested_at,
+           created_at, updated_at
+    from attempts where job_id = ${jobId} order by attempt_number`;
+  return { job, attempts };
+}
+
+export interface JobFilter {
+  states: JobState[] | undefined;
+  workerPool: WorkerPool | undefined;
+}
+
+/**
+ * Newest first. With a state filter the query is a union of one index range per state,
+ * each cut at offset+limit, so a page costs the same with a thousand jobs or a million.
+ */
+export async function listJobs(
+  sql: Sql,
+  filter: JobFilter,
+  limit: number,
+  offset: number,
+): Promise<JobRow[]> {
+  const pool = filter.workerPool;
+  const poolCondition = pool ? sql`and j.worker_pool = ${pool}` : sql``;
+  const select = (state: JobState | undefined) => sql`
+    select ${jobColumns(sql)}
+    from jobs j
+    where true ${state ? sql`and j.state = ${state}` : sql``} ${poolCondition}
+    order by j.created_at desc, j.id desc
+    limit ${limit + offset}`;
+  const states = filter.states ?? (pool ? [...JOB_STATES] : undefined);
+  const candidates = states
+    ? states.map((state) => sql`(${select(state)})`).reduce((union, part) => sql`${union} union all ${part}`)
+    : sql`(${select(undefined)})`;
+  return sql<JobRow[]>`
+    select c.*, a.state as current_attempt_state
+    from (${candidates}) c join attempts a on a.id = c.current_attempt_id
+    order by c.created_at desc, c.id desc
+    limit ${limit} offset ${offset}`;
+}
+
+/** Exact count from the folded per-state counters plus the deltas not folded yet. */
+export async function countJobs(sql: Sql, filter: JobFilter): Promise<number> {
+  const conditions = sql`
+    where true
+    ${filter.states ? sql`and state = any(${filter.states}::text[])` : sql``}
+    ${filter.workerPool ? sql`and worker_pool = ${filter.workerPool}` : sql``}`;
+  const [row] = await sql<{ total: string }[]>`
+    select coalesce(sum(n), 0)::bigint as total from (
+      select count as n from job_state_counts ${conditions}
+      union all
+      select delta as n from job_state_count_deltas ${conditions}
+    ) parts`;
+  return Number(row?.total ?? 0);
+}
+
+/** Folds pending count deltas into job_state_counts; safe to run from several replicas at once. */
+export async function compactJobCounts(sql: Sql): Promise<void> {
+  await sql`
+    with moved as (
+      delete from job_state_count_deltas returning state, worker_pool, delta
+    ), sums as (
+      select state, worker_pool, sum(delta) as delta from moved group by state, worker_pool
+    )
+    insert into job_state_counts (state, worker_pool, count)
+    select state, worker_pool, delta from sums
+    on conflict (state, worker_pool) do update set count = job_state_counts.count + excluded.count`;
+}
+
+export async function lockJob(
+  tx: TransactionSql,
+  jobId: string,
+): Promise<{ state: JobState; currentAttemptId: string; lastFencingToken: string } | undefined> {
+  const [row] = await tx<{ state: JobState; currentAttemptId: string; lastFencingToken: string }[]>`
+    select state, current_attempt_id, last_fencing_token from jobs where id = ${jobId} for update`;
+  return row;
+}
+
+/** QUEUED -> CANCELLED at once: no Worker holds it, so nobody needs to be asked. */
+export async function cancelQueuedJob(tx: TransactionSql, jobId: string, attemptId: string): Promise<void> {
+  await tx`update attempts set state = 'CANCELLED', updated_at = now() where id = ${attemptId}`;
+  const [job] = await tx`
+    update jobs set state = 'CANCELLED', queued_at = null, updated_at = now() where id = ${jobId}
+    returning organization_id, project_id, worker_pool, updated_at`;
+  await enqueueOutbox(tx, "job.cancelled", {
+    jobId,
+    attemptId,
+    organizationId: job?.organizationId,
+    projectId: job?.projectId,
+    state: "CANCELLED",
+    occurredAt: job?.updatedAt,
+  });
+}
+
+/** A Worker holds the job: record the request; the Worker's confirmation makes it CANCELLED. */
+export async function requestJobCancellation(
+  tx: TransactionSql,
+  jobId: string,
+  attemptId: string,
+): Promise<void> {
+  const [job] = await tx`
+    update jobs set state = 'CANCEL_REQUESTED', updated_at = now() where id = ${jobId}
+    returning organization_id, project_id, updated_at`;
+  await enqueueOutbox(tx, "job.cancel_requested", {
+    jobId,
+    attemptId,
+    organizationId: job?.organizationId,
+    projectId: job?.projectId,
+    state: "CANCEL_REQUESTED",
+    occurredAt: job?.updatedAt,
+  });
+}
+
+/** FAILED -> QUEUED with a new attempt and the next fencing token. */
+export async function retryFailedJob(tx: TransactionSql, jobId: string, newAttemptId: string): Promise<void> {
+  const [attempt] = await tx<{ attemptNumber: number; fencingToken: string }[]>`
+    insert into attempts (id, job_id, attempt_number, state, fencing_token, created_at, updated_at)
+    select ${newAttemptId}, j.id, (select max(attempt_number) + 1 from attempts where job_id = j.id), 'CREATED',
+           j.last_fencing_token + 1, now(), now()
+    from jobs j where j.id = ${jobId}
+    returning attempt_number, fencing_token`;
+  const [job] = await tx`
+    update jobs
+    set state = 'QUEUED', current_attempt_id = ${newAttemptId}, last_fencing_token = ${attempt?.fencingToken ?? null},
+        queued_at = now(), started_at = null, completed_at = null, updated_at = now()
+    where id = ${jobId}
+    returning organization_id, project_id, worker_pool, priority, updated_at`;
+  await enqueueOutbox(tx, "job.retried", {
+    jobId,
+    attemptId: newAttemptId,
+    attemptNumber: attempt?.attemptNumber,
+    organizationId: job?.organizationId,
+    projectId: job?.projectId,
+    workerPool: job?.workerPool,
+    priority: job?.priority,
+    state: "QUEUED",
+    occurredAt: job?.updatedAt,
+  });
+}

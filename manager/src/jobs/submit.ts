@@ -1,0 +1,95 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { PROTOCOL_VERSION } from "@tjm/protocol";
+import { errorResponses, validationError } from "../platform/errors.ts";
+import { type AppRouteHandler, operatorSecurity } from "../platform/http.ts";
+import type { JobsDeps } from "./deps.ts";
+import { deriveWorkerPool, limits } from "./plan.ts";
+import { ExecutionPlanTemplateSchema, JobSchema } from "./schema.ts";
+import { insertJob } from "./store.ts";
+import { toJob } from "./view.ts";
+
+export const SubmitJobBodySchema = z
+  .object({
+    projectId: z
+      .uuid({ error: "must be a UUID" })
+      .openapi({ example: "2c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f" }),
+    priority: z
+      .number()
+      .int()
+      .min(-1000)
+      .max(1000)
+      .default(0)
+      .openapi({ description: "-1000..1000, higher is scheduled first", example: 0 }),
+    requirements: z
+      .object({
+        requiredCapabilities: z
+          .array(
+            z
+              .string()
+              .regex(/^[A-Za-z0-9_.:-]{1,64}$/, "must be a capability name such as libx264 or h264_nvenc"),
+          )
+          .max(limits.requiredCapabilities)
+          .default([])
+          .transform((names) => [...new Set(names)])
+          .openapi({
+            description:
+              "Encoder, decoder, filter or hardware names the Worker must have. They also choose the pool: names with nvenc/cuda/cuvid/nvdec/npp -> nvidia, qsv -> intel, amf -> amd, otherwise cpu.",
+            example: ["libx264"],
+          }),
+      })
+      .default({ requiredCapabilities: [] }),
+    executionPlan: ExecutionPlanTemplateSchema,
+  })
+  .superRefine(
+    (body, ctx) => {
+      const names = (body as { requirements?: { requiredCapabilities?: unknown } } | null)?.requirements
+        ?.requiredCapabilities;
+      if (!Array.isArray(names) || !names.every((name) => typeof name === "string")) return;
+      const derived = deriveWorkerPool(names);
+      if (!derived.ok)
+        ctx.addIssue({
+          code: "custom",
+          path: ["requirements", "requiredCapabilities"],
+          message: derived.problem,
+        });
+    },
+    { when: () => true },
+  )
+  .openapi("SubmitJob");
+
+export const submitJobRoute = createRoute({
+  method: "post",
+  path: "/jobs",
+  tags: ["jobs"],
+  summary: "Submit a job",
+  description:
+    "Validates the execution plan, stores the job (QUEUED) with attempt 1 (CREATED, progress 0), a fencing token and the protocol version, all in one transaction. There is no idempotency key: the same body twice makes two jobs.",
+  security: operatorSecurity,
+  request: { body: { required: true, content: { "application/json": { schema: SubmitJobBodySchema } } } },
+  responses: {
+    201: { description: "The job, queued", content: { "application/json": { schema: JobSchema } } },
+    ...errorResponses("BAD_REQUEST", "UNAUTHORIZED", "FORBIDDEN", "PAYLOAD_TOO_LARGE", "INTERNAL"),
+  },
+});
+
+export const submitJob =
+  (deps: JobsDeps): AppRouteHandler<typeof submitJobRoute> =>
+  async (c) => {
+    const body = c.req.valid("json");
+    const derived = deriveWorkerPool(body.requirements.requiredCapabilities);
+    if (!derived.ok)
+      throw validationError([{ path: "requirements.requiredCapabilities", message: derived.problem }]);
+    const row = await insertJob(deps.sql, {
+      id: crypto.randomUUID(),
+      attemptId: crypto.randomUUID(),
+      projectId: body.projectId,
+      priority: body.priority,
+      workerPool: derived.pool,
+      requiredCapabilities: body.requirements.requiredCapabilities,
+      executionPlan: body.executionPlan,
+      protocolVersion: PROTOCOL_VERSION,
+    });
+    if (!row)
+      throw validationError([{ path: "projectId", message: `project ${body.projectId} does not exist` }]);
+    return c.json(toJob(row, deps.liveProgress), 201);
+  };

@@ -1,0 +1,115 @@
+import type { MiddlewareHandler } from "hono";
+import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
+import { ApiError } from "./errors.ts";
+import type { Logger } from "./logger.ts";
+
+export interface OperatorAuthOptions {
+  issuer: string;
+  /** Skips OIDC discovery when set. */
+  jwksUrl?: string | undefined;
+  audience: string;
+  logger: Logger;
+  fetch?: typeof fetch;
+}
+
+/** Asymmetric algorithms only: "none" and shared-secret HMAC tokens are refused outright. */
+const ACCEPTED_ALGORITHMS = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+];
+const CLOCK_TOLERANCE_S = 5;
+
+export interface Operator {
+  subject: string;
+  claims: JWTPayload;
+}
+
+/** Finds the JWKS from the issuer's discovery document once; a failure is retried on the next request. */
+function createKeyResolver(options: OperatorAuthOptions): JWTVerifyGetKey {
+  const doFetch = options.fetch ?? fetch;
+  let keySet: Promise<JWTVerifyGetKey> | undefined;
+  const discover = async (): Promise<JWTVerifyGetKey> => {
+    let jwksUrl = options.jwksUrl;
+    if (!jwksUrl) {
+      const discoveryUrl = `${options.issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
+      const response = await doFetch(discoveryUrl, { signal: AbortSignal.timeout(5000) });
+      if (!response.ok) throw new Error(`OIDC discovery at ${discoveryUrl} answered ${response.status}`);
+      const document = (await response.json()) as { jwks_uri?: unknown };
+      if (typeof document.jwks_uri !== "string")
+        throw new Error(`OIDC discovery at ${discoveryUrl} has no jwks_uri`);
+      jwksUrl = document.jwks_uri;
+    }
+    return createRemoteJWKSet(new URL(jwksUrl), { timeoutDuration: 5000, cooldownDuration: 30_000 });
+  };
+  return async (header, token) => {
+    keySet ??= discover().catch((err) => {
+      keySet = undefined;
+      throw err;
+    });
+    return (await keySet)(header, token);
+  };
+}
+
+function audiences(claims: JWTPayload): string[] {
+  if (typeof claims.aud === "string") return [claims.aud];
+  return Array.isArray(claims.aud) ? claims.aud : [];
+}
+
+function describeRejection(err: unknown): string {
+  if (err instanceof errors.JWTExpired) return "token has expired";
+  if (err instanceof errors.JWTClaimValidationFailed) return `claim "${err.claim}" is invalid: ${err.reason}`;
+  if (err instanceof errors.JWSSignatureVerificationFailed) return "signature verification failed";
+  if (err instanceof errors.JOSEAlgNotAllowed) return "signing algorithm is not accepted";
+  if (err instanceof errors.JWKSNoMatchingKey) return "no key of the issuer matches the token";
+  if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid) return "token is malformed";
+  return "token could not be verified";
+}
+
+/**
+ * Operator routes: a bearer JWT signed by the issuer (signature, issuer, expiry, not-before)
+ * whose audience includes the operations audience. 401 for any token that is not valid,
+ * 403 for a valid token meant for someone else.
+ */
+export function operatorAuth(
+  options: OperatorAuthOptions,
+): MiddlewareHandler<{ Variables: { operator: Operator } }> {
+  const getKey = createKeyResolver(options);
+  return async (c, next) => {
+    const header = c.req.header("authorization");
+    if (!header) throw new ApiError("UNAUTHORIZED", "Missing bearer token in the authorization header");
+    const match = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i.exec(header.trim());
+    if (!match?.[1]) throw new ApiError("UNAUTHORIZED", "The authorization header must be 'Bearer <token>'");
+    let claims: JWTPayload;
+    try {
+      ({ payload: claims } = await jwtVerify(match[1], getKey, {
+        issuer: options.issuer,
+        algorithms: ACCEPTED_ALGORITHMS,
+        requiredClaims: ["exp", "sub"],
+        clockTolerance: CLOCK_TOLERANCE_S,
+      }));
+    } catch (err) {
+      const keysUnavailable = err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid;
+      if (err instanceof errors.JOSEError && !keysUnavailable) {
+        throw new ApiError("UNAUTHORIZED", `Invalid bearer token: ${describeRejection(err)}`);
+      }
+      options.logger.error("token verification unavailable", { err });
+      throw new ApiError(
+        "SERVICE_UNAVAILABLE",
+        "Token verification is unavailable: the issuer's keys could not be fetched",
+      );
+    }
+    if (!audiences(claims).includes(options.audience)) {
+      throw new ApiError("FORBIDDEN", `Token audience does not include ${options.audience}`);
+    }
+    c.set("operator", { subject: claims.sub as string, claims });
+    await next();
+  };
+}

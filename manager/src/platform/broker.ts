@@ -1,0 +1,69 @@
+import type { ConnectionOptions, NatsConnection } from "@nats-io/transport-node";
+import { withTimeout } from "./db.ts";
+import type { Logger } from "./logger.ts";
+
+/** What the Manager core needs from NATS; the entrypoint decides how to connect. */
+export interface Broker {
+  /** Resolves when the broker answered a PING within `timeoutMs`, rejects otherwise. */
+  ping(timeoutMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type Connect = (options: ConnectionOptions) => Promise<NatsConnection>;
+
+const RETRY_FIRST_CONNECT_MS = 1000;
+
+/**
+ * Connects in the background: a Manager whose NATS is down still starts and reports
+ * "broker down" on readiness until NATS answers. Once connected, the client reconnects
+ * forever by itself.
+ */
+export function createBroker(connect: Connect, url: string, logger: Logger): Broker {
+  let connection: NatsConnection | undefined;
+  let closed = false;
+  let retryTimer: ReturnType<typeof setTimeout> | undefined;
+
+  const watch = async (nc: NatsConnection) => {
+    for await (const status of nc.status()) {
+      if (status.type === "disconnect" || status.type === "reconnect") {
+        logger.warn(`NATS ${status.type}`, { server: status.server });
+      }
+    }
+  };
+
+  const attempt = async (): Promise<void> => {
+    try {
+      const nc = await connect({
+        servers: url,
+        name: "tjm-manager",
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 1000,
+      });
+      if (closed) {
+        await nc.close();
+        return;
+      }
+      connection = nc;
+      logger.info("connected to NATS", { server: nc.getServer() });
+      void watch(nc);
+    } catch (err) {
+      if (closed) return;
+      logger.warn("NATS is not reachable yet; retrying", { url, err });
+      retryTimer = setTimeout(() => void attempt(), RETRY_FIRST_CONNECT_MS);
+    }
+  };
+  void attempt();
+
+  return {
+    async ping(timeoutMs) {
+      if (!connection) throw new Error(`not connected to NATS at ${url}`);
+      if (connection.isClosed()) throw new Error("NATS connection is closed");
+      await withTimeout(connection.flush(), timeoutMs, "NATS");
+    },
+    async close() {
+      closed = true;
+      clearTimeout(retryTimer);
+      if (connection) await connection.close();
+    },
+  };
+}

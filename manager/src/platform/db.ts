@@ -1,0 +1,51 @@
+import postgres from "postgres";
+
+export type Sql = postgres.Sql;
+export type TransactionSql = postgres.TransactionSql;
+
+export interface DatabaseOptions {
+  url: string;
+  schema: string;
+  poolMax: number;
+  applicationName?: string;
+}
+
+/** The one postgres.js client: camelCase columns, TJM's schema first on the search path. */
+export function createSql(options: DatabaseOptions): Sql {
+  return postgres(options.url, {
+    max: options.poolMax,
+    connect_timeout: 5,
+    idle_timeout: 60,
+    // Column names only: JSON values (the stored plan) are returned exactly as stored.
+    transform: { column: { from: postgres.toCamel, to: postgres.fromCamel } },
+    onnotice: () => {},
+    connection: {
+      search_path: options.schema,
+      application_name: options.applicationName ?? "tjm-manager",
+    },
+  });
+}
+
+/** SQLSTATE codes that store.ts files translate into domain errors. */
+export const pgErrorCode = {
+  uniqueViolation: "23505",
+  foreignKeyViolation: "23503",
+  invalidTextRepresentation: "22P02",
+} as const;
+
+export function isPgError(err: unknown, code: string): boolean {
+  return err instanceof postgres.PostgresError && err.code === code;
+}
+
+/** Rejects after `ms` so a hung dependency cannot hang the caller. */
+export async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,43 @@
+import { OpenAPIHono, type RouteConfig, type RouteHandler } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import type { Operator } from "./auth.ts";
+import { dotPath, validationError } from "./errors.ts";
+
+export interface AppEnv {
+  Variables: {
+    requestId: string;
+    operator: Operator;
+  };
+}
+
+/** A handler typed by its route, so params, body and responses are all inferred. */
+export type AppRouteHandler<R extends RouteConfig> = RouteHandler<R, AppEnv>;
+
+/**
+ * Every sub-app is an OpenAPIHono with the same validation hook, so path, query and body
+ * failures all answer with the one 400 envelope listing every issue.
+ */
+export function createRouter() {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) {
+        throw validationError(
+          result.error.issues.map((issue) => ({ path: dotPath(issue.path), message: issue.message })),
+        );
+      }
+    },
+  });
+}
+
+const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Keeps a caller's x-request-id when it is sane, otherwise makes one; echoed on every response. */
+export const requestId: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const incoming = c.req.header("x-request-id");
+  const id = incoming && INCOMING_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+  c.set("requestId", id);
+  c.header("x-request-id", id);
+  await next();
+};
+
+export const operatorSecurity = [{ operatorBearer: [] }];

@@ -1,0 +1,39 @@
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+function serialise(value: unknown): unknown {
+  if (value instanceof Error) {
+    return { name: value.name, message: value.message, stack: value.stack, cause: serialise(value.cause) };
+  }
+  return value;
+}
+
+/** One JSON object per line; `write` decides where (stdout for servers, stderr for CLIs). */
+export function createLogger(
+  level: LogLevel,
+  write: (line: string) => void,
+  base: Record<string, unknown> = {},
+): Logger {
+  const log = (at: LogLevel, msg: string, fields: Record<string, unknown> = {}) => {
+    if (rank[at] < rank[level]) return;
+    const entry: Record<string, unknown> = { level: at, time: new Date().toISOString(), msg, ...base };
+    for (const [key, value] of Object.entries(fields)) entry[key] = serialise(value);
+    write(JSON.stringify(entry));
+  };
+  return {
+    debug: (msg, fields) => log("debug", msg, fields),
+    info: (msg, fields) => log("info", msg, fields),
+    warn: (msg, fields) => log("warn", msg, fields),
+    error: (msg, fields) => log("error", msg, fields),
+  };
+}
+
+export const silentLogger: Logger = createLogger("error", () => {});

@@ -1,0 +1,172 @@
+import { readFile } from "node:fs/promises";
+import { createApp } from "./app.ts";
+import { type Config, parseEnv, redactConfig } from "./config.ts";
+import { startJobCountCompaction } from "./jobs/count-compaction.ts";
+import { type Connect, createBroker } from "./platform/broker.ts";
+import { createSql, type Sql } from "./platform/db.ts";
+import { createLogger, type Logger } from "./platform/logger.ts";
+import { loadMigrations, migrate, pendingMigrations } from "./platform/migrations.ts";
+import { createProject, ProjectExistsError } from "./projects/store.ts";
+
+/** What differs between Node and Deno; everything else is shared here. */
+export interface Runtime {
+  name: "node" | "deno";
+  env: Record<string, string | undefined>;
+  args: string[];
+  connectNats: Connect;
+  /** Starts serving; resolves with a function that stops accepting connections. */
+  serve(
+    app: { fetch: (request: Request) => Response | Promise<Response> },
+    host: string,
+    port: number,
+  ): Promise<() => Promise<void>>;
+  onShutdownSignal(handler: () => void): void;
+  writeStdout(line: string): void;
+  writeStderr(line: string): void;
+  exit(code: number): never;
+}
+
+const USAGE = `usage: manager [serve]                                  start the Manager
+       manager migrate                                  apply pending migrations
+       manager projects create --org NAME --name NAME   create a project (and its organization)`;
+
+const SHUTDOWN_DEADLINE_MS = 10_000;
+
+function loadConfig(runtime: Runtime): Config {
+  const parsed = parseEnv(runtime.env);
+  if (!parsed.ok) {
+    runtime.writeStderr(
+      `The Manager's configuration is invalid:\n${parsed.problems.map((p) => `  - ${p}`).join("\n")}`,
+    );
+    runtime.exit(2);
+  }
+  return parsed.config;
+}
+
+function openDatabase(config: Config): Sql {
+  return createSql({
+    url: config.DATABASE_URL,
+    schema: config.DATABASE_SCHEMA,
+    poolMax: config.DATABASE_POOL_MAX,
+  });
+}
+
+const scalarBundle = async () =>
+  new Uint8Array(await readFile(new URL(import.meta.resolve("@scalar/api-reference/browser/standalone.js"))));
+
+async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<void> {
+  const sql = openDatabase(config);
+  const pending = await pendingMigrations(sql, config.DATABASE_SCHEMA, await loadMigrations());
+  if (pending.length > 0) {
+    await sql.end();
+    const names = pending.map((m) => `${String(m.version).padStart(4, "0")}_${m.name}`).join(", ");
+    runtime.writeStderr(
+      `The database schema "${config.DATABASE_SCHEMA}" has ${pending.length} pending migration(s): ${names}.\nThe Manager never migrates at start; run 'npm run migrate' with the same configuration, then start it again.`,
+    );
+    runtime.exit(3);
+  }
+  const broker = createBroker(runtime.connectNats, config.NATS_URL, logger);
+  const stopCompaction = startJobCountCompaction(sql, logger);
+  const app = createApp({
+    sql,
+    broker,
+    logger,
+    auth: {
+      issuer: config.OIDC_ISSUER_URL,
+      jwksUrl: config.OIDC_JWKS_URL,
+      audience: config.OIDC_OPERATIONS_ADMIN_AUDIENCE,
+    },
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    liveProgress: () => undefined,
+    scalarBundle,
+  });
+  const stopServing = await runtime.serve(app, config.HOST, config.PORT);
+  logger.info("manager listening", {
+    runtime: runtime.name,
+    host: config.HOST,
+    port: config.PORT,
+    config: redactConfig(config),
+  });
+
+  let stopping = false;
+  runtime.onShutdownSignal(() => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("shutting down");
+    const deadline = setTimeout(() => {
+      logger.error("shutdown took too long; exiting");
+      runtime.exit(1);
+    }, SHUTDOWN_DEADLINE_MS);
+    void (async () => {
+      await stopServing();
+      await stopCompaction();
+      await broker.close();
+      await sql.end({ timeout: 5 });
+      clearTimeout(deadline);
+      runtime.exit(0);
+    })();
+  });
+}
+
+async function runMigrate(config: Config, logger: Logger): Promise<void> {
+  const sql = openDatabase(config);
+  try {
+    const applied = await migrate(sql, config.DATABASE_SCHEMA, await loadMigrations());
+    logger.info(applied.length ? "migrations applied" : "no pending migrations", {
+      schema: config.DATABASE_SCHEMA,
+      applied: applied.map((m) => `${m.version}_${m.name}`),
+    });
+  } finally {
+    await sql.end();
+  }
+}
+
+function flag(args: string[], name: string): string | undefined {
+  const index = args.indexOf(name);
+  const value = index >= 0 ? args[index + 1] : undefined;
+  return value && !value.startsWith("--") ? value : undefined;
+}
+
+async function runProjectsCreate(runtime: Runtime, config: Config, args: string[]): Promise<void> {
+  const org = flag(args, "--org")?.trim();
+  const name = flag(args, "--name")?.trim();
+  if (!org || !name) {
+    runtime.writeStderr(`projects create needs --org NAME and --name NAME\n${USAGE}`);
+    runtime.exit(2);
+  }
+  const sql = openDatabase(config);
+  try {
+    runtime.writeStdout(JSON.stringify(await createProject(sql, org, name)));
+  } catch (err) {
+    if (err instanceof ProjectExistsError) {
+      runtime.writeStderr(err.message);
+      runtime.exit(1);
+    }
+    throw err;
+  } finally {
+    await sql.end();
+  }
+}
+
+/** The Manager's command line, the same on Node and Deno. */
+export async function main(runtime: Runtime): Promise<void> {
+  const [command = "serve", ...rest] = runtime.args;
+  const config = loadConfig(runtime);
+  const cli = command !== "serve";
+  const logger = createLogger(config.LOG_LEVEL, cli ? runtime.writeStderr : runtime.writeStdout, {
+    service: "manager",
+  });
+  try {
+    if (command === "serve") await serve(runtime, config, logger);
+    else if (command === "migrate") await runMigrate(config, logger);
+    else if (command === "projects" && rest[0] === "create")
+      await runProjectsCreate(runtime, config, rest.slice(1));
+    else {
+      runtime.writeStderr(USAGE);
+      runtime.exit(2);
+    }
+  } catch (err) {
+    logger.error(`${command} failed`, { err });
+    runtime.exit(1);
+  }
+}

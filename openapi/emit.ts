@@ -1,0 +1,28 @@
+// Writes openapi/openapi.json from the Manager's route definitions (`npm run gen`).
+import { writeFile } from "node:fs/promises";
+import { createApp } from "../manager/src/app.ts";
+import { openApiInfo } from "../manager/src/docs/index.ts";
+import { silentLogger } from "../manager/src/platform/logger.ts";
+
+const noIo = new Proxy(
+  {},
+  {
+    get() {
+      throw new Error("emitting the OpenAPI document must not touch a dependency");
+    },
+  },
+) as never;
+
+const app = createApp({
+  sql: noIo,
+  broker: noIo,
+  logger: silentLogger,
+  auth: { issuer: "https://issuer.invalid", audience: "tjm-operations" },
+  maxBodyBytes: 1024 * 1024,
+  liveProgress: () => undefined,
+  scalarBundle: noIo,
+});
+const document = app.getOpenAPI31Document(openApiInfo);
+const target = new URL("./openapi.json", import.meta.url);
+await writeFile(target, `${JSON.stringify(document, null, 2)}\n`);
+console.log(`wrote ${target.pathname}`);

