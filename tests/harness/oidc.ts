@@ -12,6 +12,8 @@ export interface TokenOptions {
   audience?: string | string[];
   subject?: string;
   expiresInSeconds?: number;
+  /** Leaves out `exp` entirely, for tests of a token that never expires. */
+  omitExpiry?: boolean;
   notBeforeSeconds?: number;
   issuer?: string;
   claims?: JWTPayload;
@@ -54,8 +56,8 @@ export class TestIssuer {
       .setIssuer(options.issuer ?? this.issuer)
       .setSubject(options.subject ?? "operator@example.com")
       .setAudience(options.audience ?? [OPERATIONS_AUDIENCE])
-      .setIssuedAt(now)
-      .setExpirationTime(now + (options.expiresInSeconds ?? 600));
+      .setIssuedAt(now);
+    if (!options.omitExpiry) jwt.setExpirationTime(now + (options.expiresInSeconds ?? 600));
     if (options.notBeforeSeconds !== undefined) jwt.setNotBefore(now + options.notBeforeSeconds);
     return jwt.sign(key);
   }

@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSql, type Sql } from "../manager/src/platform/db.ts";
+import { loadMigrations, migrate, pendingMigrations } from "../manager/src/platform/migrations.ts";
+import { testServices } from "./harness/manager.ts";
+import { runScript } from "./harness/manager-process.ts";
+import { OPERATIONS_AUDIENCE } from "./harness/oidc.ts";
+
+let admin: Sql;
+const schemas: string[] = [];
+
+function freshSchemaName(): string {
+  const schema = `t_mig_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  schemas.push(schema);
+  return schema;
+}
+
+function envFor(schema: string) {
+  const services = testServices();
+  return {
+    DATABASE_URL: services.databaseUrl,
+    DATABASE_SCHEMA: schema,
+    NATS_URL: services.natsUrl,
+    OIDC_ISSUER_URL: "http://127.0.0.1:1",
+    OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
+  };
+}
+
+beforeAll(() => {
+  admin = createSql({ url: testServices().databaseUrl, schema: "public", poolMax: 12 });
+});
+afterAll(async () => {
+  for (const schema of schemas) await admin`drop schema if exists ${admin(schema)} cascade`;
+  await admin.end();
+});
+
+describe("migrations", () => {
+  it("apply once; a second run finds nothing to do", async () => {
+    const schema = freshSchemaName();
+    const migrations = await loadMigrations();
+    expect((await migrate(admin, schema, migrations)).map((m) => m.version)).toEqual(
+      migrations.map((m) => m.version),
+    );
+    expect(await migrate(admin, schema, migrations)).toEqual([]);
+    expect(await pendingMigrations(admin, schema, migrations)).toEqual([]);
+    const recorded =
+      await admin`select version, checksum from ${admin(schema)}.schema_migrations order by version`;
+    expect(recorded.map((row) => row.checksum)).toEqual(migrations.map((m) => m.checksum));
+  });
+
+  it("never collide: of eight concurrent migrators exactly one applies each migration", async () => {
+    const schema = freshSchemaName();
+    const migrations = await loadMigrations();
+    const clients = Array.from({ length: 8 }, () =>
+      createSql({ url: testServices().databaseUrl, schema: "public", poolMax: 1 }),
+    );
+    try {
+      const results = await Promise.all(clients.map((sql) => migrate(sql, schema, migrations)));
+      expect(results.flat().map((m) => m.version)).toEqual(migrations.map((m) => m.version));
+    } finally {
+      await Promise.all(clients.map((sql) => sql.end()));
+    }
+  });
+
+  it("refuse to continue when an applied migration was edited", async () => {
+    const schema = freshSchemaName();
+    const migrations = await loadMigrations();
+    await migrate(admin, schema, migrations);
+    const edited = migrations.map((m, i) => (i === 0 ? { ...m, checksum: "0".repeat(64) } : m));
+    await expect(pendingMigrations(admin, schema, edited)).rejects.toThrow(
+      /was changed after it was applied/,
+    );
+  });
+
+  it("are applied by `npm run migrate`, and the Manager refuses to start until they are", async () => {
+    const schema = freshSchemaName();
+    const refused = await runScript(["manager"], envFor(schema));
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain(
+      `The database schema "${schema}" has 1 pending migration(s): 0001_jobs.`,
+    );
+    expect(refused.stderr).toContain("run 'npm run migrate'");
+
+    const migrated = await runScript(["migrate"], envFor(schema));
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(migrated.stderr).toContain("migrations applied");
+  });
+});
+
+describe("`npm run manager -- projects create`", () => {
+  let schema: string;
+  beforeAll(async () => {
+    schema = freshSchemaName();
+    await migrate(admin, schema, await loadMigrations());
+  });
+
+  it("prints exactly one JSON line with the new ids", async () => {
+    const result = await runScript(
+      ["manager", "--", "projects", "create", "--org", "Acme Media", "--name", "films"],
+      envFor(schema),
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    const ids = JSON.parse(lines[0] ?? "");
+    expect(Object.keys(ids)).toEqual(["organizationId", "projectId"]);
+    const [project] =
+      await admin`select p.organization_id from ${admin(schema)}.projects p where p.id = ${ids.projectId}`;
+    expect(project?.organizationId).toBe(ids.organizationId);
+
+    const second = await runScript(
+      ["manager", "--", "projects", "create", "--org", "Acme Media", "--name", "series"],
+      envFor(schema),
+    );
+    expect(JSON.parse(second.stdout).organizationId).toBe(ids.organizationId);
+  });
+
+  it("refuses a duplicate project and missing flags with a clear message", async () => {
+    await runScript(
+      ["manager", "--", "projects", "create", "--org", "dup", "--name", "same"],
+      envFor(schema),
+    );
+    const duplicate = await runScript(
+      ["manager", "--", "projects", "create", "--org", "dup", "--name", "same"],
+      envFor(schema),
+    );
+    expect(duplicate.code).toBe(1);
+    expect(duplicate.stdout).toBe("");
+    expect(duplicate.stderr).toContain("project 'same' already exists in organization 'dup'");
+
+    const missing = await runScript(["manager", "--", "projects", "create", "--org", "dup"], envFor(schema));
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("projects create needs --org NAME and --name NAME");
+  });
+
+  it("lists every missing or invalid setting at once", async () => {
+    const result = await runScript(["manager"], {
+      DATABASE_URL: "mysql://x",
+      PORT: "99999",
+      NATS_URL: "",
+      OIDC_ISSUER_URL: "",
+      OIDC_OPERATIONS_ADMIN_AUDIENCE: "",
+    });
+    expect(result.code).toBe(2);
+    for (const name of [
+      "DATABASE_URL",
+      "PORT",
+      "NATS_URL",
+      "OIDC_ISSUER_URL",
+      "OIDC_OPERATIONS_ADMIN_AUDIENCE",
+    ]) {
+      expect(result.stderr).toContain(`${name}:`);
+    }
+  });
+});

@@ -1,0 +1,88 @@
+import { createTjmClient } from "@tjm/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestSchema, testServices } from "./harness/manager.ts";
+import {
+  type ManagerProcess,
+  type ManagerRuntime,
+  runScript,
+  startManagerProcess,
+} from "./harness/manager-process.ts";
+import { OPERATIONS_AUDIENCE, TestIssuer } from "./harness/oidc.ts";
+import { samplePlan } from "./harness/plans.ts";
+
+describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the generated SDK", (runtime) => {
+  let issuer: TestIssuer;
+  let schema: Awaited<ReturnType<typeof createTestSchema>>;
+  let manager: ManagerProcess;
+  let projectId: string;
+
+  beforeAll(async () => {
+    const services = testServices();
+    issuer = await TestIssuer.start();
+    schema = await createTestSchema(services.databaseUrl);
+    const env = {
+      DATABASE_URL: services.databaseUrl,
+      DATABASE_SCHEMA: schema.schema,
+      NATS_URL: services.natsUrl,
+      OIDC_ISSUER_URL: issuer.issuer,
+      OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
+    };
+    const created = await runScript(
+      ["manager", "--", "projects", "create", "--org", "acme", "--name", runtime],
+      env,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    ({ projectId } = JSON.parse(created.stdout));
+    manager = await startManagerProcess(runtime, env);
+  }, 90_000);
+  afterAll(async () => {
+    await manager?.stop();
+    await issuer?.close();
+    await schema?.drop();
+  });
+
+  it("answers health, submit, get, list, cancel and retry-409", async () => {
+    const client = createTjmClient({ baseUrl: manager.baseUrl, token: () => issuer.token() });
+
+    const ready = await client.GET("/api/health/ready");
+    expect(ready.response.status).toBe(200);
+    expect(ready.data?.status).toBe("ok");
+
+    const submitted = await client.POST("/api/v1/operations/jobs", {
+      body: { projectId, priority: 10, executionPlan: samplePlan() as never },
+    });
+    expect(submitted.response.status).toBe(201);
+    const jobId = submitted.data?.id ?? "";
+    expect(submitted.data).toMatchObject({
+      state: "QUEUED",
+      priority: 10,
+      currentAttempt: { state: "CREATED", progress: 0 },
+    });
+
+    const got = await client.GET("/api/v1/operations/jobs/{jobId}", { params: { path: { jobId } } });
+    expect(got.data?.attempts).toHaveLength(1);
+    expect(got.data?.executionPlan.outputs[0]?.id).toBe("720p");
+
+    const listed = await client.GET("/api/v1/operations/jobs", { params: { query: { state: "QUEUED" } } });
+    expect(listed.data?.items.map((job) => job.id)).toEqual([jobId]);
+    expect(listed.data?.total).toBe(1);
+
+    const cancelled = await client.POST("/api/v1/operations/jobs/{jobId}/cancel", {
+      params: { path: { jobId } },
+    });
+    expect(cancelled.response.status).toBe(202);
+    expect(cancelled.data?.state).toBe("CANCELLED");
+
+    const retried = await client.POST("/api/v1/operations/jobs/{jobId}/retry", {
+      params: { path: { jobId } },
+    });
+    expect(retried.response.status).toBe(409);
+    expect(retried.error).toMatchObject({ statusCode: 409, error: "Conflict" });
+  });
+
+  it("shuts down gracefully on SIGTERM", async () => {
+    await manager.stop();
+    expect(manager.output()).toContain('"msg":"shutting down"');
+    expect(manager.output()).not.toContain("shutdown took too long");
+  });
+});
