@@ -923,13 +923,13 @@ export interface components {
              * @default 0
              * @example 0
              */
-            priority: number;
+            priority?: number;
             /**
              * @default {
              *       "requiredCapabilities": []
              *     }
              */
-            requirements: {
+            requirements?: {
                 /**
                  * @description Encoder, decoder, filter or hardware names the Worker must have. They also choose the pool: names with nvenc/cuda/cuvid/nvdec/npp -> nvidia, qsv -> intel, amf -> amd, otherwise cpu.
                  * @default []
@@ -937,7 +937,7 @@ export interface components {
                  *       "libx264"
                  *     ]
                  */
-                requiredCapabilities: string[];
+                requiredCapabilities?: string[];
             };
             executionPlan: components["schemas"]["ExecutionPlanTemplate"];
         };
@@ -1009,7 +1009,7 @@ export interface components {
              * @example medium
              * @enum {string}
              */
-            preset: "fastest" | "fast" | "medium" | "slow" | "slowest";
+            preset?: "fastest" | "fast" | "medium" | "slow" | "slowest";
         };
         OutputAudio: {
             /**
@@ -1022,7 +1022,7 @@ export interface components {
              * @default 128
              * @example 128
              */
-            bitrateKbps: number;
+            bitrateKbps?: number;
         };
         /**
          * @default {
@@ -1033,11 +1033,11 @@ export interface components {
          */
         Transforms: {
             /** @default [] */
-            removedSegments: components["schemas"]["RemovedSegment"][];
+            removedSegments?: components["schemas"]["RemovedSegment"][];
             /** @default [] */
-            subtitles: components["schemas"]["Subtitle"][];
+            subtitles?: components["schemas"]["Subtitle"][];
             /** @default [] */
-            audioTracks: components["schemas"]["AudioTrack"][];
+            audioTracks?: components["schemas"]["AudioTrack"][];
             watermark?: components["schemas"]["Watermark"];
         };
         /** @description A span of the input left out of every output; spans must not overlap */
@@ -1089,17 +1089,17 @@ export interface components {
              * @example bottom-right
              * @enum {string}
              */
-            position: "top-left" | "top-right" | "bottom-left" | "bottom-right" | "center";
+            position?: "top-left" | "top-right" | "bottom-left" | "bottom-right" | "center";
             /**
              * @default 16
              * @example 16
              */
-            marginPx: number;
+            marginPx?: number;
             /**
              * @default 1
              * @example 0.8
              */
-            opacity: number;
+            opacity?: number;
             /**
              * @description Watermark width as a share of the video width; omitted: its own size
              * @example 10
