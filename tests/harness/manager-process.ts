@@ -38,8 +38,9 @@ export function runScript(
 export async function startManagerProcess(
   runtime: ManagerRuntime,
   env: Record<string, string>,
+  port?: number,
 ): Promise<ManagerProcess> {
-  const port = await freePort();
+  port ??= await freePort();
   const script = runtime === "node" ? "manager" : "manager:deno";
   // detached: the npm -> tsx/deno chain gets its own process group, stopped as a whole.
   const child: ChildProcess = spawn("npm", ["run", "--silent", script], {

