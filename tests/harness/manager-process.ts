@@ -31,7 +31,7 @@ export function runScript(
       stderr += chunk;
     });
     child.once("error", reject);
-    child.once("exit", (code) => resolve({ code, stdout, stderr }));
+    child.once("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
 
@@ -55,7 +55,8 @@ export async function startManagerProcess(
   child.stderr?.on("data", (chunk) => {
     output += chunk;
   });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  // "close" waits for every process holding the output pipes (npm exits before its child).
+  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
   const baseUrl = `http://127.0.0.1:${port}`;
   const stop = async () => {
     if (child.exitCode === null && child.pid) process.kill(-child.pid, "SIGTERM");
