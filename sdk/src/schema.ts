@@ -325,6 +325,22 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 415,
+                         *       "error": "Unsupported Media Type",
+                         *       "message": "Unsupported Media Type"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description Unexpected persistence or dependency failure */
                 500: {
                     headers: {

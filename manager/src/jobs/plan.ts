@@ -60,6 +60,13 @@ export const containerSupport: Record<
   mpegts: { video: ["h264", "hevc"], audio: ["aac", "mp3"], softSubtitles: false },
 };
 
+/** What a known container can carry; undefined for any other value, "__proto__" and "toString" included. */
+function supportOf(container: string | undefined) {
+  return container !== undefined && (CONTAINERS as readonly string[]).includes(container)
+    ? containerSupport[container as Container]
+    : undefined;
+}
+
 export function normaliseVideoCodec(codec: string): string {
   return (LEGACY_VIDEO_CODECS as readonly string[]).includes(codec) ? "h264" : codec;
 }
@@ -83,7 +90,6 @@ export function bucketNameProblem(bucket: string): string | undefined {
   }
   if (/^\d{1,3}(\.\d{1,3}){3}$/.test(bucket)) return "bucket name must not look like an IP address";
   if (bucket.startsWith("xn--") || bucket.startsWith("sthree-")) return "bucket name uses a reserved prefix";
-  if (bucket.endsWith("-s3alias") || bucket.endsWith("--ol-s3")) return "bucket name uses a reserved suffix";
   return undefined;
 }
 
@@ -239,7 +245,7 @@ function outputCodecIssues(output: Loose, index: number): PlanIssue[] {
     issues.push({ path: ["outputs", index], message: "an output needs video, audio or both" });
   }
   const container = text(output.container);
-  const support = container !== undefined ? containerSupport[container as Container] : undefined;
+  const support = supportOf(container);
   const videoCodec = text(video?.codec);
   if (support && videoCodec !== undefined) {
     const codec = normaliseVideoCodec(videoCodec);
@@ -260,7 +266,11 @@ function outputCodecIssues(output: Loose, index: number): PlanIssue[] {
     }
   }
   const bitrate = integer(audio?.bitrateKbps);
-  if (audioCodec !== undefined && bitrate !== undefined && audioCodec in audioBitrateKbpsMaxByCodec) {
+  if (
+    audioCodec !== undefined &&
+    bitrate !== undefined &&
+    Object.hasOwn(audioBitrateKbpsMaxByCodec, audioCodec)
+  ) {
     const max = audioBitrateKbpsMaxByCodec[audioCodec as AudioCodec];
     if (bitrate > max) {
       issues.push({
@@ -333,8 +343,7 @@ function subtitleIssues(subtitles: (Loose | undefined)[], outputs: (Loose | unde
   if (firstSoft !== undefined) {
     outputs.forEach((output, index) => {
       const container = text(output?.container);
-      const support = container !== undefined ? containerSupport[container as Container] : undefined;
-      if (support && !support.softSubtitles) {
+      if (supportOf(container)?.softSubtitles === false) {
         issues.push({
           path: ["outputs", index, "container"],
           message: `container ${container} cannot carry soft subtitles (transforms.subtitles.${firstSoft}); burn it in or use mp4, mov, mkv or webm`,

@@ -286,7 +286,7 @@ export const JobListSchema = z
   .openapi("JobList");
 
 export const JobIdParamsSchema = z.object({
-  jobId: z.uuid({ error: "must be a UUID" }).openapi({
+  jobId: z.uuid().openapi({
     param: { name: "jobId", in: "path" },
     example: "0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d",
   }),

@@ -10,9 +10,7 @@ import { toJob } from "./view.ts";
 
 export const SubmitJobBodySchema = z
   .object({
-    projectId: z
-      .uuid({ error: "must be a UUID" })
-      .openapi({ example: "2c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f" }),
+    projectId: z.uuid().openapi({ example: "2c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f" }),
     priority: z
       .number()
       .int()
@@ -68,7 +66,14 @@ export const submitJobRoute = createRoute({
   request: { body: { required: true, content: { "application/json": { schema: SubmitJobBodySchema } } } },
   responses: {
     201: { description: "The job, queued", content: { "application/json": { schema: JobSchema } } },
-    ...errorResponses("BAD_REQUEST", "UNAUTHORIZED", "FORBIDDEN", "PAYLOAD_TOO_LARGE", "INTERNAL"),
+    ...errorResponses(
+      "BAD_REQUEST",
+      "UNAUTHORIZED",
+      "FORBIDDEN",
+      "PAYLOAD_TOO_LARGE",
+      "UNSUPPORTED_MEDIA_TYPE",
+      "INTERNAL",
+    ),
   },
 });
 

@@ -12,6 +12,7 @@ export const errorStatus = {
   NOT_FOUND: 404,
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
   INTERNAL: 500,
   SERVICE_UNAVAILABLE: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
@@ -25,6 +26,7 @@ const reasonPhrase: Record<ErrorCode, string> = {
   NOT_FOUND: "Not Found",
   CONFLICT: "Conflict",
   PAYLOAD_TOO_LARGE: "Payload Too Large",
+  UNSUPPORTED_MEDIA_TYPE: "Unsupported Media Type",
   INTERNAL: "Internal Server Error",
   SERVICE_UNAVAILABLE: "Service Unavailable",
 };
@@ -114,6 +116,10 @@ const errorExamples: Record<Exclude<ErrorCode, "BAD_REQUEST">, { description: st
   PAYLOAD_TOO_LARGE: {
     description: "Request body over the size limit",
     message: "Request body exceeds 1048576 bytes",
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    description: "The body is not application/json",
+    message: "Unsupported Media Type",
   },
   INTERNAL: {
     description: "Unexpected persistence or dependency failure",

@@ -1,7 +1,16 @@
-import { OpenAPIHono, type RouteConfig, type RouteHandler } from "@hono/zod-openapi";
+import { OpenAPIHono, type RouteConfig, type RouteHandler, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { Operator } from "./auth.ts";
 import { dotPath, validationError } from "./errors.ts";
+
+// Plain messages for the two commonest failures: a missing field and a malformed id.
+z.config({
+  customError: (issue) => {
+    if (issue.code === "invalid_type" && issue.input === undefined) return "required";
+    if (issue.code === "invalid_format" && issue.format === "uuid") return "must be a UUID";
+    return undefined;
+  },
+});
 
 export interface AppEnv {
   Variables: {
@@ -21,8 +30,13 @@ export function createRouter() {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
+        // An issue about the whole body (an array instead of an object, say) has no path of its own.
+        const whole = result.target === "json" ? "body" : result.target;
         throw validationError(
-          result.error.issues.map((issue) => ({ path: dotPath(issue.path), message: issue.message })),
+          result.error.issues.map((issue) => ({
+            path: dotPath(issue.path) || whole,
+            message: issue.message,
+          })),
         );
       }
     },
