@@ -80,6 +80,19 @@ describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the 
     expect(retried.error).toMatchObject({ statusCode: 409, error: "Conflict" });
   });
 
+  it("serves the OpenAPI document and Scalar with its bundle from the installed package, no CDN", async () => {
+    const document = await (await fetch(`${manager.baseUrl}/api/v1/openapi.json`)).json();
+    expect(document.openapi).toBe("3.1.0");
+    expect(Object.keys(document.paths)).toContain("/api/v1/operations/jobs/{jobId}/retry");
+
+    const page = await (await fetch(`${manager.baseUrl}/api/docs`)).text();
+    expect(page).toContain('src="/api/docs/scalar.js"');
+    expect(page).not.toMatch(/https?:\/\/(cdn|unpkg|fonts)\./);
+    const bundle = await fetch(`${manager.baseUrl}/api/docs/scalar.js`);
+    expect(bundle.headers.get("content-type")).toContain("javascript");
+    expect((await bundle.arrayBuffer()).byteLength).toBeGreaterThan(1_000_000);
+  });
+
   it("shuts down gracefully on SIGTERM", async () => {
     await manager.stop();
     expect(manager.output()).toContain('"msg":"shutting down"');

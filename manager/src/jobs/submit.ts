@@ -3,6 +3,7 @@ import { PROTOCOL_VERSION } from "@tjm/protocol";
 import { errorResponses, validationError } from "../platform/errors.ts";
 import { type AppRouteHandler, operatorSecurity } from "../platform/http.ts";
 import type { JobsDeps } from "./deps.ts";
+import { jobExample, submitJobExample } from "./examples.ts";
 import { deriveWorkerPool, limits } from "./plan.ts";
 import { ExecutionPlanTemplateSchema, JobSchema } from "./schema.ts";
 import { insertJob } from "./store.ts";
@@ -63,9 +64,17 @@ export const submitJobRoute = createRoute({
   description:
     "Validates the execution plan, stores the job (QUEUED) with attempt 1 (CREATED, progress 0), a fencing token and the protocol version, all in one transaction. There is no idempotency key: the same body twice makes two jobs.",
   security: operatorSecurity,
-  request: { body: { required: true, content: { "application/json": { schema: SubmitJobBodySchema } } } },
+  request: {
+    body: {
+      required: true,
+      content: { "application/json": { schema: SubmitJobBodySchema, example: submitJobExample } },
+    },
+  },
   responses: {
-    201: { description: "The job, queued", content: { "application/json": { schema: JobSchema } } },
+    201: {
+      description: "The job, queued",
+      content: { "application/json": { schema: JobSchema, example: jobExample } },
+    },
     ...errorResponses(
       "BAD_REQUEST",
       "UNAUTHORIZED",
