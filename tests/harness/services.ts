@@ -63,27 +63,47 @@ export interface NatsServer {
   stop(): Promise<void>;
 }
 
-/** A private nats-server with JetStream (from PATH or /usr/sbin), on a free port and its own store. */
+/**
+ * A private nats-server with JetStream (from PATH or /usr/sbin) and its own store. It picks
+ * its own port (-p -1) and we read it from its log: no race with other files for a port.
+ */
 export async function startNatsServer(): Promise<NatsServer> {
-  const port = await freePort();
   const storeDir = await mkdtemp(join(tmpdir(), "tjm-nats-"));
   const binary = process.env.NATS_SERVER_BIN ?? "nats-server";
-  const child = spawn(binary, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir], {
-    stdio: "ignore",
+  const child = spawn(binary, ["-a", "127.0.0.1", "-p", "-1", "-js", "-sd", storeDir], {
+    stdio: ["ignore", "ignore", "pipe"],
     env: { ...process.env, PATH: `${process.env.PATH}:/usr/sbin:/usr/local/sbin` },
   });
-  const failed = new Promise<never>((_, reject) =>
-    child.once("error", (err) =>
-      reject(new Error(`cannot start ${binary}: ${err.message} (install nats-server)`)),
-    ),
-  );
-  const url = `nats://127.0.0.1:${port}`;
-  await Promise.race([waitFor(`nats-server on ${port}`, () => canConnect(url)), failed]);
+  let log = "";
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`nats-server did not start within 20 s:\n${log}`)),
+      20_000,
+    );
+    child.stderr?.on("data", (chunk) => {
+      log += chunk;
+      const match = /Listening for client connections on 127\.0\.0\.1:(\d+)/.exec(log);
+      if (match && log.includes("Server is ready")) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    });
+    child.once("error", (err) => {
+      clearTimeout(timer);
+      reject(new Error(`cannot start ${binary}: ${err.message} (install the nats-server package)`));
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`nats-server exited with ${code}:\n${log}`));
+    });
+  });
+  // Keep draining its log so a full pipe never blocks it.
+  child.stderr?.resume();
   return {
-    url,
+    url: `nats://127.0.0.1:${port}`,
     process: child,
     async stop() {
-      if (child.exitCode === null) {
+      if (child.exitCode === null && child.signalCode === null) {
         child.kill("SIGCONT");
         child.kill("SIGTERM");
         await new Promise((resolve) => child.once("exit", resolve));
