@@ -7,7 +7,7 @@ import { operatorAuth } from "./platform/auth.ts";
 import type { Broker } from "./platform/broker.ts";
 import type { Sql } from "./platform/db.ts";
 import { ApiError, createErrorHandler } from "./platform/errors.ts";
-import { createRouter, requestId } from "./platform/http.ts";
+import { closeWhenBodyUnread, createRouter, requestId } from "./platform/http.ts";
 import type { Logger } from "./platform/logger.ts";
 
 export interface AppDeps {
@@ -29,6 +29,7 @@ export function createApp(deps: AppDeps) {
     c.json(new ApiError("NOT_FOUND", `No route ${c.req.method} ${c.req.path}`).body(), 404),
   );
   app.use("*", requestId);
+  app.use("*", closeWhenBodyUnread);
   app.use(
     "/api/*",
     bodyLimit({

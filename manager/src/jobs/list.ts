@@ -32,6 +32,8 @@ export const ListJobsQuerySchema = z
               .map((part) => part.trim()),
       )
       .pipe(z.array(JobStateSchema).min(1, "must name at least one state").optional())
+      // A state named twice must not list its jobs twice.
+      .transform((states) => states && [...new Set(states)])
       .openapi({
         param: { name: "states", in: "query", style: "form", explode: true },
         description: "Several states, comma-separated (states=QUEUED,RUNNING) or repeated; not with state",

@@ -122,6 +122,14 @@ describe("parseS3Uri", () => {
       problem: "object key must not hold control characters",
     });
   });
+
+  it("a key holding half of a UTF-16 pair is refused, while a whole pair (an emoji) is fine", () => {
+    expect(parseS3Uri("s3://media-in/movies/\ud83c42.mov")).toEqual({
+      ok: false,
+      problem: "object key must be well-formed Unicode",
+    });
+    expect(parseS3Uri("s3://media-in/movies/🎬42.mov").ok).toBe(true);
+  });
 });
 
 describe("bucketNameProblem", () => {
@@ -216,7 +224,13 @@ describe("workspacePathProblem", () => {
     ["an empty path", "", "must be an absolute path"],
     ["a path with a '..' segment", "/var/lib/../../etc", "must not contain '..' segments"],
     ["a path ending in '..'", "/var/lib/tjm/..", "must not contain '..' segments"],
-    ["a path with a NUL character", "/var/lib/tjm\u0000/work", "must not contain NUL characters"],
+    ["a path with a NUL character", "/var/lib/tjm\u0000/work", "must not contain control characters"],
+    [
+      "a path with another control character",
+      "/var/lib/tjm\u0001/work",
+      "must not contain control characters",
+    ],
+    ["a path with a lone surrogate", "/var/lib/tjm\ud800/work", "must be well-formed Unicode"],
     ["a path longer than 4096 characters", `/${"a".repeat(4096)}`, "must be at most 4096 characters"],
   ])("%s is refused", (_name, path, problem) => {
     expect(workspacePathProblem(path)).toBe(problem);

@@ -93,6 +93,9 @@ export function bucketNameProblem(bucket: string): string | undefined {
   return undefined;
 }
 
+/** Half of a UTF-16 pair on its own: JavaScript keeps it, PostgreSQL's jsonb refuses it. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 export type S3Parse = { ok: true; location: S3Location } | { ok: false; problem: string };
 
 export function parseS3Uri(uri: string): S3Parse {
@@ -111,13 +114,16 @@ export function parseS3Uri(uri: string): S3Parse {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
   if (/[\u0000-\u001f\u007f]/.test(key))
     return { ok: false, problem: "object key must not hold control characters" };
+  if (LONE_SURROGATE.test(key)) return { ok: false, problem: "object key must be well-formed Unicode" };
   return { ok: true, location: { bucket, key } };
 }
 
 export function workspacePathProblem(path: string): string | undefined {
   if (!path.startsWith("/")) return "must be an absolute path";
   if (path.split("/").includes("..")) return "must not contain '..' segments";
-  if (path.includes("\u0000")) return "must not contain NUL characters";
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
+  if (/[\u0000-\u001f\u007f]/.test(path)) return "must not contain control characters";
+  if (LONE_SURROGATE.test(path)) return "must be well-formed Unicode";
   if (path.length > limits.pathLength) return `must be at most ${limits.pathLength} characters`;
   return undefined;
 }

@@ -185,6 +185,9 @@ export function errorResponses(...codes: ErrorCode[]): Record<number, ErrorRespo
 export function createErrorHandler(logger: Logger) {
   return (err: Error, c: Context) => {
     if (err instanceof ApiError) {
+      // RFC 6750 §3: a 401 on a bearer-protected resource names the scheme.
+      if (err.code === "UNAUTHORIZED")
+        c.header("www-authenticate", 'Bearer realm="tjm", error="invalid_token"');
       return c.json(err.body(), err.status);
     }
     if (err instanceof HTTPException && err.status === 400) {

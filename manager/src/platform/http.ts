@@ -54,4 +54,15 @@ export const requestId: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
+/**
+ * An answer sent before the body was read (401, 413 …) closes the connection: the unread
+ * body would otherwise be taken for the next request, and Node drops such a socket under a
+ * client that reuses it.
+ */
+export const closeWhenBodyUnread: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const request = c.req.raw; // bodyLimit may swap c.req.raw for a wrapped request
+  await next();
+  if (request.body && !request.bodyUsed) c.header("connection", "close");
+};
+
 export const operatorSecurity = [{ operatorBearer: [] }];
