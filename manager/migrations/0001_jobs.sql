@@ -26,7 +26,7 @@ create table jobs (
   current_attempt_id uuid not null,
   -- Highest fencing token handed out for this job; each new attempt takes the next one.
   last_fencing_token bigint not null,
-  queued_at timestamptz,
+  queued_at timestamptz not null,
   started_at timestamptz,
   completed_at timestamptz,
   created_at timestamptz not null,

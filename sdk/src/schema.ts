@@ -961,9 +961,9 @@ export interface components {
             /**
              * Format: date-time
              * @description When the job last entered the queue
-             * @example null
+             * @example 2026-11-21T10:00:00.000Z
              */
-            queuedAt: string | null;
+            queuedAt: string;
             /**
              * Format: date-time
              * @description null until a Worker starts it

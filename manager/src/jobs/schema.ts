@@ -233,7 +233,7 @@ export const JobSchema = z
         example: 0,
       }),
     }),
-    queuedAt: nullableTimestamp("When the job last entered the queue"),
+    queuedAt: timestamp("When the job last entered the queue"),
     startedAt: nullableTimestamp("null until a Worker starts it"),
     completedAt: nullableTimestamp("null until completed"),
     createdAt: timestamp("Submission time"),

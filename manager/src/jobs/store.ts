@@ -15,7 +15,7 @@ export interface JobRow {
   protocolVersion: number;
   currentAttemptId: string;
   currentAttemptState: AttemptState;
-  queuedAt: Date | null;
+  queuedAt: Date;
   startedAt: Date | null;
   completedAt: Date | null;
   createdAt: Date;
@@ -185,7 +185,7 @@ export async function lockJob(
 export async function cancelQueuedJob(tx: TransactionSql, jobId: string, attemptId: string): Promise<void> {
   await tx`update attempts set state = 'CANCELLED', updated_at = now() where id = ${attemptId}`;
   const [job] = await tx`
-    update jobs set state = 'CANCELLED', queued_at = null, updated_at = now() where id = ${jobId}
+    update jobs set state = 'CANCELLED', updated_at = now() where id = ${jobId}
     returning organization_id, project_id, worker_pool, updated_at`;
   await enqueueOutbox(tx, "job.cancelled", {
     jobId,

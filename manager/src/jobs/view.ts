@@ -21,7 +21,7 @@ export function toJob(row: JobRow, live: LiveProgress): Job {
       state: row.currentAttemptState,
       progress: attemptProgress(row.currentAttemptState, live(row.currentAttemptId)),
     },
-    queuedAt: iso(row.queuedAt),
+    queuedAt: row.queuedAt.toISOString(),
     startedAt: iso(row.startedAt),
     completedAt: iso(row.completedAt),
     createdAt: row.createdAt.toISOString(),
