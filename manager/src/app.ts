@@ -1,4 +1,3 @@
-import { bodyLimit } from "hono/body-limit";
 import { registerDocs } from "./docs/index.ts";
 import { healthApp } from "./health/index.ts";
 import { jobsApp } from "./jobs/index.ts";
@@ -7,7 +6,7 @@ import { operatorAuth } from "./platform/auth.ts";
 import type { Broker } from "./platform/broker.ts";
 import type { Sql } from "./platform/db.ts";
 import { ApiError, createErrorHandler } from "./platform/errors.ts";
-import { closeWhenBodyUnread, createRouter, requestId } from "./platform/http.ts";
+import { closeWhenBodyUnread, createRouter, limitBody, requestId } from "./platform/http.ts";
 import type { Logger } from "./platform/logger.ts";
 
 export interface AppDeps {
@@ -30,15 +29,7 @@ export function createApp(deps: AppDeps) {
   );
   app.use("*", requestId);
   app.use("*", closeWhenBodyUnread);
-  app.use(
-    "/api/*",
-    bodyLimit({
-      maxSize: deps.maxBodyBytes,
-      onError: () => {
-        throw new ApiError("PAYLOAD_TOO_LARGE", `Request body exceeds ${deps.maxBodyBytes} bytes`);
-      },
-    }),
-  );
+  app.use("/api/*", limitBody(deps.maxBodyBytes));
   app.use("/api/v1/operations/*", operatorAuth({ ...deps.auth, logger: deps.logger }));
 
   app.route("/api/health", healthApp({ sql: deps.sql, broker: deps.broker }));

@@ -1,7 +1,8 @@
 import { OpenAPIHono, type RouteConfig, type RouteHandler, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import type { Operator } from "./auth.ts";
-import { dotPath, validationError } from "./errors.ts";
+import { ApiError, dotPath, validationError } from "./errors.ts";
 
 // Plain messages for the two commonest failures: a missing field and a malformed id.
 z.config({
@@ -54,15 +55,42 @@ export const requestId: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
+function announcesBody(request: Request): boolean {
+  return request.headers.has("transfer-encoding") || Number(request.headers.get("content-length") ?? 0) > 0;
+}
+
 /**
  * An answer sent before the body was read (401, 413 …) closes the connection: the unread
  * body would otherwise be taken for the next request, and Node drops such a socket under a
- * client that reuses it.
+ * client that reuses it. Reads only headers and bodyUsed: touching `body` on
+ * @hono/node-server builds a whole web Request.
  */
 export const closeWhenBodyUnread: MiddlewareHandler<AppEnv> = async (c, next) => {
   const request = c.req.raw; // bodyLimit may swap c.req.raw for a wrapped request
   await next();
-  if (request.body && !request.bodyUsed) c.header("connection", "close");
+  if (announcesBody(request) && !request.bodyUsed) c.header("connection", "close");
 };
+
+/**
+ * 413 for bodies over `maxBytes`. A declared Content-Length is judged from the header alone,
+ * keeping the adapter's fast body path; only chunked bodies are counted as they stream.
+ */
+export function limitBody(maxBytes: number): MiddlewareHandler<AppEnv> {
+  const tooLarge = () => new ApiError("PAYLOAD_TOO_LARGE", `Request body exceeds ${maxBytes} bytes`);
+  const counted = bodyLimit({
+    maxSize: maxBytes,
+    onError: () => {
+      throw tooLarge();
+    },
+  });
+  return async (c, next) => {
+    const length = c.req.header("content-length");
+    if (c.req.header("transfer-encoding") === undefined) {
+      if (length !== undefined && Number(length) > maxBytes) throw tooLarge();
+      return next();
+    }
+    return counted(c, next);
+  };
+}
 
 export const operatorSecurity = [{ operatorBearer: [] }];

@@ -1,0 +1,51 @@
+/** POST /api/v1/operations/jobs throughput and latency against a Manager child process. */
+import { sampleSubmission } from "../tests/harness/plans.ts";
+import { dropSchemaAtEnd } from "./database.ts";
+import { type Contender, closedLoop, HttpClient } from "./load.ts";
+import {
+  createProject,
+  type ManagerEnvironment,
+  type ManagerRuntime,
+  migrateSchema,
+  startManager,
+} from "./manager-process.ts";
+import { type BenchContext, loadOptions } from "./settings.ts";
+
+export const JOBS_PATH = "/api/v1/operations/jobs";
+
+export function managerEnvironment(context: BenchContext, schema: string): ManagerEnvironment {
+  return {
+    DATABASE_URL: context.databaseUrl,
+    DATABASE_SCHEMA: schema,
+    NATS_URL: context.natsUrl,
+    OIDC_ISSUER_URL: context.issuerUrl,
+  };
+}
+
+/** A Manager on its own fresh schema, so neither runtime inserts into the other's table. */
+export async function startSubmitContender(
+  context: BenchContext,
+  runtime: ManagerRuntime,
+): Promise<Contender> {
+  const schema = `bench_${context.runId}_submit_${runtime}`;
+  dropSchemaAtEnd(context.admin, schema, context.cleanup);
+  const env = managerEnvironment(context, schema);
+  await migrateSchema(env);
+  const { projectId } = await createProject(env, "bench", "bench");
+  const manager = await startManager(runtime, env, context.cleanup);
+  const body = Buffer.from(JSON.stringify(sampleSubmission(projectId)));
+  return {
+    async measure(concurrency) {
+      const client = new HttpClient(manager.baseUrl, context.token, concurrency);
+      try {
+        return await closedLoop(
+          () => client.expect(201, "POST", JOBS_PATH, body),
+          loadOptions(context.settings, concurrency),
+        );
+      } finally {
+        client.close();
+      }
+    },
+    stop: manager.stop,
+  };
+}
