@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { createSql } from "../manager/src/platform/db.ts";
 import { testServices } from "./harness/manager.ts";
 import { runScript } from "./harness/manager-process.ts";
@@ -6,7 +6,7 @@ import { runScript } from "./harness/manager-process.ts";
 describe("npm run demo", () => {
   it("migrates, starts the Manager, submits a sample job through the SDK and prints it with the docs URL", async () => {
     const services = testServices();
-    const schema = `t_demo_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    const schema = `${inject("schemaPrefix")}demo_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
     const result = await runScript(["demo", "--", "--once"], {
       DATABASE_URL: services.databaseUrl,
       NATS_URL: services.natsUrl,

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createSql, type Sql } from "../manager/src/platform/db.ts";
 import { loadMigrations, migrate, pendingMigrations } from "../manager/src/platform/migrations.ts";
 import { testServices } from "./harness/manager.ts";
@@ -9,7 +9,7 @@ let admin: Sql;
 const schemas: string[] = [];
 
 function freshSchemaName(): string {
-  const schema = `t_mig_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  const schema = `${inject("schemaPrefix")}mig_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
   schemas.push(schema);
   return schema;
 }

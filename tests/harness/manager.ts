@@ -18,6 +18,8 @@ declare module "vitest" {
   export interface ProvidedContext {
     databaseUrl: string;
     natsUrl: string;
+    /** Prefix of every schema this run creates, so the run can drop them all at the end. */
+    schemaPrefix: string;
   }
 }
 
@@ -29,7 +31,7 @@ export function testServices() {
 export async function createTestSchema(
   databaseUrl: string,
 ): Promise<{ schema: string; sql: Sql; drop(): Promise<void> }> {
-  const schema = `t_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+  const schema = `${inject("schemaPrefix")}${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
   const sql = createSql({ url: databaseUrl, schema, poolMax: 4, applicationName: "tjm-tests" });
   await migrate(sql, schema, await loadMigrations());
   return {
