@@ -2,7 +2,12 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["manager/src/**/*.test.ts", "tests/**/*.test.ts"],
+    include: [
+      "manager/src/**/*.test.ts",
+      "protocol/src/**/*.test.ts",
+      "worker-agent/**/*.test.ts",
+      "tests/**/*.test.ts",
+    ],
     globalSetup: ["tests/global-setup.ts"],
     pool: "forks",
     fileParallelism: true,

@@ -1,0 +1,207 @@
+/**
+ * One realistic, valid instance of every message: the tests start from these, and the
+ * Manager can show them as OpenAPI examples of its Worker-facing routes.
+ */
+import type {
+  AcceptedReport,
+  CancelCommand,
+  CancelledReport,
+  CompletedReport,
+  DrainCommand,
+  EncodedReport,
+  FailedReport,
+  Heartbeat,
+  LeaseCommand,
+  Progress,
+  ReRegistrationChallenge,
+  ReRegistrationChallengeRequest,
+  ResumeUploadsCommand,
+  StartedReport,
+  UploadPausedReport,
+  WorkerRegistrationRequest,
+  WorkerRegistrationResponse,
+  WorkerReRegistrationRequest,
+} from "./messages.ts";
+import { PROTOCOL_VERSION } from "./version.ts";
+
+const protocolVersion = PROTOCOL_VERSION;
+const workerId = "3f2b8c1e-7d4a-4e59-9b2c-6a1d0e8f7c35";
+const instanceId = "c81a5f0d-2e3b-4c7a-8d91-0f6e4b2a9d17";
+const jobId = "0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d";
+const attemptId = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d";
+const fencingToken = "2";
+const attempt = { workerId, instanceId, attemptId, fencingToken, sentAt: "2026-11-21T10:00:05.120Z" };
+
+const probe: WorkerRegistrationRequest["probe"] = {
+  ffmpegVersion: "7.1.1-1+b1",
+  capabilities: [
+    "libx264",
+    "libx265",
+    "libsvtav1",
+    "libvpx-vp9",
+    "aac",
+    "libopus",
+    "h264",
+    "scale",
+    "overlay",
+  ],
+  hardwareEncoders: [
+    { name: "h264_vaapi", status: "FAILED", reason: "no VA-API device at /dev/dri/renderD128" },
+  ],
+  certification: { status: "READY", reasons: [] },
+  capacity: 8,
+};
+
+const workerRegistrationRequest: WorkerRegistrationRequest = {
+  protocolVersion,
+  enrollmentToken: "tjm_et_Xq3vN8bQ2mK7pL4rT9wY1zA6cE5fG0hJ2kM8nP3sU7v",
+  publicKey: "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4",
+  name: "encoder-cpu-01",
+  pool: "cpu",
+  capacity: 4,
+  probe,
+};
+
+const workerRegistrationResponse: WorkerRegistrationResponse = {
+  protocolVersion,
+  workerId,
+  instanceId,
+  natsUrl: "nats://nats.internal:4222",
+  userJwt:
+    "eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.eyJzdWIiOiJVRFhVNFJDU0pOWk9JUUhaTldYSFhPUkRQUlRHTkpBSEFIRlJHWk5FRUpDUFFUVDJNN05MQ05GNCJ9.c2lnbmF0dXJl",
+  heartbeatIntervalMs: 5000,
+};
+
+const reRegistrationChallengeRequest: ReRegistrationChallengeRequest = { protocolVersion, workerId };
+
+const reRegistrationChallenge: ReRegistrationChallenge = {
+  protocolVersion,
+  challengeId: "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
+  nonce: "MDI4K4xpEpiLnHMP99xJcGCaG7S9jFA-cYaBGLoT_ac",
+  expiresAt: "2026-11-21T10:01:00.000Z",
+};
+
+const workerReRegistrationRequest: WorkerReRegistrationRequest = {
+  protocolVersion,
+  workerId,
+  challengeId: reRegistrationChallenge.challengeId,
+  signature: "DdrTAyJocJ2KT9Do9s0StGoAXN6OcqakItu8sH9_OGHHglhA93qxmO58PqHk91-TjiIO8t0Cs2K6CZmFeozGBw",
+  name: "encoder-cpu-01",
+  pool: "cpu",
+  capacity: 4,
+  probe,
+};
+
+const heartbeat: Heartbeat = {
+  protocolVersion,
+  workerId,
+  instanceId,
+  sentAt: "2026-11-21T10:00:05.000Z",
+  activeAttempts: [{ attemptId, fencingToken }],
+  freeCapacity: 3,
+};
+
+const progress: Progress = {
+  protocolVersion,
+  workerId,
+  instanceId,
+  attemptId,
+  fencingToken,
+  percent: 42.5,
+  fps: 118.4,
+  bitrateKbps: 2431.7,
+  speed: 3.95,
+  etaSeconds: 6.1,
+  outTimeMs: 8_500,
+  at: "2026-11-21T10:00:07.500Z",
+};
+
+const lease: LeaseCommand = {
+  type: "lease",
+  protocolVersion,
+  attemptId,
+  jobId,
+  fencingToken,
+  plan: {
+    input: { uri: "s3://media-in/movies/42/source.mov" },
+    outputs: [
+      {
+        id: "720p",
+        kind: "FILE",
+        container: "mp4",
+        destinationUri: "s3://media-out/movies/42/720p.mp4",
+        video: { codec: "h264", height: 720, preset: "medium" },
+        audio: { codec: "aac", bitrateKbps: 128 },
+      },
+    ],
+    transforms: { removedSegments: [{ startMs: 0, endMs: 15000 }], subtitles: [], audioTracks: [] },
+  },
+  storage: {
+    endpoint: "http://127.0.0.1:9000",
+    region: "us-east-1",
+    accessKeyId: "tjm-worker",
+    secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    forcePathStyle: true,
+  },
+  workDirectory: "/var/lib/tjm/work",
+  dispatchDeadline: "2026-11-21T10:00:35.000Z",
+};
+
+const cancel: CancelCommand = { type: "cancel", protocolVersion, attemptId, fencingToken };
+const resumeUploads: ResumeUploadsCommand = {
+  type: "resume-uploads",
+  protocolVersion,
+  attemptId,
+  fencingToken,
+};
+const drain: DrainCommand = { type: "drain", protocolVersion };
+
+const accepted: AcceptedReport = { type: "accepted", protocolVersion, ...attempt };
+const started: StartedReport = { type: "started", protocolVersion, ...attempt };
+const encoded: EncodedReport = { type: "encoded", protocolVersion, ...attempt };
+const uploadPaused: UploadPausedReport = {
+  type: "upload-paused",
+  protocolVersion,
+  ...attempt,
+  reason: "connect ECONNREFUSED 127.0.0.1:9000 after 5 tries",
+  pausedAt: "2026-11-21T10:00:05.000Z",
+};
+const completed: CompletedReport = {
+  type: "completed",
+  protocolVersion,
+  ...attempt,
+  outputs: [
+    {
+      id: "720p",
+      uri: "s3://media-out/movies/42/720p.mp4",
+      bytes: 5_242_880,
+      sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+      durationMs: 5_000,
+      codecs: ["h264", "aac"],
+    },
+  ],
+  manifestUri: "s3://media-out/movies/42/manifest.json",
+  logsUri: "s3://media-out/movies/42/logs/attempt-1.log",
+};
+const failed: FailedReport = {
+  type: "failed",
+  protocolVersion,
+  ...attempt,
+  failureCode: "INPUT_UNREADABLE",
+  failureMessage:
+    "ffmpeg exited with code 1:\ns3://media-in/movies/42/source.mov: Invalid data found when processing input",
+  logsUri: "s3://media-out/movies/42/logs/attempt-1.log",
+};
+const cancelled: CancelledReport = { type: "cancelled", protocolVersion, ...attempt };
+
+export const examples = {
+  workerRegistrationRequest,
+  workerRegistrationResponse,
+  reRegistrationChallengeRequest,
+  reRegistrationChallenge,
+  workerReRegistrationRequest,
+  heartbeat,
+  progress,
+  commands: { lease, cancel, resumeUploads, drain },
+  reports: { accepted, started, encoded, uploadPaused, completed, failed, cancelled },
+};

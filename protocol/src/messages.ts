@@ -1,0 +1,415 @@
+/**
+ * Every message of the Manager <-> Worker contract as a zod schema, with its inferred type.
+ * Receivers parse each message with its schema (decodeMessage in codec.ts) and drop what
+ * fails, so every string, array and number is bounded here: an oversized or out-of-range
+ * message is invalid, not merely large. The bounds are chosen so that any message a schema
+ * accepts encodes within MAX_MESSAGE_BYTES (a test builds the largest ones).
+ *
+ * Conventions: every message carries `protocolVersion`; ids are lowercase UUIDs (uuid.ts);
+ * fencing tokens are decimal strings, because they are bigint in PostgreSQL and a JSON
+ * number loses precision past 2^53; timestamps are ISO 8601 in UTC ("…Z"). Unknown fields
+ * are removed, not refused.
+ */
+import { z } from "zod";
+import { UUID_PATTERN } from "./uuid.ts";
+import { PROTOCOL_VERSION } from "./version.ts";
+
+export const WORKER_POOLS = ["cpu", "nvidia", "intel", "amd"] as const;
+export type WorkerPool = (typeof WORKER_POOLS)[number];
+
+export const messageLimits = {
+  capacityMax: 1024,
+  workerNameLength: 128,
+  enrollmentTokenLengthMin: 16,
+  enrollmentTokenLengthMax: 512,
+  ffmpegVersionLength: 256,
+  capabilities: 4096,
+  /** Capability, encoder and codec names. */
+  nameTokenLength: 64,
+  hardwareEncoders: 32,
+  reasons: 32,
+  reasonLength: 512,
+  urlLength: 2048,
+  userJwtLength: 8192,
+  heartbeatIntervalMsMin: 100,
+  heartbeatIntervalMsMax: 3_600_000,
+  storageRegionLength: 64,
+  storageAccessKeyIdLength: 128,
+  storageSecretAccessKeyLength: 1024,
+  pathLength: 4096,
+  /** The lease's plan, as UTF-8 JSON. */
+  planBytes: 128 * 1024,
+  outputs: 32,
+  codecsPerOutput: 16,
+  failureCodeLength: 64,
+  failureMessageLength: 4096,
+  timestampLength: 40,
+  fpsMax: 100_000,
+  bitrateKbpsMax: 10_000_000,
+  speedMax: 10_000,
+  /** About three years; also bounds durations and ETAs. */
+  durationMsMax: 100_000_000_000,
+} as const;
+
+const limits = messageLimits;
+
+// ---- building blocks -------------------------------------------------------------------
+
+const protocolVersion = z.literal(PROTOCOL_VERSION, {
+  error: `must be ${PROTOCOL_VERSION}, the protocol version this side speaks`,
+});
+
+export const UuidSchema = z.string().regex(UUID_PATTERN, "must be a lowercase UUID");
+
+const POSTGRES_BIGINT_MAX = 9_223_372_036_854_775_807n;
+
+const DECIMAL_POSITIVE_INTEGER = /^[1-9][0-9]{0,18}$/;
+
+/** Canonical (no leading zeros), so two tokens are equal exactly when their strings are. */
+export const FencingTokenSchema = z
+  .string()
+  .regex(DECIMAL_POSITIVE_INTEGER, "must be a positive integer written in decimal without leading zeros")
+  // zod runs this check even when the pattern failed, so it must not hand BigInt a non-number.
+  .refine(
+    (token) => !DECIMAL_POSITIVE_INTEGER.test(token) || BigInt(token) <= POSTGRES_BIGINT_MAX,
+    "must fit in a PostgreSQL bigint",
+  );
+
+/** UTC only ("…Z"); the length bound caps the fractional digits, which ISO 8601 leaves open. */
+export const TimestampSchema = z.iso.datetime().max(limits.timestampLength);
+
+// Control characters garble logs and terminals; PostgreSQL's jsonb refuses an unpaired
+// surrogate. Without either, a character of text takes at most 3 bytes of JSON, which the
+// size bounds rely on.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
+const CONTROL_CHARACTER_BUT_TAB_OR_NEWLINE = /[\u0000-\u0008\u000b-\u001f\u007f]/;
+const LONE_SURROGATE = /\p{Cs}/u;
+
+const line = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine(
+      (text) => !CONTROL_CHARACTER.test(text) && !LONE_SURROGATE.test(text),
+      "must be one line without control characters or unpaired surrogates",
+    );
+
+const paragraph = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine(
+      (text) => !CONTROL_CHARACTER_BUT_TAB_OR_NEWLINE.test(text) && !LONE_SURROGATE.test(text),
+      "must be text without control characters (other than tab and newline) or unpaired surrogates",
+    );
+
+/** An ffmpeg component name (libx264, h264_nvenc, scale_cuda, aac …). */
+const nameToken = z
+  .string()
+  .regex(
+    new RegExp(`^[A-Za-z0-9_.:+-]{1,${limits.nameTokenLength}}$`),
+    `must be 1 to ${limits.nameTokenLength} letters, digits, '_', '.', ':', '+' or '-'`,
+  );
+
+const capacity = z.number().int().min(0).max(limits.capacityMax);
+
+const s3Uri = z
+  .string()
+  .max(limits.urlLength)
+  .regex(/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/./, "must be an s3://bucket/key URI")
+  .refine(
+    (uri) => !CONTROL_CHARACTER.test(uri) && !LONE_SURROGATE.test(uri),
+    "must not hold control characters or unpaired surrogates",
+  );
+
+const absolutePath = z
+  .string()
+  .max(limits.pathLength)
+  .refine((path) => path.startsWith("/"), "must be an absolute path")
+  .refine((path) => !path.split("/").includes(".."), "must not contain '..' segments")
+  .refine(
+    (path) => !CONTROL_CHARACTER.test(path) && !LONE_SURROGATE.test(path),
+    "must not hold control characters or unpaired surrogates",
+  );
+
+const base64url = (min: number, max: number) =>
+  z
+    .string()
+    .regex(
+      new RegExp(`^[A-Za-z0-9_-]{${min},${max}}$`),
+      `must be ${min === max ? min : `${min} to ${max}`} base64url characters without padding`,
+    );
+
+export const WorkerPoolSchema = z.enum(WORKER_POOLS);
+
+// ---- registration ----------------------------------------------------------------------
+
+export const HardwareEncoderProbeSchema = z.discriminatedUnion("status", [
+  z.object({ name: nameToken, status: z.literal("PASSED") }),
+  z.object({ name: nameToken, status: z.literal("FAILED"), reason: line(limits.reasonLength) }),
+]);
+
+const reasons = z.array(line(limits.reasonLength)).max(limits.reasons);
+
+export const CertificationSchema = z.discriminatedUnion("status", [
+  z.object({ status: z.literal("READY"), reasons }),
+  z.object({ status: z.literal("DEGRADED"), reasons: reasons.min(1, "a DEGRADED certification says why") }),
+]);
+
+/** What the Worker's ffmpeg can do, from `ffmpeg -version/-encoders/…` and encoder self-tests. */
+export const ProbeReportSchema = z.object({
+  ffmpegVersion: line(limits.ffmpegVersionLength),
+  capabilities: z.array(nameToken).max(limits.capabilities),
+  /** Every hardware encoder ffmpeg lists, with the result of its one-frame self-test. */
+  hardwareEncoders: z.array(HardwareEncoderProbeSchema).max(limits.hardwareEncoders),
+  certification: CertificationSchema,
+  /** What the host supports (CPU cores, NVENC sessions), before the configured cap. */
+  capacity,
+});
+
+/** The description a Worker gives of itself on every (re-)registration; a restart may follow an ffmpeg or hardware change. */
+const workerDescription = {
+  name: line(limits.workerNameLength),
+  pool: WorkerPoolSchema,
+  /** Concurrent attempts the Worker takes: the probe's capacity, capped by configuration. */
+  capacity,
+  probe: ProbeReportSchema,
+};
+
+export const WorkerRegistrationRequestSchema = z.object({
+  protocolVersion,
+  enrollmentToken: z
+    .string()
+    .min(limits.enrollmentTokenLengthMin)
+    .max(limits.enrollmentTokenLengthMax)
+    .regex(/^[\x21-\x7e]+$/, "must be printable ASCII without spaces"),
+  /** The Worker's NKey; its seed never leaves the Worker's host. The Manager checks the checksum. */
+  publicKey: z
+    .string()
+    .regex(/^U[A-Z2-7]{55}$/, "must be an NKey user public key: 'U' and 55 base32 characters"),
+  ...workerDescription,
+});
+
+export const WorkerRegistrationResponseSchema = z.object({
+  protocolVersion,
+  workerId: UuidSchema,
+  /** New on every (re-)registration; heartbeats from an older instance are ignored. */
+  instanceId: UuidSchema,
+  natsUrl: z.url({ protocol: /^(nats|tls|ws|wss)$/, hostname: /./ }).max(limits.urlLength),
+  /** NATS user JWT for the Worker's public key, signed with the account signing key. */
+  userJwt: z
+    .string()
+    .max(limits.userJwtLength)
+    .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, "must be a JWT"),
+  heartbeatIntervalMs: z.number().int().min(limits.heartbeatIntervalMsMin).max(limits.heartbeatIntervalMsMax),
+});
+
+/** A restarted Worker asks for a nonce to prove it still holds the NKey it registered with. */
+export const ReRegistrationChallengeRequestSchema = z.object({
+  protocolVersion,
+  workerId: UuidSchema,
+});
+
+export const ReRegistrationChallengeSchema = z.object({
+  protocolVersion,
+  challengeId: UuidSchema,
+  /** At least 16 random bytes, base64url. */
+  nonce: base64url(22, 128),
+  expiresAt: TimestampSchema,
+});
+
+/** Answers a challenge: the Worker signs reRegistrationSigningInput(…) (challenge.ts) with its NKey. */
+export const WorkerReRegistrationRequestSchema = z.object({
+  protocolVersion,
+  workerId: UuidSchema,
+  challengeId: UuidSchema,
+  /** The 64-byte Ed25519 signature, base64url without padding. */
+  signature: base64url(86, 86),
+  ...workerDescription,
+});
+
+// ---- heartbeat and progress (core NATS) --------------------------------------------------
+
+const attemptFence = { attemptId: UuidSchema, fencingToken: FencingTokenSchema };
+
+export const HeartbeatSchema = z.object({
+  protocolVersion,
+  workerId: UuidSchema,
+  instanceId: UuidSchema,
+  sentAt: TimestampSchema,
+  activeAttempts: z.array(z.object(attemptFence)).max(limits.capacityMax),
+  freeCapacity: capacity,
+});
+
+/** ffmpeg reports some figures as N/A (no video, too early): those are null. */
+export const ProgressSchema = z.object({
+  protocolVersion,
+  workerId: UuidSchema,
+  instanceId: UuidSchema,
+  ...attemptFence,
+  percent: z.number().min(0).max(100),
+  fps: z.number().min(0).max(limits.fpsMax).nullable(),
+  bitrateKbps: z.number().min(0).max(limits.bitrateKbpsMax).nullable(),
+  speed: z.number().min(0).max(limits.speedMax).nullable(),
+  etaSeconds: z
+    .number()
+    .min(0)
+    .max(limits.durationMsMax / 1000)
+    .nullable(),
+  outTimeMs: z.number().int().min(0).max(limits.durationMsMax),
+  at: TimestampSchema,
+});
+
+// ---- commands (<PREFIX>_COMMANDS, Manager -> Worker) -------------------------------------
+
+/** The Manager owns the plan's schema; the protocol only bounds its size. */
+export const LeasePlanSchema = z
+  .record(z.string(), z.unknown())
+  .refine(
+    (plan) => jsonBytes(plan) <= limits.planBytes,
+    `must serialise as JSON in at most ${limits.planBytes} bytes`,
+  );
+
+const utf8 = new TextEncoder();
+
+/** Infinity for a value JSON cannot hold (a cycle, a bigint), so the bound refuses it. */
+function jsonBytes(value: unknown): number {
+  try {
+    return utf8.encode(JSON.stringify(value)).byteLength;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+export const StorageSettingsSchema = z.object({
+  endpoint: z.url({ protocol: /^https?$/, hostname: /./ }).max(limits.urlLength),
+  region: line(limits.storageRegionLength),
+  accessKeyId: line(limits.storageAccessKeyIdLength),
+  secretAccessKey: line(limits.storageSecretAccessKeyLength),
+  forcePathStyle: z.boolean(),
+});
+
+export const LeaseCommandSchema = z.object({
+  type: z.literal("lease"),
+  protocolVersion,
+  ...attemptFence,
+  jobId: UuidSchema,
+  plan: LeasePlanSchema,
+  storage: StorageSettingsSchema,
+  workDirectory: absolutePath,
+  /** Answer `accepted` before this, or the Manager fails the attempt with DISPATCH_TIMEOUT. */
+  dispatchDeadline: TimestampSchema,
+});
+
+export const CancelCommandSchema = z.object({ type: z.literal("cancel"), protocolVersion, ...attemptFence });
+
+export const ResumeUploadsCommandSchema = z.object({
+  type: z.literal("resume-uploads"),
+  protocolVersion,
+  ...attemptFence,
+});
+
+export const DrainCommandSchema = z.object({ type: z.literal("drain"), protocolVersion });
+
+export const CommandSchema = z.discriminatedUnion("type", [
+  LeaseCommandSchema,
+  CancelCommandSchema,
+  ResumeUploadsCommandSchema,
+  DrainCommandSchema,
+]);
+
+// ---- reports (<PREFIX>_REPORTS, Worker -> Manager) ---------------------------------------
+
+const reportFields = {
+  protocolVersion,
+  workerId: UuidSchema,
+  instanceId: UuidSchema,
+  ...attemptFence,
+  sentAt: TimestampSchema,
+};
+
+export const AcceptedReportSchema = z.object({ type: z.literal("accepted"), ...reportFields });
+export const StartedReportSchema = z.object({ type: z.literal("started"), ...reportFields });
+export const EncodedReportSchema = z.object({ type: z.literal("encoded"), ...reportFields });
+
+export const UploadPausedReportSchema = z.object({
+  type: z.literal("upload-paused"),
+  ...reportFields,
+  reason: line(limits.reasonLength),
+  pausedAt: TimestampSchema,
+});
+
+export const OutputResultSchema = z.object({
+  /** The plan's output id. */
+  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "must be a plan output id"),
+  uri: s3Uri,
+  bytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hexadecimal digits"),
+  durationMs: z.number().int().min(0).max(limits.durationMsMax),
+  codecs: z.array(nameToken).max(limits.codecsPerOutput),
+});
+
+export const CompletedReportSchema = z.object({
+  type: z.literal("completed"),
+  ...reportFields,
+  outputs: z.array(OutputResultSchema).min(1).max(limits.outputs),
+  manifestUri: s3Uri.optional(),
+  logsUri: s3Uri,
+});
+
+export const FailedReportSchema = z.object({
+  type: z.literal("failed"),
+  ...reportFields,
+  failureCode: z
+    .string()
+    .regex(
+      new RegExp(`^[A-Z][A-Z0-9_]{0,${limits.failureCodeLength - 1}}$`),
+      `must be 1 to ${limits.failureCodeLength} uppercase letters, digits or '_', starting with a letter`,
+    ),
+  failureMessage: paragraph(limits.failureMessageLength),
+  logsUri: s3Uri.optional(),
+});
+
+export const CancelledReportSchema = z.object({ type: z.literal("cancelled"), ...reportFields });
+
+export const ReportSchema = z.discriminatedUnion("type", [
+  AcceptedReportSchema,
+  StartedReportSchema,
+  EncodedReportSchema,
+  UploadPausedReportSchema,
+  CompletedReportSchema,
+  FailedReportSchema,
+  CancelledReportSchema,
+]);
+
+// ---- types -----------------------------------------------------------------------------
+
+export type HardwareEncoderProbe = z.infer<typeof HardwareEncoderProbeSchema>;
+export type Certification = z.infer<typeof CertificationSchema>;
+export type ProbeReport = z.infer<typeof ProbeReportSchema>;
+export type WorkerRegistrationRequest = z.infer<typeof WorkerRegistrationRequestSchema>;
+export type WorkerRegistrationResponse = z.infer<typeof WorkerRegistrationResponseSchema>;
+export type ReRegistrationChallengeRequest = z.infer<typeof ReRegistrationChallengeRequestSchema>;
+export type ReRegistrationChallenge = z.infer<typeof ReRegistrationChallengeSchema>;
+export type WorkerReRegistrationRequest = z.infer<typeof WorkerReRegistrationRequestSchema>;
+export type Heartbeat = z.infer<typeof HeartbeatSchema>;
+export type Progress = z.infer<typeof ProgressSchema>;
+export type StorageSettings = z.infer<typeof StorageSettingsSchema>;
+export type LeaseCommand = z.infer<typeof LeaseCommandSchema>;
+export type CancelCommand = z.infer<typeof CancelCommandSchema>;
+export type ResumeUploadsCommand = z.infer<typeof ResumeUploadsCommandSchema>;
+export type DrainCommand = z.infer<typeof DrainCommandSchema>;
+export type Command = z.infer<typeof CommandSchema>;
+export type AcceptedReport = z.infer<typeof AcceptedReportSchema>;
+export type StartedReport = z.infer<typeof StartedReportSchema>;
+export type EncodedReport = z.infer<typeof EncodedReportSchema>;
+export type UploadPausedReport = z.infer<typeof UploadPausedReportSchema>;
+export type OutputResult = z.infer<typeof OutputResultSchema>;
+export type CompletedReport = z.infer<typeof CompletedReportSchema>;
+export type FailedReport = z.infer<typeof FailedReportSchema>;
+export type CancelledReport = z.infer<typeof CancelledReportSchema>;
+export type Report = z.infer<typeof ReportSchema>;
