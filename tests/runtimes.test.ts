@@ -1,3 +1,6 @@
+import { jetstream } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import { streams } from "@tjm/protocol";
 import { createTjmClient } from "@tjm/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestSchema, testServices } from "./harness/manager.ts";
@@ -9,6 +12,8 @@ import {
 } from "./harness/manager-process.ts";
 import { OPERATIONS_AUDIENCE, TestIssuer } from "./harness/oidc.ts";
 import { samplePlan } from "./harness/plans.ts";
+import { waitFor } from "./harness/services.ts";
+import { deleteStreams } from "./harness/streams.ts";
 
 describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the generated SDK", (runtime) => {
   let issuer: TestIssuer;
@@ -24,6 +29,7 @@ describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the 
       DATABASE_URL: services.databaseUrl,
       DATABASE_SCHEMA: schema.schema,
       NATS_URL: services.natsUrl,
+      NATS_SUBJECT_PREFIX: schema.schema,
       OIDC_ISSUER_URL: issuer.issuer,
       OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
     };
@@ -37,6 +43,7 @@ describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the 
   }, 90_000);
   afterAll(async () => {
     await manager?.stop();
+    if (schema) await deleteStreams(testServices().natsUrl, schema.schema);
     await issuer?.close();
     await schema?.drop();
   });
@@ -78,6 +85,34 @@ describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the 
     });
     expect(retried.response.status).toBe(409);
     expect(retried.error).toMatchObject({ statusCode: 409, error: "Conflict" });
+  });
+
+  it("announces its changes on the events stream through the outbox relay", async () => {
+    const client = createTjmClient({ baseUrl: manager.baseUrl, token: () => issuer.token() });
+    const submitted = await client.POST("/api/v1/operations/jobs", {
+      body: { projectId, executionPlan: samplePlan() as never },
+    });
+    const jobId = submitted.data?.id ?? "";
+    await client.POST("/api/v1/operations/jobs/{jobId}/cancel", { params: { path: { jobId } } });
+
+    const nc = await connect({ servers: testServices().natsUrl });
+    try {
+      const stream = streams(schema.schema).events.name;
+      const kinds: string[] = [];
+      await waitFor("job events", async () => {
+        kinds.length = 0;
+        const consumer = await jetstream(nc).consumers.get(stream);
+        const batch = await consumer.fetch({ max_messages: 100, expires: 1000 });
+        for await (const message of batch) {
+          const envelope = message.json<{ kind: string; data: { jobId: string } }>();
+          if (envelope.data.jobId === jobId) kinds.push(envelope.kind);
+        }
+        return kinds.length === 2;
+      });
+      expect(kinds).toEqual(["job.created", "job.cancelled"]);
+    } finally {
+      await nc.close();
+    }
   });
 
   it("serves the OpenAPI document and Scalar with its bundle from the installed package, no CDN", async () => {

@@ -25,7 +25,8 @@ export const configSchema = z.object({
   /** Schema holding TJM's tables; tests give each file its own. */
   DATABASE_SCHEMA: z
     .string()
-    .regex(/^[a-z_][a-z0-9_]{0,62}$/, "must be a lowercase SQL identifier")
+    // 40: the schema also names the relay's NOTIFY channel, limited to 63 bytes.
+    .regex(/^[a-z_][a-z0-9_]{0,39}$/, "must be a lowercase SQL identifier of at most 40 characters")
     .default("public"),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
 
@@ -34,7 +35,10 @@ export const configSchema = z.object({
   /** Subject prefix of every TJM subject; configurable only so tests can isolate themselves. */
   NATS_SUBJECT_PREFIX: z
     .string()
-    .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, "must be dot-separated subject tokens")
+    .regex(
+      /^[a-z][a-z0-9_-]{0,31}$/,
+      "must be 1 to 32 lowercase letters, digits, '_' or '-', starting with a letter",
+    )
     .default("tjm"),
 
   // Operator authentication (OIDC)

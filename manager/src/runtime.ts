@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { createApp } from "./app.ts";
 import { type Config, parseEnv, redactConfig } from "./config.ts";
 import { startJobCountCompaction } from "./jobs/count-compaction.ts";
+import { createOutboxRelay } from "./outbox/index.ts";
 import { type Connect, createBroker } from "./platform/broker.ts";
 import { createSql, type Sql } from "./platform/db.ts";
 import { createLogger, type Logger } from "./platform/logger.ts";
@@ -67,6 +68,14 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
   }
   const broker = createBroker(runtime.connectNats, config.NATS_URL, logger);
   const stopCompaction = startJobCountCompaction(sql, logger);
+  const relay = createOutboxRelay({
+    sql,
+    schema: config.DATABASE_SCHEMA,
+    subjectPrefix: config.NATS_SUBJECT_PREFIX,
+    broker,
+    logger,
+  });
+  await relay.start();
   const app = createApp({
     sql,
     broker,
@@ -99,6 +108,7 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
     }, SHUTDOWN_DEADLINE_MS);
     void (async () => {
       await stopServing();
+      await relay.stop();
       await stopCompaction();
       await broker.close();
       await sql.end({ timeout: 5 });

@@ -87,7 +87,8 @@ export class TestManager {
     });
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : 0;
-    const subjectPrefix = `test.${schema}`;
+    // The schema name is unique per file and a valid subject prefix.
+    const subjectPrefix = schema;
     return new TestManager(`http://127.0.0.1:${port}`, sql, schema, subjectPrefix, issuer, async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await broker.close();

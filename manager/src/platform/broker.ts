@@ -6,6 +6,8 @@ import type { Logger } from "./logger.ts";
 export interface Broker {
   /** Resolves when the broker answered a PING within `timeoutMs`, rejects otherwise. */
   ping(timeoutMs: number): Promise<void>;
+  /** The live connection, or undefined until the first connect succeeds. */
+  connection(): NatsConnection | undefined;
   close(): Promise<void>;
 }
 
@@ -60,6 +62,7 @@ export function createBroker(connect: Connect, url: string, logger: Logger): Bro
       if (connection.isClosed()) throw new Error("NATS connection is closed");
       await withTimeout(connection.flush(), timeoutMs, "NATS");
     },
+    connection: () => (connection && !connection.isClosed() ? connection : undefined),
     async close() {
       closed = true;
       clearTimeout(retryTimer);

@@ -1,0 +1,51 @@
+import type { NatsConnection } from "@nats-io/transport-node";
+import { streams } from "@tjm/protocol";
+import type { Broker } from "../platform/broker.ts";
+import type { Sql } from "../platform/db.ts";
+import type { Logger } from "../platform/logger.ts";
+import { ensureStreams, jetStreamPublish } from "./jetstream.ts";
+import { type OutboxPublish, OutboxRelay } from "./relay.ts";
+
+export type { EventEnvelope } from "./relay.ts";
+export { OutboxRelay } from "./relay.ts";
+
+export interface OutboxRelayDeps {
+  sql: Sql;
+  schema: string;
+  subjectPrefix: string;
+  broker: Broker;
+  logger: Logger;
+}
+
+/**
+ * The Manager's relay: publishes through whatever connection the broker holds, making sure
+ * the prefix's streams exist on it first (once per connection; retried after a failure).
+ */
+export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
+  const publishers = new WeakMap<NatsConnection, OutboxPublish>();
+  const publisherFor = (nc: NatsConnection): OutboxPublish => {
+    const known = publishers.get(nc);
+    if (known) return known;
+    const streamsReady = ensureStreams(nc, Object.values(streams(deps.subjectPrefix))).catch((err) => {
+      publishers.delete(nc);
+      throw err;
+    });
+    const publish = jetStreamPublish(nc);
+    const publisher: OutboxPublish = async (subject, payload, messageId) => {
+      await streamsReady;
+      await publish(subject, payload, messageId);
+    };
+    publishers.set(nc, publisher);
+    return publisher;
+  };
+  return new OutboxRelay({
+    sql: deps.sql,
+    schema: deps.schema,
+    subjectPrefix: deps.subjectPrefix,
+    logger: deps.logger,
+    publisher: () => {
+      const nc = deps.broker.connection();
+      return nc ? publisherFor(nc) : undefined;
+    },
+  });
+}

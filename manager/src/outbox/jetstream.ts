@@ -1,0 +1,36 @@
+import { jetstream, jetstreamManager, type StreamConfig } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { OutboxPublish } from "./relay.ts";
+
+/** 2 minutes (JetStream's default): a relay retrying a batch within it never stores a row twice. */
+export const DUPLICATE_WINDOW_NS = 2 * 60 * 1_000_000_000;
+
+/** Creates the streams, or brings an existing one's subjects and duplicate window up to date. */
+export async function ensureStreams(
+  nc: NatsConnection,
+  streams: { name: string; subjects: string[] }[],
+): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  for (const stream of streams) {
+    const config: Partial<StreamConfig> & { name: string } = {
+      name: stream.name,
+      subjects: stream.subjects,
+      duplicate_window: DUPLICATE_WINDOW_NS,
+    };
+    try {
+      await jsm.streams.info(stream.name);
+      await jsm.streams.update(stream.name, config);
+    } catch (err) {
+      if (!(err instanceof Error) || !/stream not found/i.test(err.message)) throw err;
+      await jsm.streams.add(config);
+    }
+  }
+}
+
+/** Publishes through JetStream and resolves only once the stream acknowledged storing it. */
+export function jetStreamPublish(nc: NatsConnection): OutboxPublish {
+  const js = jetstream(nc);
+  return async (subject, payload, messageId) => {
+    await js.publish(subject, payload, { msgID: messageId });
+  };
+}

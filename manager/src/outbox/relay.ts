@@ -1,0 +1,160 @@
+import type { Sql } from "../platform/db.ts";
+import type { Logger } from "../platform/logger.ts";
+
+/** Publishes one announcement; rejects unless the broker stored it. */
+export type OutboxPublish = (subject: string, payload: Uint8Array, messageId: string) => Promise<void>;
+
+export interface OutboxRelayOptions {
+  sql: Sql;
+  schema: string;
+  subjectPrefix: string;
+  /** undefined while the broker is not connected: rows then wait in PostgreSQL. */
+  publisher: () => OutboxPublish | undefined;
+  logger: Logger;
+  batchSize?: number;
+  /** Polling fallback when a NOTIFY is missed (e.g. while LISTEN reconnects). */
+  pollIntervalMs?: number;
+  maxBackoffMs?: number;
+}
+
+interface OutboxRow {
+  id: string;
+  kind: string;
+  subject: string;
+  payload: Record<string, unknown>;
+  createdAt: Date;
+}
+
+/** The envelope every event carries on the wire and on the SSE stream. */
+export interface EventEnvelope {
+  id: string;
+  kind: string;
+  occurredAt: string;
+  data: Record<string, unknown>;
+}
+
+export const outboxChannel = (schema: string) => `tjm_outbox_${schema}`;
+
+const encoder = new TextEncoder();
+
+/**
+ * Publishes committed outbox rows to JetStream in id order, with Nats-Msg-Id = row id so the
+ * stream drops duplicates, then marks them published in the same transaction.
+ *
+ * Rows are chosen by "not yet published", never by an id watermark: a transaction that took
+ * a lower id but commits later is still picked up. One relay at a time holds a transaction
+ * advisory lock, so several Manager replicas never interleave and per-job order holds; the
+ * others wait for their turn. A failed publish rolls the batch back; the rows are retried
+ * (JetStream's duplicate window and consumers' dedupe by event id absorb the repeats).
+ */
+export class OutboxRelay {
+  private readonly batchSize: number;
+  private readonly pollIntervalMs: number;
+  private readonly maxBackoffMs: number;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+  private wake: (() => void) | undefined;
+  /** A NOTIFY that arrived while a batch was being published. */
+  private wokenEarly = false;
+  private unlisten: (() => Promise<void>) | undefined;
+
+  constructor(private readonly options: OutboxRelayOptions) {
+    this.batchSize = options.batchSize ?? 500;
+    this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+    this.maxBackoffMs = options.maxBackoffMs ?? 5000;
+  }
+
+  async start(): Promise<void> {
+    if (!this.stopped) return;
+    this.stopped = false;
+    const { sql, schema, logger } = this.options;
+    try {
+      const listener = await sql.listen(outboxChannel(schema), () => this.notify());
+      this.unlisten = () => listener.unlisten();
+    } catch (err) {
+      // Without LISTEN the relay still polls; it only wakes later.
+      logger.warn("outbox relay cannot LISTEN; polling only", { err });
+    }
+    this.running = this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.notify();
+    await this.running;
+    await this.unlisten?.().catch((err) => this.options.logger.warn("outbox relay UNLISTEN failed", { err }));
+    this.unlisten = undefined;
+    this.running = undefined;
+  }
+
+  /** Publishes at most one batch; returns how many rows it published (0 when another relay holds the turn). */
+  async publishBatch(): Promise<number> {
+    const { sql, schema, subjectPrefix } = this.options;
+    const publish = this.options.publisher();
+    if (!publish) throw new Error("the broker is not connected");
+    return sql.begin(async (tx) => {
+      const [turn] = await tx<{ locked: boolean }[]>`
+        select pg_try_advisory_xact_lock(hashtext(${`tjm.outbox-relay:${schema}`})) as locked`;
+      if (!turn?.locked) return 0;
+      const rows = await tx<OutboxRow[]>`
+        select id, kind, subject, payload, created_at from outbox
+        where published_at is null order by id limit ${this.batchSize}`;
+      if (rows.length === 0) return 0;
+      // Issued in id order on one connection, so the stream stores them in that order.
+      await Promise.all(
+        rows.map((row) => {
+          const envelope: EventEnvelope = {
+            id: row.id,
+            kind: row.kind,
+            occurredAt: row.createdAt.toISOString(),
+            data: row.payload,
+          };
+          return publish(`${subjectPrefix}.${row.subject}`, encoder.encode(JSON.stringify(envelope)), row.id);
+        }),
+      );
+      await tx`update outbox set published_at = now() where id = any(${rows.map((row) => row.id)}::bigint[])`;
+      return rows.length;
+    });
+  }
+
+  private async loop(): Promise<void> {
+    let backoffMs = 100;
+    while (!this.stopped) {
+      let published = 0;
+      try {
+        published = await this.publishBatch();
+        backoffMs = 100;
+      } catch (err) {
+        this.options.logger.warn("outbox relay could not publish; rows stay queued", { err });
+        await this.sleep(backoffMs);
+        backoffMs = Math.min(backoffMs * 2, this.maxBackoffMs);
+        continue;
+      }
+      if (published < this.batchSize) await this.sleep(this.pollIntervalMs);
+    }
+  }
+
+  private notify(): void {
+    if (this.wake) this.wake();
+    else this.wokenEarly = true;
+  }
+
+  /** Waits for a NOTIFY, the timeout or stop(), whichever comes first. */
+  private sleep(ms: number): Promise<void> {
+    if (this.wokenEarly || this.stopped) {
+      this.wokenEarly = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = () => {
+        this.wake = undefined;
+        done();
+      };
+    });
+  }
+}
