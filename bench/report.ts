@@ -2,12 +2,14 @@
 import { type ListSizeResult, PAGE } from "./list.ts";
 import type { LoadResult } from "./load.ts";
 import type { ManagerRuntime } from "./manager-process.ts";
+import type { RelayResult } from "./relay.ts";
 
 export const TARGETS = {
   submitsPerSecondAt64OnNode: 2000,
   ratioToPgBoss: 1.0,
   ratioToRawInsert: 0.4,
   listP99MsAtOneMillion: 20,
+  relayRowsPerSecond: 5000,
 };
 
 export function table(headers: string[], rows: string[][]): string {
@@ -47,6 +49,7 @@ export type ThroughputKey = ManagerRuntime | "pgBoss" | "rawInsert";
 export interface Results {
   throughput: Partial<Record<ThroughputKey, LoadResult[]>>;
   list?: ListSizeResult[];
+  relay?: RelayResult;
   failures: string[];
 }
 
@@ -179,5 +182,16 @@ export function targetsSection(results: Results, concurrency: number[]): string 
     worst ? `${ms(worst.p99)} ms (${worst.label})` : "n/a",
     met(worst ? worst.p99 < TARGETS.listP99MsAtOneMillion : undefined),
   ]);
+  rows.push([
+    `outbox relay >= ${count(TARGETS.relayRowsPerSecond)} rows/s`,
+    results.relay ? `${count(results.relay.perSecond)} rows/s` : "n/a",
+    met(results.relay ? results.relay.perSecond >= TARGETS.relayRowsPerSecond : undefined),
+  ]);
   return `## Targets (printed, not asserted)\n\n${table(["target", "measured", "met"], rows)}`;
+}
+
+export function relaySection(results: Results): string {
+  const relay = results.relay;
+  const rows = relay ? [[count(relay.rows), relay.seconds.toFixed(2), count(relay.perSecond)]] : [];
+  return `## Outbox relay: committed rows published to JetStream and marked\n\n${table(["rows", "seconds", "rows/s"], rows)}`;
 }

@@ -16,11 +16,13 @@ import { benchList } from "./list.ts";
 import type { Contender } from "./load.ts";
 import { REPOSITORY_ROOT } from "./manager-process.ts";
 import { startPgBossContender, startRawInsertContender } from "./peers.ts";
+import { benchRelay } from "./relay.ts";
 import {
   listSection,
   peersSection,
   type Results,
   ratioSection,
+  relaySection,
   submitSection,
   type ThroughputKey,
   table,
@@ -160,6 +162,8 @@ async function main(): Promise<void> {
 
     results.list = await scenario("list", () => benchList(context));
     print(listSection(results));
+    results.relay = await scenario("relay", () => benchRelay(context));
+    print(relaySection(results));
     print(targetsSection(results, settings.concurrency));
   } catch (err) {
     results.failures.push(err instanceof Error ? err.message : String(err));
