@@ -21,6 +21,7 @@ const app = createApp({
   maxBodyBytes: 1024 * 1024,
   liveProgress: () => undefined,
   scalarBundle: noIo,
+  outboxWritten: () => {},
 });
 const document = app.getOpenAPI31Document(openApiInfo);
 const target = new URL("./openapi.json", import.meta.url);

@@ -76,7 +76,7 @@ describe("migrations", () => {
     const refused = await runScript(["manager"], envFor(schema));
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain(
-      `The database schema "${schema}" has 2 pending migration(s): 0001_jobs, 0002_outbox_notify.`,
+      `The database schema "${schema}" has 1 pending migration(s): 0001_jobs.`,
     );
     expect(refused.stderr).toContain("run 'npm run migrate'");
 

@@ -18,6 +18,8 @@ export interface AppDeps {
   liveProgress: LiveProgress;
   /** Scalar's standalone bundle, read by the entrypoint from the installed package. */
   scalarBundle: () => Promise<Uint8Array>;
+  /** Told after a request committed a change (and so outbox rows): wakes the relay. */
+  outboxWritten: () => void;
 }
 
 /** Builds the whole HTTP surface from its dependencies; connects to nothing by itself. */
@@ -31,6 +33,11 @@ export function createApp(deps: AppDeps) {
   app.use("*", closeWhenBodyUnread);
   app.use("/api/*", limitBody(deps.maxBodyBytes));
   app.use("/api/v1/operations/*", operatorAuth({ ...deps.auth, logger: deps.logger }));
+  app.use("/api/v1/*", async (c, next) => {
+    await next();
+    // Every successful write commits its announcements; publish them now, not at the next poll.
+    if (c.req.method !== "GET" && c.res.status < 300) deps.outboxWritten();
+  });
 
   app.route("/api/health", healthApp({ sql: deps.sql, broker: deps.broker }));
   app.route(

@@ -25,8 +25,7 @@ export const configSchema = z.object({
   /** Schema holding TJM's tables; tests give each file its own. */
   DATABASE_SCHEMA: z
     .string()
-    // 40: the schema also names the relay's NOTIFY channel, limited to 63 bytes.
-    .regex(/^[a-z_][a-z0-9_]{0,39}$/, "must be a lowercase SQL identifier of at most 40 characters")
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, "must be a lowercase SQL identifier")
     .default("public"),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
 

@@ -59,6 +59,8 @@ export class TestManager {
     readonly schema: string,
     readonly subjectPrefix: string,
     readonly issuer: TestIssuer,
+    /** How many times the app told the relay that a request committed a change. */
+    readonly outboxWrites: { count: number },
     private readonly shutdown: () => Promise<void>,
   ) {}
 
@@ -73,6 +75,7 @@ export class TestManager {
       options.logger ?? (process.env.TJM_TEST_LOGS ? createLogger("debug", console.log) : silentLogger);
     const broker = createBroker(connect, natsUrl, logger);
     const issuer = await TestIssuer.start();
+    const writes = { count: 0 };
     const app = createApp({
       sql,
       broker,
@@ -81,6 +84,9 @@ export class TestManager {
       maxBodyBytes: 1024 * 1024,
       liveProgress: () => undefined,
       scalarBundle: async () => new TextEncoder().encode("/* scalar */"),
+      outboxWritten: () => {
+        writes.count++;
+      },
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
       const s = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, () => resolve(s));
@@ -89,13 +95,21 @@ export class TestManager {
     const port = typeof address === "object" && address ? address.port : 0;
     // The schema name is unique per file and a valid subject prefix.
     const subjectPrefix = schema;
-    return new TestManager(`http://127.0.0.1:${port}`, sql, schema, subjectPrefix, issuer, async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await broker.close();
-      await issuer.close();
-      await sql.end({ timeout: 2 });
-      await owned?.drop();
-    });
+    return new TestManager(
+      `http://127.0.0.1:${port}`,
+      sql,
+      schema,
+      subjectPrefix,
+      issuer,
+      writes,
+      async () => {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await broker.close();
+        await issuer.close();
+        await sql.end({ timeout: 2 });
+        await owned?.drop();
+      },
+    );
   }
 
   /** An SDK client with a fresh valid operator token. */

@@ -51,6 +51,17 @@ describe("GET /api/v1/operations/jobs/:jobId", () => {
   });
 });
 
+describe("the outbox relay's wake-up", () => {
+  it("is rung after each successful write and not after reads or refusals", async () => {
+    const before = manager.outboxWrites.count;
+    const job = await submit();
+    await manager.request(`/api/v1/operations/jobs/${job.id}`);
+    await post(`/api/v1/operations/jobs/${job.id}/retry`);
+    await post(`/api/v1/operations/jobs/${job.id}/cancel`);
+    expect(manager.outboxWrites.count - before).toBe(2);
+  });
+});
+
 describe("POST /api/v1/operations/jobs/:jobId/cancel", () => {
   it("cancels a QUEUED job at once and announces it", async () => {
     const job = await submit();

@@ -295,6 +295,7 @@ describe("an issuer whose keys cannot be fetched", () => {
           maxBodyBytes: 1024 * 1024,
           liveProgress: () => undefined,
           scalarBundle: async () => new Uint8Array(),
+          outboxWritten: () => {},
         });
         const token = await new SignJWT({ ...operatorClaims(), iss: auth.issuer })
           .setProtectedHeader({ alg: "RS256", kid: "test-key" })

@@ -12,7 +12,7 @@ export interface OutboxRelayOptions {
   publisher: () => OutboxPublish | undefined;
   logger: Logger;
   batchSize?: number;
-  /** Polling fallback when a NOTIFY is missed (e.g. while LISTEN reconnects). */
+  /** How often the relay looks for rows nobody woke it for (other replicas' commits). */
   pollIntervalMs?: number;
   maxBackoffMs?: number;
 }
@@ -33,13 +33,15 @@ export interface EventEnvelope {
   data: Record<string, unknown>;
 }
 
-export const outboxChannel = (schema: string) => `tjm_outbox_${schema}`;
-
 const encoder = new TextEncoder();
 
 /**
  * Publishes committed outbox rows to JetStream in id order, with Nats-Msg-Id = row id so the
  * stream drops duplicates, then marks them published in the same transaction.
+ *
+ * Woken in-process by whoever committed rows (`wake()`), and polls for the rest. Not by
+ * LISTEN/NOTIFY: a NOTIFY per commit serialises commits on PostgreSQL's notification queue
+ * and cost 25-40 % of submit throughput at 64 clients on this 2-core machine.
  *
  * Rows are chosen by "not yet published", never by an id watermark: a transaction that took
  * a lower id but commits later is still picked up. One relay at a time holds a transaction
@@ -53,37 +55,26 @@ export class OutboxRelay {
   private readonly maxBackoffMs: number;
   private running: Promise<void> | undefined;
   private stopped = true;
-  private wake: (() => void) | undefined;
-  /** A NOTIFY that arrived while a batch was being published. */
+  private wakeSleeper: (() => void) | undefined;
+  /** A wake-up that arrived while a batch was being published. */
   private wokenEarly = false;
-  private unlisten: (() => Promise<void>) | undefined;
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.batchSize = options.batchSize ?? 500;
-    this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+    this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.maxBackoffMs = options.maxBackoffMs ?? 5000;
   }
 
   async start(): Promise<void> {
     if (!this.stopped) return;
     this.stopped = false;
-    const { sql, schema, logger } = this.options;
-    try {
-      const listener = await sql.listen(outboxChannel(schema), () => this.notify());
-      this.unlisten = () => listener.unlisten();
-    } catch (err) {
-      // Without LISTEN the relay still polls; it only wakes later.
-      logger.warn("outbox relay cannot LISTEN; polling only", { err });
-    }
     this.running = this.loop();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.notify();
+    this.wake();
     await this.running;
-    await this.unlisten?.().catch((err) => this.options.logger.warn("outbox relay UNLISTEN failed", { err }));
-    this.unlisten = undefined;
     this.running = undefined;
   }
 
@@ -134,12 +125,13 @@ export class OutboxRelay {
     }
   }
 
-  private notify(): void {
-    if (this.wake) this.wake();
+  /** Call after committing outbox rows: the relay publishes them now rather than at its next poll. */
+  wake(): void {
+    if (this.wakeSleeper) this.wakeSleeper();
     else this.wokenEarly = true;
   }
 
-  /** Waits for a NOTIFY, the timeout or stop(), whichever comes first. */
+  /** Waits for wake(), the timeout or stop(), whichever comes first. */
   private sleep(ms: number): Promise<void> {
     if (this.wokenEarly || this.stopped) {
       this.wokenEarly = false;
@@ -151,8 +143,8 @@ export class OutboxRelay {
         clearTimeout(timer);
         resolve();
       }
-      this.wake = () => {
-        this.wake = undefined;
+      this.wakeSleeper = () => {
+        this.wakeSleeper = undefined;
         done();
       };
     });
