@@ -15,6 +15,8 @@ export interface OutboxRelayOptions {
   /** How often the relay looks for rows nobody woke it for (other replicas' commits). */
   pollIntervalMs?: number;
   maxBackoffMs?: number;
+  /** Wait this long after waking before taking a batch, so concurrent commits share it. */
+  lingerMs?: number;
 }
 
 interface OutboxRow {
@@ -53,6 +55,7 @@ export class OutboxRelay {
   private readonly batchSize: number;
   private readonly pollIntervalMs: number;
   private readonly maxBackoffMs: number;
+  private readonly lingerMs: number;
   private running: Promise<void> | undefined;
   private stopped = true;
   private wakeSleeper: (() => void) | undefined;
@@ -63,6 +66,7 @@ export class OutboxRelay {
     this.batchSize = options.batchSize ?? 500;
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.maxBackoffMs = options.maxBackoffMs ?? 5000;
+    this.lingerMs = options.lingerMs ?? 10;
   }
 
   async start(): Promise<void> {
@@ -121,7 +125,12 @@ export class OutboxRelay {
         backoffMs = Math.min(backoffMs * 2, this.maxBackoffMs);
         continue;
       }
-      if (published < this.batchSize) await this.sleep(this.pollIntervalMs);
+      if (published < this.batchSize) {
+        await this.sleep(this.pollIntervalMs);
+        // Under load wake-ups come with every request; lingering lets a batch gather them
+        // instead of paying a transaction per row.
+        if (!this.stopped) await new Promise((resolve) => setTimeout(resolve, this.lingerMs));
+      }
     }
   }
 
