@@ -11,11 +11,9 @@
  * are removed, not refused.
  */
 import { z } from "zod";
+import { WORKER_POOLS } from "./pools.ts";
 import { UUID_PATTERN } from "./uuid.ts";
 import { PROTOCOL_VERSION } from "./version.ts";
-
-export const WORKER_POOLS = ["cpu", "nvidia", "intel", "amd"] as const;
-export type WorkerPool = (typeof WORKER_POOLS)[number];
 
 export const messageLimits = {
   capacityMax: 1024,

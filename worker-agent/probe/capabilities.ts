@@ -12,18 +12,11 @@
  * h264_qsv are both). The vendor words stay in the name, so the Manager's pool rule
  * (nvenc/cuda/cuvid/nvdec/npp -> nvidia, qsv -> intel, amf -> amd) reads every form.
  */
+import { poolOfCapability } from "@tjm/protocol";
 import type { HardwareEncoderResult } from "./certify.ts";
 
 /** Hardware a name needs: a vendor the self-test can prove, or a device API it cannot. */
 export type Device = "nvidia" | "intel" | "amd" | "vaapi" | "unverified";
-
-/** The Manager's pool rule (manager/src/jobs/plan.ts poolOfCapability), plus VA-API. */
-const PROVABLE_DEVICES: [Device, RegExp][] = [
-  ["nvidia", /nvenc|cuda|cuvid|nvdec|npp/],
-  ["intel", /qsv/],
-  ["amd", /amf/],
-  ["vaapi", /vaapi/],
-];
 
 /**
  * Words (between underscores) of device APIs the probe has no self-test for: V4L2 and
@@ -49,10 +42,12 @@ const UNVERIFIED_DEVICE_WORDS = new Set([
   "rkmpp",
 ]);
 
+/** The vendor the Manager's pool rule names, VA-API, an API without a self-test, or none. */
 export function deviceOf(name: string): Device | undefined {
+  const vendor = poolOfCapability(name);
+  if (vendor !== undefined) return vendor;
   const lower = name.toLowerCase();
-  const provable = PROVABLE_DEVICES.find(([, pattern]) => pattern.test(lower));
-  if (provable !== undefined) return provable[0];
+  if (lower.includes("vaapi")) return "vaapi";
   return lower.split("_").some((word) => UNVERIFIED_DEVICE_WORDS.has(word)) ? "unverified" : undefined;
 }
 

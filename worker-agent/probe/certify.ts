@@ -3,8 +3,9 @@
  * that follows, and the default capacity of a host. No I/O.
  */
 
-export const WORKER_POOLS = ["cpu", "nvidia", "intel", "amd"] as const;
-export type WorkerPool = (typeof WORKER_POOLS)[number];
+import { WORKER_POOLS, type WorkerPool } from "@tjm/protocol";
+
+export { WORKER_POOLS, type WorkerPool };
 
 /** The portable codec intents a job can ask for that a GPU encodes (vp9 is software only). */
 const SELF_TESTED_CODECS = ["h264", "hevc", "av1"] as const;

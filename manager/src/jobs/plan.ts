@@ -4,8 +4,9 @@
  * No I/O. The schema (schema.ts) calls these; each rule is unit-tested in plan.test.ts.
  */
 
-export const WORKER_POOLS = ["cpu", "nvidia", "intel", "amd"] as const;
-export type WorkerPool = (typeof WORKER_POOLS)[number];
+import { poolOfCapability, WORKER_POOLS, type WorkerPool } from "@tjm/protocol";
+
+export { poolOfCapability, WORKER_POOLS, type WorkerPool };
 
 export const CONTAINERS = ["mp4", "mov", "mkv", "webm", "mpegts"] as const;
 export type Container = (typeof CONTAINERS)[number];
@@ -129,15 +130,6 @@ export function workspacePathProblem(path: string): string | undefined {
 }
 
 // ---- worker pool -----------------------------------------------------------------------
-
-/** Which pool a capability name ties a job to; undefined means any host can provide it. */
-export function poolOfCapability(capability: string): Exclude<WorkerPool, "cpu"> | undefined {
-  const name = capability.toLowerCase();
-  if (/nvenc|cuda|cuvid|nvdec|npp/.test(name)) return "nvidia";
-  if (/qsv/.test(name)) return "intel";
-  if (/amf/.test(name)) return "amd";
-  return undefined;
-}
 
 export type PoolDerivation = { ok: true; pool: WorkerPool } | { ok: false; problem: string };
 
