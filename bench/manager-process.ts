@@ -4,6 +4,7 @@
  * npm, tsx and the Manager are stopped together.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { freePort, waitFor } from "../tests/harness/services.ts";
 import type { Cleanup } from "./cleanup.ts";
@@ -29,6 +30,7 @@ function childEnvironment(env: ManagerEnvironment, extra: Record<string, string>
     ...process.env,
     ...env,
     OIDC_OPERATIONS_ADMIN_AUDIENCE: "tjm-operations",
+    ENROLLMENT_TOKEN_SECRET: randomBytes(32).toString("hex"),
     LOG_LEVEL: "warn",
     ...extra,
   };

@@ -3,6 +3,7 @@
  * Manager, submits a sample job through the SDK and prints it with the docs URL.
  * `npm run demo -- --once` exits after printing instead of serving until Ctrl-C.
  */
+import { randomBytes } from "node:crypto";
 import { createTjmClient } from "@tjm/sdk";
 import { createSql } from "../manager/src/platform/db.ts";
 import { loadMigrations, migrate } from "../manager/src/platform/migrations.ts";
@@ -38,6 +39,8 @@ try {
     NATS_URL: services.natsUrl,
     OIDC_ISSUER_URL: issuer.issuer,
     OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
+    // A fresh key per demo run: tokens issued by an earlier run simply stop matching.
+    ENROLLMENT_TOKEN_SECRET: randomBytes(32).toString("hex"),
     LOG_LEVEL: "warn",
   };
   // 8080 (or PORT) when it is free, so the printed URLs are easy to remember.

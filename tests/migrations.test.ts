@@ -3,7 +3,7 @@ import { createSql, type Sql } from "../manager/src/platform/db.ts";
 import { loadMigrations, migrate, pendingMigrations } from "../manager/src/platform/migrations.ts";
 import { testServices } from "./harness/manager.ts";
 import { runScript } from "./harness/manager-process.ts";
-import { OPERATIONS_AUDIENCE } from "./harness/oidc.ts";
+import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET } from "./harness/oidc.ts";
 
 let admin: Sql;
 const schemas: string[] = [];
@@ -22,6 +22,7 @@ function envFor(schema: string) {
     NATS_URL: services.natsUrl,
     OIDC_ISSUER_URL: "http://127.0.0.1:1",
     OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
+    ENROLLMENT_TOKEN_SECRET: TEST_ENROLLMENT_SECRET,
   };
 }
 
@@ -76,7 +77,7 @@ describe("migrations", () => {
     const refused = await runScript(["manager"], envFor(schema));
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain(
-      `The database schema "${schema}" has 1 pending migration(s): 0001_jobs.`,
+      `The database schema "${schema}" has 2 pending migration(s): 0001_jobs, 0002_enrollment_tokens.`,
     );
     expect(refused.stderr).toContain("run 'npm run migrate'");
 
@@ -139,6 +140,7 @@ describe("`npm run manager -- projects create`", () => {
       NATS_URL: "",
       OIDC_ISSUER_URL: "",
       OIDC_OPERATIONS_ADMIN_AUDIENCE: "",
+      ENROLLMENT_TOKEN_SECRET: "too short",
     });
     expect(result.code).toBe(2);
     for (const name of [
@@ -147,6 +149,7 @@ describe("`npm run manager -- projects create`", () => {
       "NATS_URL",
       "OIDC_ISSUER_URL",
       "OIDC_OPERATIONS_ADMIN_AUDIENCE",
+      "ENROLLMENT_TOKEN_SECRET",
     ]) {
       expect(result.stderr).toContain(`${name}:`);
     }

@@ -10,7 +10,7 @@ import {
   runScript,
   startManagerProcess,
 } from "./harness/manager-process.ts";
-import { OPERATIONS_AUDIENCE, TestIssuer } from "./harness/oidc.ts";
+import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET, TestIssuer } from "./harness/oidc.ts";
 import { samplePlan } from "./harness/plans.ts";
 import { waitFor } from "./harness/services.ts";
 import { deleteStreams } from "./harness/streams.ts";
@@ -32,6 +32,7 @@ describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the 
       NATS_SUBJECT_PREFIX: schema.schema,
       OIDC_ISSUER_URL: issuer.issuer,
       OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
+      ENROLLMENT_TOKEN_SECRET: TEST_ENROLLMENT_SECRET,
     };
     const created = await runScript(
       ["manager", "--", "projects", "create", "--org", "acme", "--name", runtime],

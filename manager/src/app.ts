@@ -1,4 +1,5 @@
 import { registerDocs } from "./docs/index.ts";
+import { createTokenHasher, enrollmentApp } from "./enrollment/index.ts";
 import { healthApp } from "./health/index.ts";
 import { jobsApp } from "./jobs/index.ts";
 import type { LiveProgress } from "./jobs/view.ts";
@@ -18,6 +19,8 @@ export interface AppDeps {
   liveProgress: LiveProgress;
   /** Scalar's standalone bundle, read by the entrypoint from the installed package. */
   scalarBundle: () => Promise<Uint8Array>;
+  /** Key of the HMAC that enrollment tokens are stored under. */
+  enrollmentTokenSecret: string;
   /** Told after a request committed a change (and so outbox rows): wakes the relay. */
   outboxWritten: () => void;
 }
@@ -43,6 +46,10 @@ export function createApp(deps: AppDeps) {
   app.route(
     "/api/v1/operations",
     jobsApp({ sql: deps.sql, logger: deps.logger, liveProgress: deps.liveProgress }),
+  );
+  app.route(
+    "/api/v1/operations",
+    enrollmentApp({ sql: deps.sql, hashToken: createTokenHasher(deps.enrollmentTokenSecret) }),
   );
   registerDocs(app, deps.scalarBundle);
   return app;

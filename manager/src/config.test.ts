@@ -6,6 +6,7 @@ const valid = {
   NATS_URL: "nats://nats:4222",
   OIDC_ISSUER_URL: "https://id.example.com/realms/media",
   OIDC_OPERATIONS_ADMIN_AUDIENCE: "tjm-operations",
+  ENROLLMENT_TOKEN_SECRET: "0123456789abcdef0123456789abcdef",
 };
 
 describe("parseEnv", () => {
@@ -32,6 +33,7 @@ describe("parseEnv", () => {
         "NATS_URL: required but not set",
         "OIDC_ISSUER_URL: required but not set",
         "OIDC_OPERATIONS_ADMIN_AUDIENCE: required but not set",
+        "ENROLLMENT_TOKEN_SECRET: required but not set",
       ],
     });
   });
@@ -54,5 +56,6 @@ describe("parseEnv", () => {
     const logged = JSON.stringify(redactConfig(result.config));
     expect(logged).not.toContain("secret");
     expect(logged).not.toContain(":pw@");
+    expect(logged).not.toContain("0123456789abcdef");
   });
 });

@@ -45,6 +45,10 @@ export const configSchema = z.object({
   /** Overrides discovery of the JWKS through the issuer's openid-configuration. */
   OIDC_JWKS_URL: url(["http", "https"]).optional(),
   OIDC_OPERATIONS_ADMIN_AUDIENCE: z.string().min(1),
+
+  // Worker enrollment
+  /** HMAC key for stored enrollment tokens; 32+ characters of randomness (e.g. `openssl rand -hex 32`). */
+  ENROLLMENT_TOKEN_SECRET: z.string().min(32, "must be at least 32 characters"),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -76,5 +80,10 @@ export function redactConfig(config: Config): Record<string, unknown> {
       return "***";
     }
   };
-  return { ...config, DATABASE_URL: mask(config.DATABASE_URL), NATS_URL: mask(config.NATS_URL) };
+  return {
+    ...config,
+    DATABASE_URL: mask(config.DATABASE_URL),
+    NATS_URL: mask(config.NATS_URL),
+    ENROLLMENT_TOKEN_SECRET: "***",
+  };
 }

@@ -88,6 +88,7 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
     maxBodyBytes: config.MAX_BODY_BYTES,
     liveProgress: () => undefined,
     scalarBundle,
+    enrollmentTokenSecret: config.ENROLLMENT_TOKEN_SECRET,
     outboxWritten: () => relay.wake(),
   });
   const stopServing = await runtime.serve(app, config.HOST, config.PORT);

@@ -878,6 +878,135 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/operations/enrollment-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue a Worker enrollment token
+         * @description A random, single-use, time-limited token for a Worker's first registration. It is shown once; the Manager keeps only its HMAC-SHA256. The body is optional.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["IssueEnrollmentToken"];
+                };
+            };
+            responses: {
+                /** @description The token */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EnrollmentToken"];
+                    };
+                };
+                /** @description Invalid path, query or body; every failure is listed in details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 400,
+                         *       "error": "Bad Request",
+                         *       "message": "Validation failed",
+                         *       "details": [
+                         *         {
+                         *           "path": "executionPlan.outputs.1.video.height",
+                         *           "message": "height must be an even number"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Missing, malformed, expired or wrongly signed bearer token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "error": "Unauthorized",
+                         *       "message": "Invalid bearer token: signature verification failed"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The token lacks the operations audience */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 403,
+                         *       "error": "Forbidden",
+                         *       "message": "Token audience does not include tjm-operations"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body over the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 413,
+                         *       "error": "Payload Too Large",
+                         *       "message": "Request body exceeds 1048576 bytes"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unexpected persistence or dependency failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 500,
+                         *       "error": "Internal Server Error",
+                         *       "message": "Internal error (request id 5f0c…)"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1323,6 +1452,49 @@ export interface components {
              * @example 2026-11-21T10:00:00.000Z
              */
             updatedAt: string;
+        };
+        EnrollmentToken: {
+            /**
+             * Format: uuid
+             * @example 3e1f4c2a-9b8d-4e7f-a6c5-1d2e3f4a5b6c
+             */
+            id: string;
+            /**
+             * @description The one-time secret, shown only in this response
+             * @example tjm_et_q3V9yN2xW8pL0sT4uR7eK1mZ6aB5cD3fG9hJ2kL4nP0
+             */
+            token: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T11:00:00.000Z
+             */
+            expiresAt: string;
+            /**
+             * @example cpu
+             * @enum {string|null}
+             */
+            pool: "cpu" | "nvidia" | "intel" | "amd" | null;
+            /** @example encoder-07 */
+            label: string | null;
+        };
+        IssueEnrollmentToken: {
+            /**
+             * @description Lifetime, 60 s to 7 days; default 1 hour
+             * @default 3600
+             * @example 3600
+             */
+            ttlSeconds?: number;
+            /**
+             * @description Pool the enrolling Worker must declare; any when omitted
+             * @example cpu
+             * @enum {string}
+             */
+            pool?: "cpu" | "nvidia" | "intel" | "amd";
+            /**
+             * @description Free text for operators, e.g. the host it is meant for
+             * @example encoder-07
+             */
+            label?: string;
         };
     };
     responses: never;

@@ -12,7 +12,7 @@ import { createSql, type Sql } from "../../manager/src/platform/db.ts";
 import { createLogger, type Logger, silentLogger } from "../../manager/src/platform/logger.ts";
 import { loadMigrations, migrate } from "../../manager/src/platform/migrations.ts";
 import { createProject } from "../../manager/src/projects/store.ts";
-import { OPERATIONS_AUDIENCE, TestIssuer } from "./oidc.ts";
+import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET, TestIssuer } from "./oidc.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -84,6 +84,7 @@ export class TestManager {
       maxBodyBytes: 1024 * 1024,
       liveProgress: () => undefined,
       scalarBundle: async () => new TextEncoder().encode("/* scalar */"),
+      enrollmentTokenSecret: TEST_ENROLLMENT_SECRET,
       outboxWritten: () => {
         writes.count++;
       },

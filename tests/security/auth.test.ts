@@ -6,7 +6,7 @@ import { createApp } from "../../manager/src/app.ts";
 import { createBroker } from "../../manager/src/platform/broker.ts";
 import { createLogger } from "../../manager/src/platform/logger.ts";
 import { createTestSchema, TestManager, testServices } from "../harness/manager.ts";
-import { OPERATIONS_AUDIENCE } from "../harness/oidc.ts";
+import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET } from "../harness/oidc.ts";
 import { sampleSubmission } from "../harness/plans.ts";
 
 let manager: TestManager;
@@ -295,6 +295,7 @@ describe("an issuer whose keys cannot be fetched", () => {
           maxBodyBytes: 1024 * 1024,
           liveProgress: () => undefined,
           scalarBundle: async () => new Uint8Array(),
+          enrollmentTokenSecret: TEST_ENROLLMENT_SECRET,
           outboxWritten: () => {},
         });
         const token = await new SignJWT({ ...operatorClaims(), iss: auth.issuer })
