@@ -22,6 +22,7 @@ export interface ManagerEnvironment {
   DATABASE_URL: string;
   DATABASE_SCHEMA: string;
   NATS_URL: string;
+  NATS_SUBJECT_PREFIX: string;
   OIDC_ISSUER_URL: string;
 }
 

@@ -1,5 +1,6 @@
 /** POST /api/v1/operations/jobs throughput and latency against a Manager child process. */
 import { sampleSubmission } from "../tests/harness/plans.ts";
+import { deleteStreams } from "../tests/harness/streams.ts";
 import { dropSchemaAtEnd } from "./database.ts";
 import { type Contender, closedLoop, HttpClient } from "./load.ts";
 import {
@@ -13,11 +14,17 @@ import { type BenchContext, loadOptions } from "./settings.ts";
 
 export const JOBS_PATH = "/api/v1/operations/jobs";
 
+/**
+ * A Manager's environment on its own schema and subject prefix (the schema's name); the
+ * streams its relay creates for that prefix are deleted when the run ends.
+ */
 export function managerEnvironment(context: BenchContext, schema: string): ManagerEnvironment {
+  context.cleanup.defer(`delete the streams of ${schema}`, () => deleteStreams(context.natsUrl, schema));
   return {
     DATABASE_URL: context.databaseUrl,
     DATABASE_SCHEMA: schema,
     NATS_URL: context.natsUrl,
+    NATS_SUBJECT_PREFIX: schema,
     OIDC_ISSUER_URL: context.issuerUrl,
   };
 }

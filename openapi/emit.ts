@@ -21,6 +21,7 @@ const app = createApp({
   maxBodyBytes: 1024 * 1024,
   liveProgress: () => undefined,
   scalarBundle: noIo,
+  events: noIo,
   enrollmentTokenSecret: "emitting the document hashes no token",
   outboxWritten: () => {},
 });

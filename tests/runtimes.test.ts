@@ -110,7 +110,7 @@ describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the 
         }
         return kinds.length === 2;
       });
-      expect(kinds).toEqual(["job.created", "job.cancelled"]);
+      expect(kinds).toEqual(["job.created", "job.updated"]);
     } finally {
       await nc.close();
     }

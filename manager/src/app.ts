@@ -1,5 +1,6 @@
 import { registerDocs } from "./docs/index.ts";
 import { createTokenHasher, enrollmentApp } from "./enrollment/index.ts";
+import { type EventHub, eventsApp } from "./events/index.ts";
 import { healthApp } from "./health/index.ts";
 import { jobsApp } from "./jobs/index.ts";
 import type { LiveProgress } from "./jobs/view.ts";
@@ -19,6 +20,8 @@ export interface AppDeps {
   liveProgress: LiveProgress;
   /** Scalar's standalone bundle, read by the entrypoint from the installed package. */
   scalarBundle: () => Promise<Uint8Array>;
+  /** Feeds the SSE stream with the events the relay published. */
+  events: EventHub;
   /** Key of the HMAC that enrollment tokens are stored under. */
   enrollmentTokenSecret: string;
   /** Told after a request committed a change (and so outbox rows): wakes the relay. */
@@ -51,6 +54,7 @@ export function createApp(deps: AppDeps) {
     "/api/v1/operations",
     enrollmentApp({ sql: deps.sql, hashToken: createTokenHasher(deps.enrollmentTokenSecret) }),
   );
+  app.route("/api/v1/operations", eventsApp(deps.events));
   registerDocs(app, deps.scalarBundle);
   return app;
 }

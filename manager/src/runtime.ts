@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { createApp } from "./app.ts";
 import { type Config, parseEnv, redactConfig } from "./config.ts";
+import { EventHub } from "./events/index.ts";
 import { startJobCountCompaction } from "./jobs/count-compaction.ts";
 import { createOutboxRelay } from "./outbox/index.ts";
 import { type Connect, createBroker } from "./platform/broker.ts";
@@ -76,6 +77,8 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
     logger,
   });
   await relay.start();
+  const events = new EventHub(broker, config.NATS_SUBJECT_PREFIX, logger);
+  events.start();
   const app = createApp({
     sql,
     broker,
@@ -88,6 +91,7 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
     maxBodyBytes: config.MAX_BODY_BYTES,
     liveProgress: () => undefined,
     scalarBundle,
+    events,
     enrollmentTokenSecret: config.ENROLLMENT_TOKEN_SECRET,
     outboxWritten: () => relay.wake(),
   });
@@ -111,6 +115,7 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
     void (async () => {
       await stopServing();
       await relay.stop();
+      await events.stop();
       await stopCompaction();
       await broker.close();
       await sql.end({ timeout: 5 });

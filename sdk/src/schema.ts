@@ -1007,6 +1007,120 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/operations/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream operational events (Server-Sent Events)
+         * @description text/event-stream of lifecycle changes as they are published: each message has `id`, `event` (the kind) and `data` (the EventEnvelope as JSON), plus a `: keep-alive` comment every 15 s. Transient: after reconnecting, refetch the REST resources.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only these kinds, comma-separated */
+                    kinds?: string;
+                    /** @description Only events of this job */
+                    jobId?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The stream; each data line is an EventEnvelope */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": components["schemas"]["EventEnvelope"];
+                    };
+                };
+                /** @description Invalid path, query or body; every failure is listed in details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 400,
+                         *       "error": "Bad Request",
+                         *       "message": "Validation failed",
+                         *       "details": [
+                         *         {
+                         *           "path": "executionPlan.outputs.1.video.height",
+                         *           "message": "height must be an even number"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Missing, malformed, expired or wrongly signed bearer token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "error": "Unauthorized",
+                         *       "message": "Invalid bearer token: signature verification failed"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The token lacks the operations audience */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 403,
+                         *       "error": "Forbidden",
+                         *       "message": "Token audience does not include tjm-operations"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unexpected persistence or dependency failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 500,
+                         *       "error": "Internal Server Error",
+                         *       "message": "Internal error (request id 5f0c…)"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1495,6 +1609,35 @@ export interface components {
              * @example encoder-07
              */
             label?: string;
+        };
+        EventEnvelope: {
+            /**
+             * @description Event id (the outbox row id); clients dedupe by it
+             * @example 1042
+             */
+            id: string;
+            /**
+             * @example job.updated
+             * @enum {string}
+             */
+            kind: "job.created" | "job.updated" | "job.progress" | "worker.registered" | "worker.updated";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurredAt: string;
+            /**
+             * @description job.created: {jobId, organizationId, projectId, state, workerPool, priority, attemptId, occurredAt}. job.updated: {jobId, attemptId, organizationId, projectId, from, to, occurredAt} (retries add attemptNumber, workerPool, priority).
+             * @example {
+             *       "jobId": "0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d",
+             *       "attemptId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+             *       "from": "QUEUED",
+             *       "to": "CANCELLED"
+             *     }
+             */
+            data: {
+                [key: string]: unknown;
+            };
         };
     };
     responses: never;

@@ -7,12 +7,15 @@ import { connect } from "@nats-io/transport-node";
 import { createTjmClient, type TjmClient } from "@tjm/sdk";
 import { inject } from "vitest";
 import { createApp } from "../../manager/src/app.ts";
+import { EventHub } from "../../manager/src/events/index.ts";
+import { createOutboxRelay } from "../../manager/src/outbox/index.ts";
 import { createBroker } from "../../manager/src/platform/broker.ts";
 import { createSql, type Sql } from "../../manager/src/platform/db.ts";
 import { createLogger, type Logger, silentLogger } from "../../manager/src/platform/logger.ts";
 import { loadMigrations, migrate } from "../../manager/src/platform/migrations.ts";
 import { createProject } from "../../manager/src/projects/store.ts";
 import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET, TestIssuer } from "./oidc.ts";
+import { deleteStreams } from "./streams.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -76,6 +79,12 @@ export class TestManager {
     const broker = createBroker(connect, natsUrl, logger);
     const issuer = await TestIssuer.start();
     const writes = { count: 0 };
+    // The schema name is unique per file and a valid subject prefix.
+    const subjectPrefix = schema;
+    const relay = createOutboxRelay({ sql, schema, subjectPrefix, broker, logger });
+    await relay.start();
+    const events = new EventHub(broker, subjectPrefix, logger);
+    events.start();
     const app = createApp({
       sql,
       broker,
@@ -84,9 +93,11 @@ export class TestManager {
       maxBodyBytes: 1024 * 1024,
       liveProgress: () => undefined,
       scalarBundle: async () => new TextEncoder().encode("/* scalar */"),
+      events,
       enrollmentTokenSecret: TEST_ENROLLMENT_SECRET,
       outboxWritten: () => {
         writes.count++;
+        relay.wake();
       },
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
@@ -94,8 +105,6 @@ export class TestManager {
     });
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : 0;
-    // The schema name is unique per file and a valid subject prefix.
-    const subjectPrefix = schema;
     return new TestManager(
       `http://127.0.0.1:${port}`,
       sql,
@@ -105,6 +114,9 @@ export class TestManager {
       writes,
       async () => {
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        await events.stop();
+        await relay.stop();
+        if (broker.connection()) await deleteStreams(natsUrl, subjectPrefix).catch(() => {});
         await broker.close();
         await issuer.close();
         await sql.end({ timeout: 2 });

@@ -75,7 +75,7 @@ describe("POST /api/v1/operations/jobs/:jobId/cancel", () => {
     });
     expect(detail.attempts).toHaveLength(1);
     const kinds = await manager.sql`select kind from outbox where payload->>'jobId' = ${job.id} order by id`;
-    expect(kinds.map((row) => row.kind)).toEqual(["job.created", "job.cancelled"]);
+    expect(kinds.map((row) => row.kind)).toEqual(["job.created", "job.updated"]);
   });
 
   it("is idempotent for CANCELLED and CANCEL_REQUESTED jobs: 202, nothing changes", async () => {
@@ -93,7 +93,7 @@ describe("POST /api/v1/operations/jobs/:jobId/cancel", () => {
     expect(await response.json()).toMatchObject({ state: "CANCEL_REQUESTED" });
     const events =
       await manager.sql`select kind from outbox where payload->>'jobId' = ${cancelled.id} or payload->>'jobId' = ${requested.id}`;
-    expect(events.map((row) => row.kind).sort()).toEqual(["job.cancelled", "job.created", "job.created"]);
+    expect(events.map((row) => row.kind).sort()).toEqual(["job.created", "job.created", "job.updated"]);
   });
 
   it("asks the Worker holding a RUNNING job: CANCEL_REQUESTED", async () => {
@@ -152,7 +152,7 @@ describe("POST /api/v1/operations/jobs/:jobId/retry", () => {
       [2, "2"],
     ]);
     const events = await manager.sql`select kind from outbox where payload->>'jobId' = ${job.id} order by id`;
-    expect(events.map((row) => row.kind)).toEqual(["job.created", "job.retried"]);
+    expect(events.map((row) => row.kind)).toEqual(["job.created", "job.updated"]);
   });
 
   it.each([

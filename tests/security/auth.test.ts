@@ -3,6 +3,7 @@ import { connect } from "@nats-io/transport-node";
 import { exportSPKI, generateKeyPair, importJWK, type JWK, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../manager/src/app.ts";
+import { EventHub } from "../../manager/src/events/index.ts";
 import { createBroker } from "../../manager/src/platform/broker.ts";
 import { createLogger } from "../../manager/src/platform/logger.ts";
 import { createTestSchema, TestManager, testServices } from "../harness/manager.ts";
@@ -295,6 +296,7 @@ describe("an issuer whose keys cannot be fetched", () => {
           maxBodyBytes: 1024 * 1024,
           liveProgress: () => undefined,
           scalarBundle: async () => new Uint8Array(),
+          events: new EventHub(broker, "auth", logger),
           enrollmentTokenSecret: TEST_ENROLLMENT_SECRET,
           outboxWritten: () => {},
         });

@@ -38,7 +38,7 @@ export const cancelJob =
           await cancelQueuedJob(tx, jobId, job.currentAttemptId);
           break;
         case "held-by-worker":
-          await requestJobCancellation(tx, jobId, job.currentAttemptId);
+          await requestJobCancellation(tx, jobId, job.currentAttemptId, job.state);
           break;
         case "already-cancelling":
           break;

@@ -187,12 +187,13 @@ export async function cancelQueuedJob(tx: TransactionSql, jobId: string, attempt
   const [job] = await tx`
     update jobs set state = 'CANCELLED', updated_at = now() where id = ${jobId}
     returning organization_id, project_id, worker_pool, updated_at`;
-  await enqueueOutbox(tx, "job.cancelled", {
+  await enqueueOutbox(tx, "job.updated", {
     jobId,
     attemptId,
     organizationId: job?.organizationId,
     projectId: job?.projectId,
-    state: "CANCELLED",
+    from: "QUEUED",
+    to: "CANCELLED",
     occurredAt: job?.updatedAt,
   });
 }
@@ -202,16 +203,18 @@ export async function requestJobCancellation(
   tx: TransactionSql,
   jobId: string,
   attemptId: string,
+  from: JobState,
 ): Promise<void> {
   const [job] = await tx`
     update jobs set state = 'CANCEL_REQUESTED', updated_at = now() where id = ${jobId}
     returning organization_id, project_id, updated_at`;
-  await enqueueOutbox(tx, "job.cancel_requested", {
+  await enqueueOutbox(tx, "job.updated", {
     jobId,
     attemptId,
     organizationId: job?.organizationId,
     projectId: job?.projectId,
-    state: "CANCEL_REQUESTED",
+    from,
+    to: "CANCEL_REQUESTED",
     occurredAt: job?.updatedAt,
   });
 }
@@ -230,7 +233,7 @@ export async function retryFailedJob(tx: TransactionSql, jobId: string, newAttem
         queued_at = now(), started_at = null, completed_at = null, updated_at = now()
     where id = ${jobId}
     returning organization_id, project_id, worker_pool, priority, updated_at`;
-  await enqueueOutbox(tx, "job.retried", {
+  await enqueueOutbox(tx, "job.updated", {
     jobId,
     attemptId: newAttemptId,
     attemptNumber: attempt?.attemptNumber,
@@ -238,7 +241,8 @@ export async function retryFailedJob(tx: TransactionSql, jobId: string, newAttem
     projectId: job?.projectId,
     workerPool: job?.workerPool,
     priority: job?.priority,
-    state: "QUEUED",
+    from: "FAILED",
+    to: "QUEUED",
     occurredAt: job?.updatedAt,
   });
 }

@@ -21,12 +21,18 @@ export interface OutboxRelayDeps {
  * The Manager's relay: publishes through whatever connection the broker holds, making sure
  * the prefix's streams exist on it first (once per connection; retried after a failure).
  */
+/** The prefix's three streams (commands, reports, events); idempotent. */
+export function ensurePrefixStreams(nc: NatsConnection, prefix: string): Promise<void> {
+  const { commands, reports, events } = streams(prefix);
+  return ensureStreams(nc, [commands, reports, events]);
+}
+
 export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
   const publishers = new WeakMap<NatsConnection, OutboxPublish>();
   const publisherFor = (nc: NatsConnection): OutboxPublish => {
     const known = publishers.get(nc);
     if (known) return known;
-    const streamsReady = ensureStreams(nc, Object.values(streams(deps.subjectPrefix))).catch((err) => {
+    const streamsReady = ensurePrefixStreams(nc, deps.subjectPrefix).catch((err) => {
       publishers.delete(nc);
       throw err;
     });

@@ -1,0 +1,83 @@
+import { DeliverPolicy, jetstream } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { streams } from "@tjm/protocol";
+import { ensurePrefixStreams } from "../outbox/index.ts";
+import type { EventEnvelope } from "../outbox/relay.ts";
+import type { Broker } from "../platform/broker.ts";
+import type { Logger } from "../platform/logger.ts";
+
+export type EventListener = (event: EventEnvelope) => void;
+
+const RETRY_MS = 1000;
+const decoder = new TextDecoder();
+
+/**
+ * Follows this prefix's events stream from "now" with an ordered consumer (it re-creates
+ * itself after a disconnect) and hands each event to every in-process listener. One per
+ * Manager process, however many SSE clients it serves.
+ */
+export class EventHub {
+  private readonly listeners = new Set<EventListener>();
+  private stopped = false;
+  private running: Promise<void> | undefined;
+  private stopConsuming: (() => Promise<void>) | undefined;
+
+  constructor(
+    private readonly broker: Broker,
+    private readonly subjectPrefix: string,
+    private readonly logger: Logger,
+  ) {}
+
+  subscribe(listener: EventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  get subscribers(): number {
+    return this.listeners.size;
+  }
+
+  start(): void {
+    this.running ??= this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.stopConsuming?.();
+    await this.running;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      const nc = this.broker.connection();
+      try {
+        if (nc) await this.follow(nc);
+      } catch (err) {
+        this.logger.warn("event hub lost the events stream; following again", { err });
+      }
+      if (!this.stopped) await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    }
+  }
+
+  private async follow(nc: NatsConnection): Promise<void> {
+    await ensurePrefixStreams(nc, this.subjectPrefix);
+    const consumer = await jetstream(nc).consumers.get(streams(this.subjectPrefix).events.name, {
+      deliver_policy: DeliverPolicy.New,
+    });
+    const messages = await consumer.consume();
+    this.stopConsuming = async () => {
+      await messages.close();
+    };
+    if (this.stopped) await messages.close();
+    for await (const message of messages) {
+      let event: EventEnvelope;
+      try {
+        event = JSON.parse(decoder.decode(message.data));
+      } catch (err) {
+        this.logger.warn("dropping an event that is not JSON", { err, subject: message.subject });
+        continue;
+      }
+      for (const listener of this.listeners) listener(event);
+    }
+  }
+}

@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TestManager } from "../harness/manager.ts";
+import { sampleSubmission } from "../harness/plans.ts";
+import { waitFor } from "../harness/services.ts";
+
+let manager: TestManager;
+let projectId: string;
+
+beforeAll(async () => {
+  manager = await TestManager.start();
+  ({ projectId } = await manager.createProject());
+});
+afterAll(() => manager?.close());
+
+interface ServerSentEvent {
+  id?: string;
+  event?: string;
+  data?: string;
+  comment?: string;
+}
+
+/** A minimal SSE reader over fetch: collects events until closed. */
+async function subscribe(query = "") {
+  const controller = new AbortController();
+  const response = await fetch(`${manager.baseUrl}/api/v1/operations/events${query}`, {
+    headers: { authorization: `Bearer ${await manager.issuer.token()}` },
+    signal: controller.signal,
+  });
+  const received: ServerSentEvent[] = [];
+  const reading = (async () => {
+    if (!response.body) return;
+    const decoder = new TextDecoder();
+    let buffer = "";
+    try {
+      const reader = response.body.getReader();
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+        buffer += decoder.decode(chunk.value, { stream: true });
+        let end = buffer.indexOf("\n\n");
+        while (end >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const event: ServerSentEvent = {};
+          for (const line of block.split("\n")) {
+            if (line.startsWith(":")) event.comment = line.slice(1).trim();
+            else {
+              const [field, ...rest] = line.split(":");
+              const value = rest.join(":").replace(/^ /, "");
+              if (field === "id" || field === "event" || field === "data") event[field] = value;
+            }
+          }
+          received.push(event);
+          end = buffer.indexOf("\n\n");
+        }
+      }
+    } catch {
+      // aborted by close()
+    }
+  })();
+  await waitFor("the stream to open", async () => received.some((event) => event.comment === "connected"));
+  return {
+    response,
+    events: () => received.filter((event) => event.event !== undefined),
+    async close() {
+      controller.abort();
+      await reading;
+    },
+  };
+}
+
+async function submit() {
+  const response = await manager.request("/api/v1/operations/jobs", {
+    method: "POST",
+    json: sampleSubmission(projectId),
+  });
+  return ((await response.json()) as { id: string }).id;
+}
+
+describe("GET /api/v1/operations/events", () => {
+  it("streams job.created then job.updated for a submitted and cancelled job, unbuffered", async () => {
+    const stream = await subscribe();
+    try {
+      expect(stream.response.headers.get("content-type")).toContain("text/event-stream");
+      expect(stream.response.headers.get("cache-control")).toBe("no-cache");
+      expect(stream.response.headers.get("x-accel-buffering")).toBe("no");
+
+      const jobId = await submit();
+      await manager.request(`/api/v1/operations/jobs/${jobId}/cancel`, { method: "POST" });
+      await waitFor("two events", async () => stream.events().length >= 2);
+
+      const [created, updated] = stream
+        .events()
+        .map((event) => ({ ...event, envelope: JSON.parse(event.data ?? "{}") }));
+      expect(created).toMatchObject({
+        event: "job.created",
+        envelope: { kind: "job.created", data: { jobId, state: "QUEUED" } },
+      });
+      expect(updated).toMatchObject({
+        event: "job.updated",
+        envelope: { kind: "job.updated", data: { jobId, from: "QUEUED", to: "CANCELLED" } },
+      });
+      expect(Number(updated?.id)).toBeGreaterThan(Number(created?.id));
+      expect(created?.envelope.id).toBe(created?.id);
+    } finally {
+      await stream.close();
+    }
+  });
+
+  it("filters by kinds and by job", async () => {
+    const onlyUpdates = await subscribe("?kinds=job.updated");
+    const first = await submit();
+    const onlyFirst = await subscribe(`?jobId=${first}`);
+    try {
+      const second = await submit();
+      await manager.request(`/api/v1/operations/jobs/${first}/cancel`, { method: "POST" });
+      await manager.request(`/api/v1/operations/jobs/${second}/cancel`, { method: "POST" });
+      await waitFor("updates", async () => onlyUpdates.events().length >= 2);
+      await waitFor("the first job's update", async () =>
+        onlyFirst.events().some((event) => event.event === "job.updated"),
+      );
+      expect(onlyUpdates.events().every((event) => event.event === "job.updated")).toBe(true);
+      // Its job.created may arrive too: the relay publishes it after this subscription opened.
+      const jobIds = new Set(onlyFirst.events().map((event) => JSON.parse(event.data ?? "{}").data.jobId));
+      expect([...jobIds]).toEqual([first]);
+    } finally {
+      await onlyUpdates.close();
+      await onlyFirst.close();
+    }
+  });
+
+  it("refuses unknown kinds and a malformed job id, and needs an operator token", async () => {
+    const bad = await manager.request("/api/v1/operations/events?kinds=job.exploded&jobId=42");
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).details.map((detail: { path: string }) => detail.path).sort()).toEqual([
+      "jobId",
+      "kinds.0",
+    ]);
+    const anonymous = await fetch(`${manager.baseUrl}/api/v1/operations/events`);
+    expect(anonymous.status).toBe(401);
+  });
+});
