@@ -14,13 +14,17 @@ const decoder = new TextDecoder();
 /**
  * Follows this prefix's events stream from "now" with an ordered consumer (it re-creates
  * itself after a disconnect) and hands each event to every in-process listener. One per
- * Manager process, however many SSE clients it serves.
+ * Manager process, however many SSE clients it serves — and only while at least one
+ * listens, so a Manager nobody watches spends nothing on events.
  */
 export class EventHub {
   private readonly listeners = new Set<EventListener>();
   private stopped = false;
   private running: Promise<void> | undefined;
   private stopConsuming: (() => Promise<void>) | undefined;
+  private wakeIdle: (() => void) | undefined;
+  private live = false;
+  private liveWaiters: (() => void)[] = [];
 
   constructor(
     private readonly broker: Broker,
@@ -28,9 +32,20 @@ export class EventHub {
     private readonly logger: Logger,
   ) {}
 
-  subscribe(listener: EventListener): () => void {
+  /** Adds a listener; `ready` resolves once the stream is followed, so no later event is missed. */
+  subscribe(listener: EventListener): { unsubscribe: () => void; ready: Promise<void> } {
     this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    this.wakeIdle?.();
+    const ready = this.live
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => this.liveWaiters.push(resolve));
+    return {
+      ready,
+      unsubscribe: () => {
+        this.listeners.delete(listener);
+        if (this.listeners.size === 0) void this.stopConsuming?.();
+      },
+    };
   }
 
   get subscribers(): number {
@@ -43,19 +58,28 @@ export class EventHub {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.wakeIdle?.();
     await this.stopConsuming?.();
     await this.running;
   }
 
   private async loop(): Promise<void> {
     while (!this.stopped) {
+      if (this.listeners.size === 0) {
+        await new Promise<void>((resolve) => {
+          this.wakeIdle = resolve;
+        });
+        this.wakeIdle = undefined;
+        continue;
+      }
       const nc = this.broker.connection();
       try {
         if (nc) await this.follow(nc);
       } catch (err) {
         this.logger.warn("event hub lost the events stream; following again", { err });
       }
-      if (!this.stopped) await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      if (!this.stopped && this.listeners.size > 0)
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
     }
   }
 
@@ -68,16 +92,23 @@ export class EventHub {
     this.stopConsuming = async () => {
       await messages.close();
     };
-    if (this.stopped) await messages.close();
-    for await (const message of messages) {
-      let event: EventEnvelope;
-      try {
-        event = JSON.parse(decoder.decode(message.data));
-      } catch (err) {
-        this.logger.warn("dropping an event that is not JSON", { err, subject: message.subject });
-        continue;
+    if (this.stopped || this.listeners.size === 0) await messages.close();
+    this.live = true;
+    for (const resolve of this.liveWaiters.splice(0)) resolve();
+    try {
+      for await (const message of messages) {
+        let event: EventEnvelope;
+        try {
+          event = JSON.parse(decoder.decode(message.data));
+        } catch (err) {
+          this.logger.warn("dropping an event that is not JSON", { err, subject: message.subject });
+          continue;
+        }
+        for (const listener of this.listeners) listener(event);
       }
-      for (const listener of this.listeners) listener(event);
+    } finally {
+      this.live = false;
+      this.stopConsuming = undefined;
     }
   }
 }

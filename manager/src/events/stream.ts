@@ -13,6 +13,9 @@ export const EVENT_KINDS = [
   "worker.updated",
 ] as const;
 
+/** How long a new subscriber waits for the events stream before "connected" is sent anyway. */
+const READY_WAIT_MS = 5000;
+
 /** 15 s: well inside the idle timeouts of common proxies and load balancers. */
 export const KEEP_ALIVE_MS = 15_000;
 
@@ -90,13 +93,16 @@ export const streamEvents =
     c.header("x-accel-buffering", "no");
     c.header("cache-control", "no-cache");
     return streamSSE(c, async (stream) => {
-      const unsubscribe = hub.subscribe((event) => {
+      const { unsubscribe, ready } = hub.subscribe((event) => {
         if (!matches(event, kinds, jobId)) return;
         void stream.writeSSE({ id: event.id, event: event.kind, data: JSON.stringify(event) });
       });
+      const aborted = new Promise<void>((resolve) => stream.onAbort(resolve));
       const keepAlive = setInterval(() => void stream.write(": keep-alive\n\n"), KEEP_ALIVE_MS);
+      // "connected" once events flow (or after a bounded wait while NATS is away).
+      await Promise.race([ready, aborted, new Promise((resolve) => setTimeout(resolve, READY_WAIT_MS))]);
       await stream.write(": connected\n\n");
-      await new Promise<void>((resolve) => stream.onAbort(resolve));
+      await aborted;
       clearInterval(keepAlive);
       unsubscribe();
     }) as never;
