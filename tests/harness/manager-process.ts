@@ -1,16 +1,27 @@
-/** The Manager as a real child process (`npm run manager` or `npm run manager:deno`). */
+/**
+ * The Manager as an operator runs it: `npm run manager` (Node) or `npm run manager:deno`,
+ * configured through the environment, in its own process group so that npm, tsx/deno and
+ * the Manager stop together. Used by the tests, the demo and the bench.
+ */
 import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { freePort, waitFor } from "./services.ts";
+
+export const REPOSITORY_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 export type ManagerRuntime = "node" | "deno";
 
+const NPM_SCRIPTS: Record<ManagerRuntime, string> = { node: "manager", deno: "manager:deno" };
+const START_TIMEOUT_MS = 60_000;
+/** SIGTERM first; a group still alive after this gets SIGKILL. */
+const STOP_GRACE_MS = 15_000;
+
 export interface ManagerProcess {
+  runtime: ManagerRuntime;
   baseUrl: string;
   output(): string;
-  stop(): Promise<number | null>;
+  stop(): Promise<void>;
 }
-
-const repositoryRoot = new URL("../../", import.meta.url).pathname;
 
 /** Runs an npm script of the repository with the given environment and collects its output. */
 export function runScript(
@@ -19,7 +30,7 @@ export function runScript(
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn("npm", ["run", "--silent", ...args], {
-      cwd: repositoryRoot,
+      cwd: REPOSITORY_ROOT,
       env: { ...process.env, ...env },
     });
     let stdout = "";
@@ -31,20 +42,29 @@ export function runScript(
       stderr += chunk;
     });
     child.once("error", reject);
+    // "close" waits for every process holding the output pipes (npm exits before its child).
     child.once("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
 
+function groupExists(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts a Manager on `port` (a free one by default) and resolves once it is ready. */
 export async function startManagerProcess(
   runtime: ManagerRuntime,
   env: Record<string, string>,
   port?: number,
 ): Promise<ManagerProcess> {
   port ??= await freePort();
-  const script = runtime === "node" ? "manager" : "manager:deno";
-  // detached: the npm -> tsx/deno chain gets its own process group, stopped as a whole.
-  const child: ChildProcess = spawn("npm", ["run", "--silent", script], {
-    cwd: repositoryRoot,
+  const child: ChildProcess = spawn("npm", ["run", "--silent", NPM_SCRIPTS[runtime]], {
+    cwd: REPOSITORY_ROOT,
     env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
     detached: true,
   });
@@ -55,29 +75,36 @@ export async function startManagerProcess(
   child.stderr?.on("data", (chunk) => {
     output += chunk;
   });
-  // "close" waits for every process holding the output pipes (npm exits before its child).
-  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
+  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  const pid = child.pid as number;
   const baseUrl = `http://127.0.0.1:${port}`;
   const stop = async () => {
-    if (child.exitCode === null && child.pid) process.kill(-child.pid, "SIGTERM");
-    return exited;
+    if (groupExists(pid)) {
+      process.kill(-pid, "SIGTERM");
+      const deadline = Date.now() + STOP_GRACE_MS;
+      while (groupExists(pid) && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      if (groupExists(pid)) process.kill(-pid, "SIGKILL");
+    }
+    await closed;
   };
   try {
     await waitFor(
-      `the ${runtime} Manager`,
+      `the ${runtime} Manager on port ${port}`,
       async () => {
-        if (child.exitCode !== null)
+        if (child.exitCode !== null) {
           throw new Error(`the ${runtime} Manager exited with ${child.exitCode}:\n${output}`);
-        return fetch(`${baseUrl}/api/health/live`).then(
-          (response) => response.ok,
+        }
+        return fetch(`${baseUrl}/api/health/ready`).then(
+          (response) => response.status === 200,
           () => false,
         );
       },
-      60_000,
+      START_TIMEOUT_MS,
     );
   } catch (err) {
     await stop();
     throw err;
   }
-  return { baseUrl, output: () => output, stop };
+  return { runtime, baseUrl, output: () => output, stop };
 }
