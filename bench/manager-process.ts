@@ -23,6 +23,8 @@ function childEnvironment(env: ManagerEnvironment): Record<string, string> {
     ...env,
     OIDC_OPERATIONS_ADMIN_AUDIENCE: "tjm-operations",
     ENROLLMENT_TOKEN_SECRET: randomBytes(32).toString("hex"),
+    // The bench's NATS is the machine's open one; the Manager's NATS auth is not what it measures.
+    NATS_AUTH: "none",
     LOG_LEVEL: "warn",
   };
 }

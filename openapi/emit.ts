@@ -24,6 +24,13 @@ const app = createApp({
   events: noIo,
   enrollmentTokenSecret: "emitting the document hashes no token",
   outboxWritten: () => {},
+  workers: {
+    subjectPrefix: "tjm",
+    natsUrl: "nats://nats.invalid:4222",
+    credentials: undefined,
+    heartbeatIntervalMs: 5000,
+    monitor: noIo,
+  },
 });
 const document = app.getOpenAPI31Document(openApiInfo);
 const target = new URL("./openapi.json", import.meta.url);

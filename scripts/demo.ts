@@ -41,6 +41,8 @@ try {
     OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
     // A fresh key per demo run: tokens issued by an earlier run simply stop matching.
     ENROLLMENT_TOKEN_SECRET: randomBytes(32).toString("hex"),
+    // The demo's NATS has no accounts; the Manager says so in a warning at start.
+    NATS_AUTH: "none",
     LOG_LEVEL: "warn",
   };
   // 8080 (or PORT) when it is free, so the printed URLs are easy to remember.

@@ -23,6 +23,7 @@ function envFor(schema: string) {
     OIDC_ISSUER_URL: "http://127.0.0.1:1",
     OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
     ENROLLMENT_TOKEN_SECRET: TEST_ENROLLMENT_SECRET,
+    NATS_AUTH: "none",
   };
 }
 
@@ -77,7 +78,7 @@ describe("migrations", () => {
     const refused = await runScript(["manager"], envFor(schema));
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain(
-      `The database schema "${schema}" has 2 pending migration(s): 0001_jobs, 0002_enrollment_tokens.`,
+      `The database schema "${schema}" has 3 pending migration(s): 0001_jobs, 0002_enrollment_tokens, 0003_workers.`,
     );
     expect(refused.stderr).toContain("run 'npm run migrate'");
 

@@ -1,6 +1,7 @@
 import { jetstream } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
-import { streams } from "@tjm/protocol";
+import { createUser } from "@nats-io/nkeys";
+import { connect, credsAuthenticator, jwtAuthenticator } from "@nats-io/transport-node";
+import { streams, type WorkerRegistrationResponse, workerInboxPrefix } from "@tjm/protocol";
 import { createTjmClient } from "@tjm/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestSchema, testServices } from "./harness/manager.ts";
@@ -10,12 +11,14 @@ import {
   runScript,
   startManagerProcess,
 } from "./harness/manager-process.ts";
+import { type OperatorModeNats, startOperatorModeNats } from "./harness/nats-operator.ts";
 import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET, TestIssuer } from "./harness/oidc.ts";
 import { samplePlan } from "./harness/plans.ts";
 import { waitFor } from "./harness/services.ts";
-import { deleteStreams } from "./harness/streams.ts";
+import { heartbeat, registrationBody } from "./harness/workers.ts";
 
 describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the generated SDK", (runtime) => {
+  let nats: OperatorModeNats;
   let issuer: TestIssuer;
   let schema: Awaited<ReturnType<typeof createTestSchema>>;
   let manager: ManagerProcess;
@@ -25,10 +28,16 @@ describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the 
     const services = testServices();
     issuer = await TestIssuer.start();
     schema = await createTestSchema(services.databaseUrl);
+    // NATS in operator mode, as in production: the Manager connects with its .creds file and
+    // signs Worker JWTs with the account signing key.
+    nats = await startOperatorModeNats();
     const env = {
       DATABASE_URL: services.databaseUrl,
       DATABASE_SCHEMA: schema.schema,
-      NATS_URL: services.natsUrl,
+      NATS_URL: nats.url,
+      NATS_CREDS_FILE: nats.managerCredsFile,
+      NATS_ACCOUNT_PUBLIC_KEY: nats.accountPublicKey,
+      NATS_ACCOUNT_SIGNING_KEY_SEED: nats.accountSigningSeed,
       NATS_SUBJECT_PREFIX: schema.schema,
       OIDC_ISSUER_URL: issuer.issuer,
       OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
@@ -44,7 +53,7 @@ describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the 
   }, 90_000);
   afterAll(async () => {
     await manager?.stop();
-    if (schema) await deleteStreams(testServices().natsUrl, schema.schema);
+    await nats?.stop();
     await issuer?.close();
     await schema?.drop();
   });
@@ -96,7 +105,10 @@ describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the 
     const jobId = submitted.data?.id ?? "";
     await client.POST("/api/v1/operations/jobs/{jobId}/cancel", { params: { path: { jobId } } });
 
-    const nc = await connect({ servers: testServices().natsUrl });
+    const nc = await connect({
+      servers: nats.url,
+      authenticator: credsAuthenticator(new TextEncoder().encode(nats.managerCreds)),
+    });
     try {
       const stream = streams(schema.schema).events.name;
       const kinds: string[] = [];
@@ -111,6 +123,35 @@ describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the 
         return kinds.length === 2;
       });
       expect(kinds).toEqual(["job.created", "job.updated"]);
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it("enrolls a Worker whose user JWT the NATS server accepts, and hears its heartbeats", async () => {
+    const client = createTjmClient({ baseUrl: manager.baseUrl, token: () => issuer.token() });
+    const issued = await client.POST("/api/v1/operations/enrollment-tokens", { body: { pool: "cpu" } });
+    expect(issued.response.status).toBe(201);
+    const keyPair = createUser();
+    const registered = await client.POST("/api/v1/worker/registrations", {
+      body: registrationBody(keyPair, { enrollmentToken: issued.data?.token ?? "" }),
+    });
+    expect(registered.response.status).toBe(201);
+    const worker = registered.data as WorkerRegistrationResponse;
+    expect(worker.natsUrl).toBe(nats.url);
+    const nc = await connect({
+      servers: worker.natsUrl,
+      authenticator: jwtAuthenticator(worker.userJwt ?? "", keyPair.getSeed()),
+      inboxPrefix: workerInboxPrefix(worker.subjectPrefix, worker.workerId),
+    });
+    try {
+      await waitFor("the heartbeat", async () => {
+        heartbeat(nc, worker.subjectPrefix, worker, 5);
+        const shown = await client.GET("/api/v1/operations/workers/{workerId}", {
+          params: { path: { workerId: worker.workerId } },
+        });
+        return shown.data?.freeCapacity === 5 && shown.data.connectivity === "ONLINE";
+      });
     } finally {
       await nc.close();
     }

@@ -10,6 +10,7 @@ import type { Sql } from "./platform/db.ts";
 import { ApiError, createErrorHandler } from "./platform/errors.ts";
 import { closeWhenBodyUnread, createRouter, limitBody, requestId } from "./platform/http.ts";
 import type { Logger } from "./platform/logger.ts";
+import { type WorkersDeps, workerApp, workersOperationsApp } from "./workers/index.ts";
 
 export interface AppDeps {
   sql: Sql;
@@ -26,11 +27,13 @@ export interface AppDeps {
   enrollmentTokenSecret: string;
   /** Told after a request committed a change (and so outbox rows): wakes the relay. */
   outboxWritten: () => void;
+  workers: Pick<WorkersDeps, "subjectPrefix" | "natsUrl" | "credentials" | "heartbeatIntervalMs" | "monitor">;
 }
 
 /** Builds the whole HTTP surface from its dependencies; connects to nothing by itself. */
 export function createApp(deps: AppDeps) {
   const app = createRouter();
+  const hashToken = createTokenHasher(deps.enrollmentTokenSecret);
   app.onError(createErrorHandler(deps.logger));
   app.notFound((c) =>
     c.json(new ApiError("NOT_FOUND", `No route ${c.req.method} ${c.req.path}`).body(), 404),
@@ -50,11 +53,17 @@ export function createApp(deps: AppDeps) {
     "/api/v1/operations",
     jobsApp({ sql: deps.sql, logger: deps.logger, liveProgress: deps.liveProgress }),
   );
-  app.route(
-    "/api/v1/operations",
-    enrollmentApp({ sql: deps.sql, hashToken: createTokenHasher(deps.enrollmentTokenSecret) }),
-  );
+  app.route("/api/v1/operations", enrollmentApp({ sql: deps.sql, hashToken }));
   app.route("/api/v1/operations", eventsApp(deps.events));
+  const workers: WorkersDeps = {
+    ...deps.workers,
+    sql: deps.sql,
+    broker: deps.broker,
+    logger: deps.logger,
+    hashToken,
+  };
+  app.route("/api/v1/operations", workersOperationsApp(workers));
+  app.route("/api/v1/worker", workerApp(workers));
   registerDocs(app, deps.scalarBundle);
   return app;
 }

@@ -7,6 +7,9 @@ const valid = {
   OIDC_ISSUER_URL: "https://id.example.com/realms/media",
   OIDC_OPERATIONS_ADMIN_AUDIENCE: "tjm-operations",
   ENROLLMENT_TOKEN_SECRET: "0123456789abcdef0123456789abcdef",
+  NATS_CREDS_FILE: "/etc/tjm/manager.creds",
+  NATS_ACCOUNT_PUBLIC_KEY: `A${"B".repeat(55)}`,
+  NATS_ACCOUNT_SIGNING_KEY_SEED: `SA${"C".repeat(56)}`,
 };
 
 describe("parseEnv", () => {
@@ -20,6 +23,10 @@ describe("parseEnv", () => {
         DATABASE_SCHEMA: "public",
         NATS_SUBJECT_PREFIX: "tjm",
         MAX_BODY_BYTES: 1048576,
+        NATS_AUTH: "jwt",
+        WORKER_JWT_TTL_SECONDS: 3600,
+        HEARTBEAT_INTERVAL_MS: 5000,
+        WORKER_LOST_AFTER_MS: 30000,
       },
     });
   });
@@ -50,6 +57,26 @@ describe("parseEnv", () => {
     expect(names.sort()).toEqual(["DATABASE_SCHEMA", "DATABASE_URL", "PORT"]);
   });
 
+  it("needs the Manager's NATS credentials and the account signing key unless NATS_AUTH=none", () => {
+    const { NATS_CREDS_FILE, NATS_ACCOUNT_PUBLIC_KEY, NATS_ACCOUNT_SIGNING_KEY_SEED, ...open } = valid;
+    const result = parseEnv(open);
+    expect(result.ok).toBe(false);
+    const names = result.ok ? [] : result.problems.map((problem) => problem.split(":")[0]);
+    expect(names).toEqual(["NATS_CREDS_FILE", "NATS_ACCOUNT_PUBLIC_KEY", "NATS_ACCOUNT_SIGNING_KEY_SEED"]);
+    expect(result.ok ? "" : result.problems[0]).toContain("NATS_AUTH=none");
+    expect(parseEnv({ ...open, NATS_AUTH: "none" }).ok).toBe(true);
+  });
+
+  it("refuses a Worker-lost delay that does not exceed two heartbeat intervals", () => {
+    const result = parseEnv({ ...valid, HEARTBEAT_INTERVAL_MS: "5000", WORKER_LOST_AFTER_MS: "10000" });
+    expect(result).toEqual({
+      ok: false,
+      problems: [
+        "WORKER_LOST_AFTER_MS: must exceed two heartbeat intervals (10000 ms), when a Worker becomes SUSPECTED",
+      ],
+    });
+  });
+
   it("masks passwords before the config is logged", () => {
     const result = parseEnv({ ...valid, NATS_URL: "nats://worker:pw@nats:4222" });
     if (!result.ok) throw new Error("expected a valid config");
@@ -57,5 +84,6 @@ describe("parseEnv", () => {
     expect(logged).not.toContain("secret");
     expect(logged).not.toContain(":pw@");
     expect(logged).not.toContain("0123456789abcdef");
+    expect(logged).not.toContain("CCCCCCCC");
   });
 });

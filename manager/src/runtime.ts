@@ -1,14 +1,13 @@
 import { readFile } from "node:fs/promises";
-import { createApp } from "./app.ts";
+import { type Authenticator, credsAuthenticator } from "@nats-io/transport-node";
 import { type Config, parseEnv, redactConfig } from "./config.ts";
-import { EventHub } from "./events/index.ts";
-import { startJobCountCompaction } from "./jobs/count-compaction.ts";
-import { createOutboxRelay } from "./outbox/index.ts";
+import { startManager } from "./manager.ts";
 import { type Connect, createBroker } from "./platform/broker.ts";
 import { createSql, type Sql } from "./platform/db.ts";
 import { createLogger, type Logger } from "./platform/logger.ts";
 import { loadMigrations, migrate, pendingMigrations } from "./platform/migrations.ts";
 import { createProject, ProjectExistsError } from "./projects/store.ts";
+import { createCredentialIssuer } from "./workers/index.ts";
 
 /** What differs between Node and Deno; everything else is shared here. */
 export interface Runtime {
@@ -53,6 +52,12 @@ function openDatabase(config: Config): Sql {
   });
 }
 
+/** The Manager's own NATS credentials: the .creds file named by NATS_CREDS_FILE, read once at start. */
+async function natsAuthenticator(config: Config): Promise<Authenticator | undefined> {
+  if (config.NATS_AUTH === "none" || !config.NATS_CREDS_FILE) return undefined;
+  return credsAuthenticator(new Uint8Array(await readFile(config.NATS_CREDS_FILE)));
+}
+
 const scalarBundle = async () =>
   new Uint8Array(await readFile(new URL(import.meta.resolve("@scalar/api-reference/browser/standalone.js"))));
 
@@ -67,22 +72,18 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
     );
     runtime.exit(3);
   }
-  const broker = createBroker(runtime.connectNats, config.NATS_URL, logger);
-  const stopCompaction = startJobCountCompaction(sql, logger);
-  const relay = createOutboxRelay({
+  if (config.NATS_AUTH === "none") {
+    logger.warn(
+      "NATS_AUTH=none: Workers get no NATS credentials and anyone who reaches NATS can act as any Worker; use only for a local demo",
+    );
+  }
+  const broker = createBroker(runtime.connectNats, config.NATS_URL, logger, await natsAuthenticator(config));
+  const manager = await startManager({
     sql,
+    broker,
+    logger,
     schema: config.DATABASE_SCHEMA,
     subjectPrefix: config.NATS_SUBJECT_PREFIX,
-    broker,
-    logger,
-  });
-  await relay.start();
-  const events = new EventHub(broker, config.NATS_SUBJECT_PREFIX, logger);
-  events.start();
-  const app = createApp({
-    sql,
-    broker,
-    logger,
     auth: {
       issuer: config.OIDC_ISSUER_URL,
       jwksUrl: config.OIDC_JWKS_URL,
@@ -91,11 +92,23 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
     maxBodyBytes: config.MAX_BODY_BYTES,
     liveProgress: () => undefined,
     scalarBundle,
-    events,
     enrollmentTokenSecret: config.ENROLLMENT_TOKEN_SECRET,
-    outboxWritten: () => relay.wake(),
+    workers: {
+      natsUrl: config.NATS_WORKER_URL ?? config.NATS_URL,
+      credentials:
+        config.NATS_AUTH === "jwt"
+          ? createCredentialIssuer({
+              subjectPrefix: config.NATS_SUBJECT_PREFIX,
+              accountPublicKey: config.NATS_ACCOUNT_PUBLIC_KEY as string,
+              signingKeySeed: config.NATS_ACCOUNT_SIGNING_KEY_SEED as string,
+              ttlSeconds: config.WORKER_JWT_TTL_SECONDS,
+            })
+          : undefined,
+      heartbeatIntervalMs: config.HEARTBEAT_INTERVAL_MS,
+      lostAfterMs: config.WORKER_LOST_AFTER_MS,
+    },
   });
-  const stopServing = await runtime.serve(app, config.HOST, config.PORT);
+  const stopServing = await runtime.serve(manager.app, config.HOST, config.PORT);
   logger.info("manager listening", {
     runtime: runtime.name,
     host: config.HOST,
@@ -114,9 +127,7 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
     }, SHUTDOWN_DEADLINE_MS);
     void (async () => {
       await stopServing();
-      await relay.stop();
-      await events.stop();
-      await stopCompaction();
+      await manager.stop();
       await broker.close();
       await sql.end({ timeout: 5 });
       clearTimeout(deadline);

@@ -188,7 +188,7 @@ describe("the largest message each schema accepts fits in MAX_MESSAGE_BYTES", ()
     ...examples.workerRegistrationRequest,
     enrollmentToken: '"'.repeat(limits.enrollmentTokenLengthMax),
     name: wide(limits.workerNameLength),
-    capacity: limits.capacityMax,
+    capacityCap: limits.capacityMax,
     probe: {
       ffmpegVersion: wide(limits.ffmpegVersionLength),
       capabilities: Array(limits.capabilities).fill(narrow(limits.nameTokenLength)),

@@ -13,11 +13,13 @@ import type {
   Heartbeat,
   LeaseCommand,
   Progress,
-  ReRegistrationChallenge,
-  ReRegistrationChallengeRequest,
   ResumeUploadsCommand,
   StartedReport,
   UploadPausedReport,
+  WorkerChallenge,
+  WorkerChallengeRequest,
+  WorkerCredentials,
+  WorkerCredentialsRequest,
   WorkerRegistrationRequest,
   WorkerRegistrationResponse,
   WorkerReRegistrationRequest,
@@ -31,6 +33,9 @@ const jobId = "0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d";
 const attemptId = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d";
 const fencingToken = "2";
 const attempt = { workerId, instanceId, attemptId, fencingToken, sentAt: "2026-11-21T10:00:05.120Z" };
+
+const userJwt =
+  "eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.eyJzdWIiOiJVRFhVNFJDU0pOWk9JUUhaTldYSFhPUkRQUlRHTkpBSEFIRlJHWk5FRUpDUFFUVDJNN05MQ05GNCJ9.c2lnbmF0dXJl";
 
 const probe: WorkerRegistrationRequest["probe"] = {
   ffmpegVersion: "7.1.1-1+b1",
@@ -58,7 +63,7 @@ const workerRegistrationRequest: WorkerRegistrationRequest = {
   publicKey: "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4",
   name: "encoder-cpu-01",
   pool: "cpu",
-  capacity: 4,
+  capacityCap: 4,
   probe,
 };
 
@@ -67,29 +72,51 @@ const workerRegistrationResponse: WorkerRegistrationResponse = {
   workerId,
   instanceId,
   natsUrl: "nats://nats.internal:4222",
-  userJwt:
-    "eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.eyJzdWIiOiJVRFhVNFJDU0pOWk9JUUhaTldYSFhPUkRQUlRHTkpBSEFIRlJHWk5FRUpDUFFUVDJNN05MQ05GNCJ9.c2lnbmF0dXJl",
+  subjectPrefix: "tjm",
+  userJwt,
+  userJwtExpiresAt: "2026-11-21T11:00:00.000Z",
   heartbeatIntervalMs: 5000,
 };
 
-const reRegistrationChallengeRequest: ReRegistrationChallengeRequest = { protocolVersion, workerId };
+const workerChallengeRequest: WorkerChallengeRequest = {
+  protocolVersion,
+  workerId,
+  purpose: "re-registration",
+};
 
-const reRegistrationChallenge: ReRegistrationChallenge = {
+const workerChallenge: WorkerChallenge = {
   protocolVersion,
   challengeId: "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
+  purpose: "re-registration",
   nonce: "MDI4K4xpEpiLnHMP99xJcGCaG7S9jFA-cYaBGLoT_ac",
   expiresAt: "2026-11-21T10:01:00.000Z",
 };
 
+const signature = "DdrTAyJocJ2KT9Do9s0StGoAXN6OcqakItu8sH9_OGHHglhA93qxmO58PqHk91-TjiIO8t0Cs2K6CZmFeozGBw";
+
 const workerReRegistrationRequest: WorkerReRegistrationRequest = {
   protocolVersion,
   workerId,
-  challengeId: reRegistrationChallenge.challengeId,
-  signature: "DdrTAyJocJ2KT9Do9s0StGoAXN6OcqakItu8sH9_OGHHglhA93qxmO58PqHk91-TjiIO8t0Cs2K6CZmFeozGBw",
+  challengeId: workerChallenge.challengeId,
+  signature,
   name: "encoder-cpu-01",
   pool: "cpu",
-  capacity: 4,
+  capacityCap: 4,
   probe,
+};
+
+const workerCredentialsRequest: WorkerCredentialsRequest = {
+  protocolVersion,
+  workerId,
+  instanceId,
+  challengeId: "6e5d4c3b-2a1f-4e0d-9c8b-7a6f5e4d3c2b",
+  signature,
+};
+
+const workerCredentials: WorkerCredentials = {
+  protocolVersion,
+  userJwt,
+  userJwtExpiresAt: "2026-11-21T12:00:00.000Z",
 };
 
 const heartbeat: Heartbeat = {
@@ -197,9 +224,11 @@ const cancelled: CancelledReport = { type: "cancelled", protocolVersion, ...atte
 export const examples = {
   workerRegistrationRequest,
   workerRegistrationResponse,
-  reRegistrationChallengeRequest,
-  reRegistrationChallenge,
+  workerChallengeRequest,
+  workerChallenge,
   workerReRegistrationRequest,
+  workerCredentialsRequest,
+  workerCredentials,
   heartbeat,
   progress,
   commands: { lease, cancel, resumeUploads, drain },

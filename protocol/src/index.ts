@@ -1,4 +1,4 @@
-export { reRegistrationSigningInput } from "./challenge.ts";
+export { challengeSigningInput } from "./challenge.ts";
 export { type Decoded, decodeMessage, encodeMessage, MAX_MESSAGE_BYTES } from "./codec.ts";
 export { examples } from "./examples.ts";
 export * from "./messages.ts";

@@ -10,10 +10,12 @@ import {
   messageLimits as limits,
   ProgressSchema,
   ReportSchema,
-  ReRegistrationChallengeRequestSchema,
-  ReRegistrationChallengeSchema,
   TimestampSchema,
   UuidSchema,
+  WorkerChallengeRequestSchema,
+  WorkerChallengeSchema,
+  WorkerCredentialsRequestSchema,
+  WorkerCredentialsSchema,
   WorkerRegistrationRequestSchema,
   WorkerRegistrationResponseSchema,
   WorkerReRegistrationRequestSchema,
@@ -40,15 +42,17 @@ const cases: Case[] = [
     example: examples.workerRegistrationResponse,
   },
   {
-    name: "re-registration challenge request",
-    schema: ReRegistrationChallengeRequestSchema,
-    example: examples.reRegistrationChallengeRequest,
+    name: "challenge request",
+    schema: WorkerChallengeRequestSchema,
+    example: examples.workerChallengeRequest,
   },
+  { name: "challenge", schema: WorkerChallengeSchema, example: examples.workerChallenge },
   {
-    name: "re-registration challenge",
-    schema: ReRegistrationChallengeSchema,
-    example: examples.reRegistrationChallenge,
+    name: "credentials request",
+    schema: WorkerCredentialsRequestSchema,
+    example: examples.workerCredentialsRequest,
   },
+  { name: "credentials", schema: WorkerCredentialsSchema, example: examples.workerCredentials },
   {
     name: "re-registration request",
     schema: WorkerReRegistrationRequestSchema,
@@ -176,19 +180,19 @@ const { completed, failed, uploadPaused } = examples.reports;
 describe("values out of range are rejected", () => {
   it.each<[string, z.ZodType, Message]>([
     [
-      "a negative capacity",
+      "a capacity cap of zero",
       WorkerRegistrationRequestSchema,
-      changed(workerRegistrationRequest, ["capacity"], -1),
+      changed(workerRegistrationRequest, ["capacityCap"], 0),
     ],
     [
-      "a capacity over the bound",
+      "a capacity cap over the bound",
       WorkerRegistrationRequestSchema,
-      changed(workerRegistrationRequest, ["capacity"], limits.capacityMax + 1),
+      changed(workerRegistrationRequest, ["capacityCap"], limits.capacityMax + 1),
     ],
     [
       "a fractional capacity",
       WorkerRegistrationRequestSchema,
-      changed(workerRegistrationRequest, ["capacity"], 1.5),
+      changed(workerRegistrationRequest, ["capacityCap"], 1.5),
     ],
     ["an unknown pool", WorkerRegistrationRequestSchema, changed(workerRegistrationRequest, ["pool"], "tpu")],
     [
@@ -226,11 +230,7 @@ describe("values out of range are rejected", () => {
       WorkerRegistrationResponseSchema,
       changed(workerRegistrationResponse, ["heartbeatIntervalMs"], 99),
     ],
-    [
-      "a short nonce",
-      ReRegistrationChallengeSchema,
-      changed(examples.reRegistrationChallenge, ["nonce"], "abc"),
-    ],
+    ["a short nonce", WorkerChallengeSchema, changed(examples.workerChallenge, ["nonce"], "abc")],
     [
       "a signature of the wrong length",
       WorkerReRegistrationRequestSchema,

@@ -173,8 +173,8 @@ export const ProbeReportSchema = z.object({
 const workerDescription = {
   name: line(limits.workerNameLength),
   pool: WorkerPoolSchema,
-  /** Concurrent attempts the Worker takes: the probe's capacity, capped by configuration. */
-  capacity,
+  /** The operator's cap (WORKER_CAPACITY) on concurrent attempts; the Worker takes min(probe.capacity, cap). */
+  capacityCap: capacity.min(1).nullable(),
   probe: ProbeReportSchema,
 };
 
@@ -192,43 +192,75 @@ export const WorkerRegistrationRequestSchema = z.object({
   ...workerDescription,
 });
 
+const userJwt = z
+  .string()
+  .max(limits.userJwtLength)
+  .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, "must be a JWT");
+
+/**
+ * The NATS credentials of a Worker: a user JWT for its public key, signed with the account
+ * signing key, or both null when the Manager runs NATS without authentication (NATS_AUTH=none).
+ */
+const natsCredentials = {
+  userJwt: userJwt.nullable(),
+  /** Refresh (POST /api/v1/worker/credentials) well before this; the server disconnects at expiry. */
+  userJwtExpiresAt: TimestampSchema.nullable(),
+};
+
 export const WorkerRegistrationResponseSchema = z.object({
   protocolVersion,
   workerId: UuidSchema,
   /** New on every (re-)registration; heartbeats from an older instance are ignored. */
   instanceId: UuidSchema,
   natsUrl: z.url({ protocol: /^(nats|tls|ws|wss)$/, hostname: /./ }).max(limits.urlLength),
-  /** NATS user JWT for the Worker's public key, signed with the account signing key. */
-  userJwt: z
-    .string()
-    .max(limits.userJwtLength)
-    .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, "must be a JWT"),
+  /** Prefix of every subject (subjects.ts); "tjm" unless the Manager is configured otherwise. */
+  subjectPrefix: z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, "must be a subject prefix"),
+  ...natsCredentials,
   heartbeatIntervalMs: z.number().int().min(limits.heartbeatIntervalMsMin).max(limits.heartbeatIntervalMsMax),
 });
 
-/** A restarted Worker asks for a nonce to prove it still holds the NKey it registered with. */
-export const ReRegistrationChallengeRequestSchema = z.object({
+/** What a Worker proves possession of its NKey for: a new instance, or fresh NATS credentials. */
+export const CHALLENGE_PURPOSES = ["re-registration", "credentials"] as const;
+export const ChallengePurposeSchema = z.enum(CHALLENGE_PURPOSES);
+
+/** A Worker asks for a nonce to prove it still holds the NKey it registered with. */
+export const WorkerChallengeRequestSchema = z.object({
   protocolVersion,
   workerId: UuidSchema,
+  purpose: ChallengePurposeSchema,
 });
 
-export const ReRegistrationChallengeSchema = z.object({
+export const WorkerChallengeSchema = z.object({
   protocolVersion,
   challengeId: UuidSchema,
+  purpose: ChallengePurposeSchema,
   /** At least 16 random bytes, base64url. */
   nonce: base64url(22, 128),
   expiresAt: TimestampSchema,
 });
 
-/** Answers a challenge: the Worker signs reRegistrationSigningInput(…) (challenge.ts) with its NKey. */
+/** The 64-byte Ed25519 signature of challengeSigningInput(…) (challenge.ts), base64url without padding. */
+const challengeSignature = base64url(86, 86);
+
+/** Answers a re-registration challenge: a restarted Worker gets a new instance and credentials. */
 export const WorkerReRegistrationRequestSchema = z.object({
   protocolVersion,
   workerId: UuidSchema,
   challengeId: UuidSchema,
-  /** The 64-byte Ed25519 signature, base64url without padding. */
-  signature: base64url(86, 86),
+  signature: challengeSignature,
   ...workerDescription,
 });
+
+/** Answers a credentials challenge: the running instance gets a fresh user JWT before its own expires. */
+export const WorkerCredentialsRequestSchema = z.object({
+  protocolVersion,
+  workerId: UuidSchema,
+  instanceId: UuidSchema,
+  challengeId: UuidSchema,
+  signature: challengeSignature,
+});
+
+export const WorkerCredentialsSchema = z.object({ protocolVersion, ...natsCredentials });
 
 // ---- heartbeat and progress (core NATS) --------------------------------------------------
 
@@ -320,6 +352,18 @@ export const CommandSchema = z.discriminatedUnion("type", [
   DrainCommandSchema,
 ]);
 
+/**
+ * Commands travel through the Manager's outbox, which wraps every row in the same envelope
+ * as events: `id` (the outbox row id, also the JetStream Nats-Msg-Id) lets the Worker drop
+ * a redelivered command it already handled.
+ */
+export const CommandEnvelopeSchema = z.object({
+  id: z.string().regex(DECIMAL_POSITIVE_INTEGER, "must be an outbox row id"),
+  kind: z.literal("worker.command"),
+  occurredAt: TimestampSchema,
+  data: CommandSchema,
+});
+
 // ---- reports (<PREFIX>_REPORTS, Worker -> Manager) ---------------------------------------
 
 const reportFields = {
@@ -391,9 +435,12 @@ export type Certification = z.infer<typeof CertificationSchema>;
 export type ProbeReport = z.infer<typeof ProbeReportSchema>;
 export type WorkerRegistrationRequest = z.infer<typeof WorkerRegistrationRequestSchema>;
 export type WorkerRegistrationResponse = z.infer<typeof WorkerRegistrationResponseSchema>;
-export type ReRegistrationChallengeRequest = z.infer<typeof ReRegistrationChallengeRequestSchema>;
-export type ReRegistrationChallenge = z.infer<typeof ReRegistrationChallengeSchema>;
+export type ChallengePurpose = z.infer<typeof ChallengePurposeSchema>;
+export type WorkerChallengeRequest = z.infer<typeof WorkerChallengeRequestSchema>;
+export type WorkerChallenge = z.infer<typeof WorkerChallengeSchema>;
 export type WorkerReRegistrationRequest = z.infer<typeof WorkerReRegistrationRequestSchema>;
+export type WorkerCredentialsRequest = z.infer<typeof WorkerCredentialsRequestSchema>;
+export type WorkerCredentials = z.infer<typeof WorkerCredentialsSchema>;
 export type Heartbeat = z.infer<typeof HeartbeatSchema>;
 export type Progress = z.infer<typeof ProgressSchema>;
 export type StorageSettings = z.infer<typeof StorageSettingsSchema>;
@@ -402,6 +449,7 @@ export type CancelCommand = z.infer<typeof CancelCommandSchema>;
 export type ResumeUploadsCommand = z.infer<typeof ResumeUploadsCommandSchema>;
 export type DrainCommand = z.infer<typeof DrainCommandSchema>;
 export type Command = z.infer<typeof CommandSchema>;
+export type CommandEnvelope = z.infer<typeof CommandEnvelopeSchema>;
 export type AcceptedReport = z.infer<typeof AcceptedReportSchema>;
 export type StartedReport = z.infer<typeof StartedReportSchema>;
 export type EncodedReport = z.infer<typeof EncodedReportSchema>;

@@ -1121,6 +1121,1214 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/operations/workers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Workers
+         * @description Newest registration first, with the total matching the filters.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description ONLINE while heartbeating; SUSPECTED after two missed intervals; OFFLINE after WORKER_LOST_AFTER_MS */
+                    connectivity?: components["schemas"]["WorkerConnectivity"];
+                    /** @description Kind of Worker host a job runs on */
+                    pool?: components["schemas"]["WorkerPool"];
+                    /** @description READY when the pool's required encoders passed their self-test */
+                    certification?: components["schemas"]["WorkerCertificationStatus"];
+                    /** @description true: only draining Workers; false: only those not draining */
+                    draining?: boolean;
+                    /** @description 1..100, default 50 */
+                    limit?: number;
+                    /** @description 0..100000, default 0 */
+                    offset?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of Workers */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WorkerList"];
+                    };
+                };
+                /** @description Invalid path, query or body; every failure is listed in details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 400,
+                         *       "error": "Bad Request",
+                         *       "message": "Validation failed",
+                         *       "details": [
+                         *         {
+                         *           "path": "executionPlan.outputs.1.video.height",
+                         *           "message": "height must be an even number"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Missing, malformed, expired or wrongly signed bearer token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "error": "Unauthorized",
+                         *       "message": "Invalid bearer token: signature verification failed"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The token lacks the operations audience */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 403,
+                         *       "error": "Forbidden",
+                         *       "message": "Token audience does not include tjm-operations"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unexpected persistence or dependency failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 500,
+                         *       "error": "Internal Server Error",
+                         *       "message": "Internal error (request id 5f0c…)"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/operations/workers/{workerId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one Worker */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    workerId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The Worker */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Worker"];
+                    };
+                };
+                /** @description Invalid path, query or body; every failure is listed in details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 400,
+                         *       "error": "Bad Request",
+                         *       "message": "Validation failed",
+                         *       "details": [
+                         *         {
+                         *           "path": "executionPlan.outputs.1.video.height",
+                         *           "message": "height must be an even number"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Missing, malformed, expired or wrongly signed bearer token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "error": "Unauthorized",
+                         *       "message": "Invalid bearer token: signature verification failed"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The token lacks the operations audience */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 403,
+                         *       "error": "Forbidden",
+                         *       "message": "Token audience does not include tjm-operations"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 404,
+                         *       "error": "Not Found",
+                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unexpected persistence or dependency failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 500,
+                         *       "error": "Internal Server Error",
+                         *       "message": "Internal error (request id 5f0c…)"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/operations/workers/{workerId}/drain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Drain a Worker
+         * @description The Worker takes no new leases from now on and finishes what it holds. Idempotent: draining a draining Worker changes nothing and answers the same.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    workerId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Drain requested; the Worker is told through its commands */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Worker"];
+                    };
+                };
+                /** @description Invalid path, query or body; every failure is listed in details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 400,
+                         *       "error": "Bad Request",
+                         *       "message": "Validation failed",
+                         *       "details": [
+                         *         {
+                         *           "path": "executionPlan.outputs.1.video.height",
+                         *           "message": "height must be an even number"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Missing, malformed, expired or wrongly signed bearer token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "error": "Unauthorized",
+                         *       "message": "Invalid bearer token: signature verification failed"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The token lacks the operations audience */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 403,
+                         *       "error": "Forbidden",
+                         *       "message": "Token audience does not include tjm-operations"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 404,
+                         *       "error": "Not Found",
+                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unexpected persistence or dependency failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 500,
+                         *       "error": "Internal Server Error",
+                         *       "message": "Internal error (request id 5f0c…)"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/operations/workers/{workerId}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable (revoke) a Worker
+         * @description For a lost or compromised host. The Worker's durable consumer is deleted, so it receives no further commands; it can no longer re-register or refresh its NATS credentials, so its current user JWT lapses at expiry (WORKER_JWT_TTL_SECONDS). To bring the host back, enroll it again with a new token. Idempotent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    workerId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The Worker, now DISABLED */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Worker"];
+                    };
+                };
+                /** @description Invalid path, query or body; every failure is listed in details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 400,
+                         *       "error": "Bad Request",
+                         *       "message": "Validation failed",
+                         *       "details": [
+                         *         {
+                         *           "path": "executionPlan.outputs.1.video.height",
+                         *           "message": "height must be an even number"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Missing, malformed, expired or wrongly signed bearer token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "error": "Unauthorized",
+                         *       "message": "Invalid bearer token: signature verification failed"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The token lacks the operations audience */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 403,
+                         *       "error": "Forbidden",
+                         *       "message": "Token audience does not include tjm-operations"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 404,
+                         *       "error": "Not Found",
+                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unexpected persistence or dependency failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 500,
+                         *       "error": "Internal Server Error",
+                         *       "message": "Internal error (request id 5f0c…)"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A dependency needed to answer is unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 503,
+                         *       "error": "Service Unavailable",
+                         *       "message": "Token verification is unavailable"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/worker/registrations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register a new Worker with an enrollment token
+         * @description Called by the Worker agent at its first start. The Worker generates its NKey pair and sends only the public key; the answer carries its identity, the NATS URL and a user JWT for that key, limited to the Worker's own subjects. The token is used up only when registration succeeds. A restarted Worker re-registers with a challenge instead.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WorkerRegistrationRequest"];
+                };
+            };
+            responses: {
+                /** @description The Worker's identity and NATS credentials */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WorkerRegistration"];
+                    };
+                };
+                /** @description Invalid path, query or body; every failure is listed in details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 400,
+                         *       "error": "Bad Request",
+                         *       "message": "Validation failed",
+                         *       "details": [
+                         *         {
+                         *           "path": "executionPlan.outputs.1.video.height",
+                         *           "message": "height must be an even number"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Missing, malformed, expired or wrongly signed bearer token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "error": "Unauthorized",
+                         *       "message": "Invalid bearer token: signature verification failed"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The token lacks the operations audience */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 403,
+                         *       "error": "Forbidden",
+                         *       "message": "Token audience does not include tjm-operations"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The resource is not in a state that allows this */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 409,
+                         *       "error": "Conflict",
+                         *       "message": "Job is COMPLETED and can no longer be cancelled"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body over the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 413,
+                         *       "error": "Payload Too Large",
+                         *       "message": "Request body exceeds 1048576 bytes"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 415,
+                         *       "error": "Unsupported Media Type",
+                         *       "message": "Unsupported Media Type"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unexpected persistence or dependency failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 500,
+                         *       "error": "Internal Server Error",
+                         *       "message": "Internal error (request id 5f0c…)"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A dependency needed to answer is unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 503,
+                         *       "error": "Service Unavailable",
+                         *       "message": "Token verification is unavailable"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/worker/challenges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a nonce to sign with the Worker's NKey
+         * @description Step one of re-registration (after a restart) and of refreshing NATS credentials. The Worker signs challengeSigningInput(workerId, challenge) from @tjm/protocol with the NKey it registered; the challenge is single use, bound to its purpose, and expires after 60 s.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WorkerChallengeRequest"];
+                };
+            };
+            responses: {
+                /** @description The challenge */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WorkerChallenge"];
+                    };
+                };
+                /** @description Invalid path, query or body; every failure is listed in details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 400,
+                         *       "error": "Bad Request",
+                         *       "message": "Validation failed",
+                         *       "details": [
+                         *         {
+                         *           "path": "executionPlan.outputs.1.video.height",
+                         *           "message": "height must be an even number"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description The token lacks the operations audience */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 403,
+                         *       "error": "Forbidden",
+                         *       "message": "Token audience does not include tjm-operations"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 404,
+                         *       "error": "Not Found",
+                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body over the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 413,
+                         *       "error": "Payload Too Large",
+                         *       "message": "Request body exceeds 1048576 bytes"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 415,
+                         *       "error": "Unsupported Media Type",
+                         *       "message": "Unsupported Media Type"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unexpected persistence or dependency failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 500,
+                         *       "error": "Internal Server Error",
+                         *       "message": "Internal error (request id 5f0c…)"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/worker/re-registrations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a new instance of a registered Worker
+         * @description A restarted Worker answers a `re-registration` challenge with a signature by its NKey and describes itself again (ffmpeg or hardware may have changed). It keeps its workerId and gets a new instanceId and fresh NATS credentials; heartbeats of the old instance are ignored from now on.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WorkerReRegistrationRequest"];
+                };
+            };
+            responses: {
+                /** @description The Worker's identity with its new instance, and NATS credentials */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WorkerRegistration"];
+                    };
+                };
+                /** @description Invalid path, query or body; every failure is listed in details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 400,
+                         *       "error": "Bad Request",
+                         *       "message": "Validation failed",
+                         *       "details": [
+                         *         {
+                         *           "path": "executionPlan.outputs.1.video.height",
+                         *           "message": "height must be an even number"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Missing, malformed, expired or wrongly signed bearer token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "error": "Unauthorized",
+                         *       "message": "Invalid bearer token: signature verification failed"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The token lacks the operations audience */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 403,
+                         *       "error": "Forbidden",
+                         *       "message": "Token audience does not include tjm-operations"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 404,
+                         *       "error": "Not Found",
+                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The resource is not in a state that allows this */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 409,
+                         *       "error": "Conflict",
+                         *       "message": "Job is COMPLETED and can no longer be cancelled"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body over the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 413,
+                         *       "error": "Payload Too Large",
+                         *       "message": "Request body exceeds 1048576 bytes"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 415,
+                         *       "error": "Unsupported Media Type",
+                         *       "message": "Unsupported Media Type"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unexpected persistence or dependency failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 500,
+                         *       "error": "Internal Server Error",
+                         *       "message": "Internal error (request id 5f0c…)"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A dependency needed to answer is unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 503,
+                         *       "error": "Service Unavailable",
+                         *       "message": "Token verification is unavailable"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/worker/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refresh a running Worker's NATS credentials
+         * @description The running instance answers a `credentials` challenge before its user JWT expires and gets a new one. Refused for a disabled Worker and for an instance that is no longer current.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WorkerCredentialsRequest"];
+                };
+            };
+            responses: {
+                /** @description Fresh credentials */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WorkerCredentials"];
+                    };
+                };
+                /** @description Invalid path, query or body; every failure is listed in details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 400,
+                         *       "error": "Bad Request",
+                         *       "message": "Validation failed",
+                         *       "details": [
+                         *         {
+                         *           "path": "executionPlan.outputs.1.video.height",
+                         *           "message": "height must be an even number"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Missing, malformed, expired or wrongly signed bearer token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "error": "Unauthorized",
+                         *       "message": "Invalid bearer token: signature verification failed"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The token lacks the operations audience */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 403,
+                         *       "error": "Forbidden",
+                         *       "message": "Token audience does not include tjm-operations"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 404,
+                         *       "error": "Not Found",
+                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The resource is not in a state that allows this */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 409,
+                         *       "error": "Conflict",
+                         *       "message": "Job is COMPLETED and can no longer be cancelled"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body over the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 413,
+                         *       "error": "Payload Too Large",
+                         *       "message": "Request body exceeds 1048576 bytes"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 415,
+                         *       "error": "Unsupported Media Type",
+                         *       "message": "Unsupported Media Type"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unexpected persistence or dependency failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 500,
+                         *       "error": "Internal Server Error",
+                         *       "message": "Internal error (request id 5f0c…)"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1638,6 +2846,385 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
+        };
+        WorkerList: {
+            items: components["schemas"]["Worker"][];
+            /**
+             * @description Workers matching the filters
+             * @example 1
+             */
+            total: number;
+            /** @example 50 */
+            limit: number;
+            /** @example 0 */
+            offset: number;
+        };
+        Worker: {
+            /**
+             * Format: uuid
+             * @example 3f2b8c1e-7d4a-4e59-9b2c-6a1d0e8f7c35
+             */
+            workerId: string;
+            /**
+             * Format: uuid
+             * @description Changes with every (re-)registration
+             * @example c81a5f0d-2e3b-4c7a-8d91-0f6e4b2a9d17
+             */
+            instanceId: string;
+            /** @example encoder-cpu-01 */
+            name: string;
+            pool: components["schemas"]["WorkerPool"];
+            /** @example 1 */
+            protocolVersion: number;
+            connectivity: components["schemas"]["WorkerConnectivity"];
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            connectivityChangedAt: string;
+            certification: {
+                status: components["schemas"]["WorkerCertificationStatus"];
+                /** @example [] */
+                reasons: string[];
+            };
+            /**
+             * @description DRAINING: takes no new leases (an operator asked it to drain). DISABLED: revoked by an operator; it cannot re-register or refresh its NATS credentials.
+             * @example [
+             *       {
+             *         "type": "DRAINING",
+             *         "since": "2026-11-21T10:05:00.000Z"
+             *       }
+             *     ]
+             */
+            conditions: {
+                /** @enum {string} */
+                type: "DRAINING" | "DISABLED";
+                /**
+                 * Format: date-time
+                 * @example 2026-11-21T10:00:00.000Z
+                 */
+                since: string;
+            }[];
+            /**
+             * @description Concurrent attempts it takes: min(profile.hostCapacity, profile.capacityCap)
+             * @example 4
+             */
+            capacity: number;
+            profile: {
+                /**
+                 * @description What the host supports (CPU cores, NVENC sessions)
+                 * @example 8
+                 */
+                hostCapacity: number;
+                /**
+                 * @description The Worker's configured cap (WORKER_CAPACITY), if any
+                 * @example 4
+                 */
+                capacityCap: number | null;
+            };
+            /**
+             * @example [
+             *       "libx264",
+             *       "aac",
+             *       "scale"
+             *     ]
+             */
+            capabilities: string[];
+            /**
+             * @description Every hardware encoder ffmpeg lists, with its self-test result
+             * @example [
+             *       {
+             *         "name": "h264_vaapi",
+             *         "status": "FAILED",
+             *         "reason": "no VA-API device at /dev/dri/renderD128"
+             *       }
+             *     ]
+             */
+            hardwareEncoders: {
+                name: string;
+                /** @enum {string} */
+                status: "PASSED" | "FAILED";
+                reason?: string;
+            }[];
+            /** @example 5.1.9-0+deb12u1 */
+            ffmpegVersion: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            lastHeartbeatAt: string | null;
+            /**
+             * @description From the latest heartbeat this Manager saw; null before one arrives
+             * @example []
+             */
+            activeAttempts: {
+                /** Format: uuid */
+                attemptId: string;
+                fencingToken: string;
+            }[] | null;
+            /**
+             * @description From the latest heartbeat; null before one arrives
+             * @example 4
+             */
+            freeCapacity: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            registeredAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            instanceStartedAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updatedAt: string;
+        };
+        /**
+         * @description ONLINE while heartbeating; SUSPECTED after two missed intervals; OFFLINE after WORKER_LOST_AFTER_MS
+         * @example ONLINE
+         * @enum {string}
+         */
+        WorkerConnectivity: "ONLINE" | "SUSPECTED" | "OFFLINE";
+        /**
+         * @description READY when the pool's required encoders passed their self-test
+         * @example READY
+         * @enum {string}
+         */
+        WorkerCertificationStatus: "READY" | "DEGRADED";
+        /**
+         * @example {
+         *       "protocolVersion": 1,
+         *       "workerId": "3f2b8c1e-7d4a-4e59-9b2c-6a1d0e8f7c35",
+         *       "instanceId": "c81a5f0d-2e3b-4c7a-8d91-0f6e4b2a9d17",
+         *       "natsUrl": "nats://nats.internal:4222",
+         *       "subjectPrefix": "tjm",
+         *       "userJwt": "eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.eyJzdWIiOiJVRFhVNFJDU0pOWk9JUUhaTldYSFhPUkRQUlRHTkpBSEFIRlJHWk5FRUpDUFFUVDJNN05MQ05GNCJ9.c2lnbmF0dXJl",
+         *       "userJwtExpiresAt": "2026-11-21T11:00:00.000Z",
+         *       "heartbeatIntervalMs": 5000
+         *     }
+         */
+        WorkerRegistration: {
+            /** @enum {number} */
+            protocolVersion: 1;
+            workerId: string;
+            instanceId: string;
+            /** Format: uri */
+            natsUrl: string;
+            subjectPrefix: string;
+            userJwt: string | null;
+            /** Format: date-time */
+            userJwtExpiresAt: string | null;
+            heartbeatIntervalMs: number;
+        };
+        /**
+         * @example {
+         *       "protocolVersion": 1,
+         *       "enrollmentToken": "tjm_et_Xq3vN8bQ2mK7pL4rT9wY1zA6cE5fG0hJ2kM8nP3sU7v",
+         *       "publicKey": "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4",
+         *       "name": "encoder-cpu-01",
+         *       "pool": "cpu",
+         *       "capacityCap": 4,
+         *       "probe": {
+         *         "ffmpegVersion": "7.1.1-1+b1",
+         *         "capabilities": [
+         *           "libx264",
+         *           "libx265",
+         *           "libsvtav1",
+         *           "libvpx-vp9",
+         *           "aac",
+         *           "libopus",
+         *           "h264",
+         *           "scale",
+         *           "overlay"
+         *         ],
+         *         "hardwareEncoders": [
+         *           {
+         *             "name": "h264_vaapi",
+         *             "status": "FAILED",
+         *             "reason": "no VA-API device at /dev/dri/renderD128"
+         *           }
+         *         ],
+         *         "certification": {
+         *           "status": "READY",
+         *           "reasons": []
+         *         },
+         *         "capacity": 8
+         *       }
+         *     }
+         */
+        WorkerRegistrationRequest: {
+            /** @enum {number} */
+            protocolVersion: 1;
+            enrollmentToken: string;
+            publicKey: string;
+            name: string;
+            /** @enum {string} */
+            pool: "cpu" | "nvidia" | "intel" | "amd";
+            capacityCap: number | null;
+            probe: {
+                ffmpegVersion: string;
+                capabilities: string[];
+                hardwareEncoders: ({
+                    name: string;
+                    /** @enum {string} */
+                    status: "PASSED";
+                } | {
+                    name: string;
+                    /** @enum {string} */
+                    status: "FAILED";
+                    reason: string;
+                })[];
+                certification: {
+                    /** @enum {string} */
+                    status: "READY";
+                    reasons: string[];
+                } | {
+                    /** @enum {string} */
+                    status: "DEGRADED";
+                    reasons: string[];
+                };
+                capacity: number;
+            };
+        };
+        /**
+         * @example {
+         *       "protocolVersion": 1,
+         *       "challengeId": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
+         *       "purpose": "re-registration",
+         *       "nonce": "MDI4K4xpEpiLnHMP99xJcGCaG7S9jFA-cYaBGLoT_ac",
+         *       "expiresAt": "2026-11-21T10:01:00.000Z"
+         *     }
+         */
+        WorkerChallenge: {
+            /** @enum {number} */
+            protocolVersion: 1;
+            challengeId: string;
+            /** @enum {string} */
+            purpose: "re-registration" | "credentials";
+            nonce: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /**
+         * @example {
+         *       "protocolVersion": 1,
+         *       "workerId": "3f2b8c1e-7d4a-4e59-9b2c-6a1d0e8f7c35",
+         *       "purpose": "re-registration"
+         *     }
+         */
+        WorkerChallengeRequest: {
+            /** @enum {number} */
+            protocolVersion: 1;
+            workerId: string;
+            /** @enum {string} */
+            purpose: "re-registration" | "credentials";
+        };
+        /**
+         * @example {
+         *       "protocolVersion": 1,
+         *       "workerId": "3f2b8c1e-7d4a-4e59-9b2c-6a1d0e8f7c35",
+         *       "challengeId": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
+         *       "signature": "DdrTAyJocJ2KT9Do9s0StGoAXN6OcqakItu8sH9_OGHHglhA93qxmO58PqHk91-TjiIO8t0Cs2K6CZmFeozGBw",
+         *       "name": "encoder-cpu-01",
+         *       "pool": "cpu",
+         *       "capacityCap": 4,
+         *       "probe": {
+         *         "ffmpegVersion": "7.1.1-1+b1",
+         *         "capabilities": [
+         *           "libx264",
+         *           "libx265",
+         *           "libsvtav1",
+         *           "libvpx-vp9",
+         *           "aac",
+         *           "libopus",
+         *           "h264",
+         *           "scale",
+         *           "overlay"
+         *         ],
+         *         "hardwareEncoders": [
+         *           {
+         *             "name": "h264_vaapi",
+         *             "status": "FAILED",
+         *             "reason": "no VA-API device at /dev/dri/renderD128"
+         *           }
+         *         ],
+         *         "certification": {
+         *           "status": "READY",
+         *           "reasons": []
+         *         },
+         *         "capacity": 8
+         *       }
+         *     }
+         */
+        WorkerReRegistrationRequest: {
+            /** @enum {number} */
+            protocolVersion: 1;
+            workerId: string;
+            challengeId: string;
+            signature: string;
+            name: string;
+            /** @enum {string} */
+            pool: "cpu" | "nvidia" | "intel" | "amd";
+            capacityCap: number | null;
+            probe: {
+                ffmpegVersion: string;
+                capabilities: string[];
+                hardwareEncoders: ({
+                    name: string;
+                    /** @enum {string} */
+                    status: "PASSED";
+                } | {
+                    name: string;
+                    /** @enum {string} */
+                    status: "FAILED";
+                    reason: string;
+                })[];
+                certification: {
+                    /** @enum {string} */
+                    status: "READY";
+                    reasons: string[];
+                } | {
+                    /** @enum {string} */
+                    status: "DEGRADED";
+                    reasons: string[];
+                };
+                capacity: number;
+            };
+        };
+        /**
+         * @example {
+         *       "protocolVersion": 1,
+         *       "userJwt": "eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.eyJzdWIiOiJVRFhVNFJDU0pOWk9JUUhaTldYSFhPUkRQUlRHTkpBSEFIRlJHWk5FRUpDUFFUVDJNN05MQ05GNCJ9.c2lnbmF0dXJl",
+         *       "userJwtExpiresAt": "2026-11-21T12:00:00.000Z"
+         *     }
+         */
+        WorkerCredentials: {
+            /** @enum {number} */
+            protocolVersion: 1;
+            userJwt: string | null;
+            /** Format: date-time */
+            userJwtExpiresAt: string | null;
+        };
+        /**
+         * @example {
+         *       "protocolVersion": 1,
+         *       "workerId": "3f2b8c1e-7d4a-4e59-9b2c-6a1d0e8f7c35",
+         *       "instanceId": "c81a5f0d-2e3b-4c7a-8d91-0f6e4b2a9d17",
+         *       "challengeId": "6e5d4c3b-2a1f-4e0d-9c8b-7a6f5e4d3c2b",
+         *       "signature": "DdrTAyJocJ2KT9Do9s0StGoAXN6OcqakItu8sH9_OGHHglhA93qxmO58PqHk91-TjiIO8t0Cs2K6CZmFeozGBw"
+         *     }
+         */
+        WorkerCredentialsRequest: {
+            /** @enum {number} */
+            protocolVersion: 1;
+            workerId: string;
+            instanceId: string;
+            challengeId: string;
+            signature: string;
         };
     };
     responses: never;

@@ -3,17 +3,16 @@
  * NATS subject prefix, its own OIDC issuer, served over real HTTP on a free port.
  */
 import { serve } from "@hono/node-server";
-import { connect } from "@nats-io/transport-node";
+import { connect, credsAuthenticator } from "@nats-io/transport-node";
 import { createTjmClient, type TjmClient } from "@tjm/sdk";
 import { inject } from "vitest";
-import { createApp } from "../../manager/src/app.ts";
-import { EventHub } from "../../manager/src/events/index.ts";
-import { createOutboxRelay } from "../../manager/src/outbox/index.ts";
+import { type Manager, startManager } from "../../manager/src/manager.ts";
 import { createBroker } from "../../manager/src/platform/broker.ts";
 import { createSql, type Sql } from "../../manager/src/platform/db.ts";
 import { createLogger, type Logger, silentLogger } from "../../manager/src/platform/logger.ts";
 import { loadMigrations, migrate } from "../../manager/src/platform/migrations.ts";
 import { createProject } from "../../manager/src/projects/store.ts";
+import { createCredentialIssuer } from "../../manager/src/workers/index.ts";
 import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET, TestIssuer } from "./oidc.ts";
 import { deleteStreams } from "./streams.ts";
 
@@ -53,12 +52,21 @@ export interface TestManagerOptions {
   /** Use an existing schema instead of a fresh one. */
   schema?: string;
   logger?: Logger;
-  /**
-   * Run the outbox relay and the event hub (default true). Off where a test cuts PostgreSQL:
-   * postgres.js 3.4.9 can throw an uncatchable error when a connection drops mid-write
-   * (porsager/postgres #1154, #1208), and the relay's polling makes that likely.
-   */
+  /** See ManagerOptions.background: off where a test cuts PostgreSQL under the Manager. */
   background?: boolean;
+  /**
+   * NATS in operator mode (tests/harness/nats-operator.ts): the Manager connects with these
+   * credentials and signs Worker JWTs with the account signing key.
+   */
+  natsAuth?: {
+    managerCreds: string;
+    accountPublicKey: string;
+    accountSigningSeed: string;
+    /** Worker JWT lifetime; default 60 s. */
+    ttlSeconds?: number;
+  };
+  heartbeatIntervalMs?: number;
+  lostAfterMs?: number;
 }
 
 export class TestManager {
@@ -67,7 +75,9 @@ export class TestManager {
     readonly sql: Sql,
     readonly schema: string,
     readonly subjectPrefix: string,
+    readonly natsUrl: string,
     readonly issuer: TestIssuer,
+    readonly manager: Manager,
     /** How many times the app told the relay that a request committed a change. */
     readonly outboxWrites: { count: number },
     private readonly shutdown: () => Promise<void>,
@@ -82,32 +92,48 @@ export class TestManager {
     const sql = createSql({ url: databaseUrl, schema, poolMax: 8, applicationName: "tjm-test-manager" });
     const logger =
       options.logger ?? (process.env.TJM_TEST_LOGS ? createLogger("debug", console.log) : silentLogger);
-    const broker = createBroker(connect, natsUrl, logger);
+    const { natsAuth } = options;
+    const broker = createBroker(
+      connect,
+      natsUrl,
+      logger,
+      natsAuth && credsAuthenticator(new TextEncoder().encode(natsAuth.managerCreds)),
+    );
     const issuer = await TestIssuer.start();
     const writes = { count: 0 };
     // The schema name is unique per file and a valid subject prefix.
     const subjectPrefix = schema;
-    const relay = createOutboxRelay({ sql, schema, subjectPrefix, broker, logger });
-    if (options.background !== false) await relay.start();
-    const events = new EventHub(broker, subjectPrefix, logger);
-    if (options.background !== false) events.start();
-    const app = createApp({
+    const manager = await startManager({
       sql,
       broker,
       logger,
+      schema,
+      subjectPrefix,
       auth: { issuer: issuer.issuer, audience: OPERATIONS_AUDIENCE },
       maxBodyBytes: 1024 * 1024,
       liveProgress: () => undefined,
       scalarBundle: async () => new TextEncoder().encode("/* scalar */"),
-      events,
       enrollmentTokenSecret: TEST_ENROLLMENT_SECRET,
-      outboxWritten: () => {
+      workers: {
+        natsUrl,
+        credentials:
+          natsAuth &&
+          createCredentialIssuer({
+            subjectPrefix,
+            accountPublicKey: natsAuth.accountPublicKey,
+            signingKeySeed: natsAuth.accountSigningSeed,
+            ttlSeconds: natsAuth.ttlSeconds ?? 60,
+          }),
+        heartbeatIntervalMs: options.heartbeatIntervalMs ?? 5000,
+        lostAfterMs: options.lostAfterMs ?? 30_000,
+      },
+      background: options.background,
+      onOutboxWritten: () => {
         writes.count++;
-        relay.wake();
       },
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-      const s = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, () => resolve(s));
+      const s = serve({ fetch: manager.app.fetch, hostname: "127.0.0.1", port: 0 }, () => resolve(s));
     });
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : 0;
@@ -116,13 +142,15 @@ export class TestManager {
       sql,
       schema,
       subjectPrefix,
+      natsUrl,
       issuer,
+      manager,
       writes,
       async () => {
         await new Promise<void>((resolve) => server.close(() => resolve()));
-        await events.stop();
-        await relay.stop();
-        if (broker.connection()) await deleteStreams(natsUrl, subjectPrefix).catch(() => {});
+        await manager.stop();
+        const nc = broker.connection();
+        if (nc) await deleteStreams(nc, subjectPrefix).catch(() => {});
         await broker.close();
         await issuer.close();
         await sql.end({ timeout: 2 });

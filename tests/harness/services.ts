@@ -48,11 +48,12 @@ export async function waitFor(
   what: string,
   check: () => Promise<boolean>,
   timeoutMs = 20_000,
+  pollMs = 100,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
   throw new Error(`${what} was not ready within ${timeoutMs} ms`);
 }
@@ -64,16 +65,24 @@ export interface NatsServer {
 }
 
 /**
- * A private nats-server with JetStream (from PATH or /usr/sbin) and its own store. It picks
- * its own port (-p -1) and we read it from its log: no race with other files for a port.
+ * Runs nats-server (from PATH or /usr/sbin) with `args`, which must make it pick its own port
+ * (-p -1, or port: -1 in a config file); the port is read from its log, so there is no race
+ * with other files for a port. `dir` is removed when it stops.
  */
-export async function startNatsServer(): Promise<NatsServer> {
-  const storeDir = await mkdtemp(join(tmpdir(), "tjm-nats-"));
+export async function spawnNatsServer(args: string[], dir: string): Promise<NatsServer> {
   const binary = process.env.NATS_SERVER_BIN ?? "nats-server";
-  const child = spawn(binary, ["-a", "127.0.0.1", "-p", "-1", "-js", "-sd", storeDir], {
+  const child = spawn(binary, args, {
     stdio: ["ignore", "ignore", "pipe"],
     env: { ...process.env, PATH: `${process.env.PATH}:/usr/sbin:/usr/local/sbin` },
   });
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGCONT");
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
   let log = "";
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(
@@ -96,21 +105,19 @@ export async function startNatsServer(): Promise<NatsServer> {
       clearTimeout(timer);
       reject(new Error(`nats-server exited with ${code}:\n${log}`));
     });
+  }).catch(async (err: unknown) => {
+    await stop();
+    throw err;
   });
   // Keep draining its log so a full pipe never blocks it.
   child.stderr?.resume();
-  return {
-    url: `nats://127.0.0.1:${port}`,
-    process: child,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGCONT");
-        child.kill("SIGTERM");
-        await new Promise((resolve) => child.once("exit", resolve));
-      }
-      await rm(storeDir, { recursive: true, force: true });
-    },
-  };
+  return { url: `nats://127.0.0.1:${port}`, process: child, stop };
+}
+
+/** A private nats-server with JetStream and its own store, no authentication. */
+export async function startNatsServer(): Promise<NatsServer> {
+  const storeDir = await mkdtemp(join(tmpdir(), "tjm-nats-"));
+  return spawnNatsServer(["-a", "127.0.0.1", "-p", "-1", "-js", "-sd", storeDir], storeDir);
 }
 
 async function startEmbeddedPostgres(): Promise<{ url: string; stop(): Promise<void> }> {

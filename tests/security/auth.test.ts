@@ -2,8 +2,7 @@ import { createServer } from "node:net";
 import { connect } from "@nats-io/transport-node";
 import { exportSPKI, generateKeyPair, importJWK, type JWK, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../../manager/src/app.ts";
-import { EventHub } from "../../manager/src/events/index.ts";
+import { startManager } from "../../manager/src/manager.ts";
 import { createBroker } from "../../manager/src/platform/broker.ts";
 import { createLogger } from "../../manager/src/platform/logger.ts";
 import { createTestSchema, TestManager, testServices } from "../harness/manager.ts";
@@ -288,17 +287,19 @@ describe("an issuer whose keys cannot be fetched", () => {
       const schema = await createTestSchema(databaseUrl);
       const broker = createBroker(connect, natsUrl, logger);
       try {
-        const app = createApp({
+        const { app } = await startManager({
           sql: schema.sql,
           broker,
           logger,
+          schema: schema.schema,
+          subjectPrefix: schema.schema,
           auth: { ...auth, audience: OPERATIONS_AUDIENCE },
           maxBodyBytes: 1024 * 1024,
           liveProgress: () => undefined,
           scalarBundle: async () => new Uint8Array(),
-          events: new EventHub(broker, "auth", logger),
           enrollmentTokenSecret: TEST_ENROLLMENT_SECRET,
-          outboxWritten: () => {},
+          workers: { natsUrl, credentials: undefined, heartbeatIntervalMs: 5000, lostAfterMs: 30_000 },
+          background: false,
         });
         const token = await new SignJWT({ ...operatorClaims(), iss: auth.issuer })
           .setProtectedHeader({ alg: "RS256", kid: "test-key" })

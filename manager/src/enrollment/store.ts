@@ -1,4 +1,4 @@
-import type { Sql } from "../platform/db.ts";
+import type { Sql, TransactionSql } from "../platform/db.ts";
 
 export interface NewEnrollmentToken {
   id: string;
@@ -27,7 +27,7 @@ export async function insertEnrollmentToken(
  * all come back undefined: callers cannot tell them apart, and neither can an attacker.
  */
 export async function consumeEnrollmentToken(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   tokenHash: Uint8Array,
 ): Promise<{ id: string; pool: string | null; label: string | null } | undefined> {
   const [row] = await sql<{ id: string; pool: string | null; label: string | null }[]>`

@@ -1,19 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses } from "../platform/errors.ts";
 import { type AppRouteHandler, operatorSecurity } from "../platform/http.ts";
+import { pageQuery } from "../platform/query.ts";
 import type { JobsDeps } from "./deps.ts";
 import { JobListSchema, JobStateSchema, WorkerPoolSchema } from "./schema.ts";
 import { countJobs, listJobs } from "./store.ts";
 import { toJob } from "./view.ts";
-
-const integerParam = (min: number, max: number, fallback: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, "must be a whole number")
-    .transform(Number)
-    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
-    .optional()
-    .transform((value) => value ?? fallback);
 
 export const ListJobsQuerySchema = z
   .object({
@@ -42,18 +34,7 @@ export const ListJobsQuerySchema = z
         example: ["QUEUED", "RUNNING"],
       }),
     workerPool: WorkerPoolSchema.optional().openapi({ param: { name: "workerPool", in: "query" } }),
-    limit: integerParam(1, 100, 50).openapi({
-      param: { name: "limit", in: "query" },
-      description: "1..100, default 50",
-      type: "integer",
-      example: 50,
-    }),
-    offset: integerParam(0, 100_000, 0).openapi({
-      param: { name: "offset", in: "query" },
-      description: "0..100000, default 0",
-      type: "integer",
-      example: 0,
-    }),
+    ...pageQuery,
   })
   .superRefine(
     (query, ctx) => {

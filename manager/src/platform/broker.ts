@@ -1,4 +1,4 @@
-import type { ConnectionOptions, NatsConnection } from "@nats-io/transport-node";
+import type { Authenticator, ConnectionOptions, NatsConnection } from "@nats-io/transport-node";
 import { withTimeout } from "./db.ts";
 import type { Logger } from "./logger.ts";
 
@@ -20,7 +20,12 @@ const RETRY_FIRST_CONNECT_MS = 1000;
  * "broker down" on readiness until NATS answers. Once connected, the client reconnects
  * forever by itself.
  */
-export function createBroker(connect: Connect, url: string, logger: Logger): Broker {
+export function createBroker(
+  connect: Connect,
+  url: string,
+  logger: Logger,
+  authenticator?: Authenticator,
+): Broker {
   let connection: NatsConnection | undefined;
   let closed = false;
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -40,6 +45,7 @@ export function createBroker(connect: Connect, url: string, logger: Logger): Bro
         name: "tjm-manager",
         maxReconnectAttempts: -1,
         reconnectTimeWait: 1000,
+        ...(authenticator ? { authenticator } : {}),
       });
       if (closed) {
         await nc.close();

@@ -1,0 +1,100 @@
+/**
+ * One Manager: the HTTP app and the background work that goes with it (outbox relay, event
+ * hub, heartbeat monitor, job count compaction). The entrypoints and the test harness both
+ * build it here, so what is tested is what runs.
+ */
+import { type App, type AppDeps, createApp } from "./app.ts";
+import { EventHub } from "./events/index.ts";
+import { startJobCountCompaction } from "./jobs/count-compaction.ts";
+import { createOutboxRelay } from "./outbox/index.ts";
+import type { Broker } from "./platform/broker.ts";
+import type { Sql } from "./platform/db.ts";
+import type { Logger } from "./platform/logger.ts";
+import { type CredentialIssuer, WorkerMonitor } from "./workers/index.ts";
+
+export interface ManagerOptions
+  extends Pick<AppDeps, "auth" | "maxBodyBytes" | "scalarBundle" | "enrollmentTokenSecret" | "liveProgress"> {
+  sql: Sql;
+  broker: Broker;
+  logger: Logger;
+  schema: string;
+  subjectPrefix: string;
+  workers: {
+    natsUrl: string;
+    credentials: CredentialIssuer | undefined;
+    heartbeatIntervalMs: number;
+    lostAfterMs: number;
+  };
+  /**
+   * Run the relay, event hub, heartbeat monitor and compaction (default true). The test
+   * harness turns them off where a test cuts PostgreSQL under the Manager: postgres.js 3.4.9
+   * can throw an uncatchable error when a connection drops mid-write (porsager/postgres
+   * #1154, #1208), and their polling makes that likely.
+   */
+  background?: boolean;
+  /** Also told when a request committed outbox rows (tests count these). */
+  onOutboxWritten?: () => void;
+}
+
+export interface Manager {
+  app: App;
+  monitor: WorkerMonitor;
+  events: EventHub;
+  /** Stops the background work; the caller stops serving first and closes sql and broker after. */
+  stop(): Promise<void>;
+}
+
+export async function startManager(options: ManagerOptions): Promise<Manager> {
+  const { sql, broker, logger, subjectPrefix } = options;
+  const relay = createOutboxRelay({ sql, schema: options.schema, subjectPrefix, broker, logger });
+  const events = new EventHub(broker, subjectPrefix, logger);
+  const monitor = new WorkerMonitor({
+    sql,
+    broker,
+    logger,
+    subjectPrefix,
+    heartbeatIntervalMs: options.workers.heartbeatIntervalMs,
+    lostAfterMs: options.workers.lostAfterMs,
+  });
+  const background = options.background !== false;
+  let stopCompaction = async () => {};
+  if (background) {
+    await relay.start();
+    events.start();
+    monitor.start();
+    stopCompaction = startJobCountCompaction(sql, logger);
+  }
+  const app = createApp({
+    sql,
+    broker,
+    logger,
+    auth: options.auth,
+    maxBodyBytes: options.maxBodyBytes,
+    liveProgress: options.liveProgress,
+    scalarBundle: options.scalarBundle,
+    events,
+    enrollmentTokenSecret: options.enrollmentTokenSecret,
+    outboxWritten: () => {
+      options.onOutboxWritten?.();
+      relay.wake();
+    },
+    workers: {
+      subjectPrefix,
+      natsUrl: options.workers.natsUrl,
+      credentials: options.workers.credentials,
+      heartbeatIntervalMs: options.workers.heartbeatIntervalMs,
+      monitor,
+    },
+  });
+  return {
+    app,
+    monitor,
+    events,
+    async stop() {
+      await monitor.stop();
+      await relay.stop();
+      await events.stop();
+      await stopCompaction();
+    },
+  };
+}

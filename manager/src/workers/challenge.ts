@@ -1,0 +1,81 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import {
+  examples,
+  PROTOCOL_VERSION,
+  WorkerChallengeRequestSchema,
+  WorkerChallengeSchema,
+} from "@tjm/protocol";
+import { errorResponses } from "../platform/errors.ts";
+import type { AppRouteHandler } from "../platform/http.ts";
+import type { WorkersDeps } from "./deps.ts";
+import { disabledWorker, unknownWorker } from "./proof.ts";
+import { findWorker, insertChallenge } from "./store.ts";
+
+/** Long enough for a slow host to sign and answer, short enough that a leaked nonce is soon worthless. */
+export const CHALLENGE_TTL_SECONDS = 60;
+
+export const ChallengeRequestSchema = z
+  .object(WorkerChallengeRequestSchema.shape)
+  .openapi("WorkerChallengeRequest", {
+    example: examples.workerChallengeRequest,
+  });
+export const ChallengeSchema = z.object(WorkerChallengeSchema.shape).openapi("WorkerChallenge", {
+  example: examples.workerChallenge,
+});
+
+export const createChallengeRoute = createRoute({
+  method: "post",
+  path: "/challenges",
+  tags: ["worker"],
+  summary: "Get a nonce to sign with the Worker's NKey",
+  description:
+    "Step one of re-registration (after a restart) and of refreshing NATS credentials. The Worker signs challengeSigningInput(workerId, challenge) from @tjm/protocol with the NKey it registered; the challenge is single use, bound to its purpose, and expires after 60 s.",
+  request: {
+    body: { required: true, content: { "application/json": { schema: ChallengeRequestSchema } } },
+  },
+  responses: {
+    201: { description: "The challenge", content: { "application/json": { schema: ChallengeSchema } } },
+    ...errorResponses(
+      "BAD_REQUEST",
+      "FORBIDDEN",
+      "NOT_FOUND",
+      "PAYLOAD_TOO_LARGE",
+      "UNSUPPORTED_MEDIA_TYPE",
+      "INTERNAL",
+    ),
+  },
+});
+
+function randomNonce(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
+}
+
+export const createChallenge =
+  (deps: WorkersDeps): AppRouteHandler<typeof createChallengeRoute> =>
+  async (c) => {
+    const request = c.req.valid("json");
+    const worker = await findWorker(deps.sql, request.workerId);
+    if (!worker) throw unknownWorker(request.workerId);
+    if (worker.disabledAt) throw disabledWorker(worker);
+    const challenge = { id: crypto.randomUUID(), nonce: randomNonce() };
+    const { expiresAt } = await insertChallenge(deps.sql, {
+      ...challenge,
+      workerId: worker.id,
+      purpose: request.purpose,
+      ttlSeconds: CHALLENGE_TTL_SECONDS,
+    });
+    return c.json(
+      {
+        protocolVersion: PROTOCOL_VERSION,
+        challengeId: challenge.id,
+        purpose: request.purpose,
+        nonce: challenge.nonce,
+        expiresAt: expiresAt.toISOString(),
+      },
+      201,
+    );
+  };

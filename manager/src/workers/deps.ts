@@ -1,0 +1,19 @@
+import type { Broker } from "../platform/broker.ts";
+import type { Sql } from "../platform/db.ts";
+import type { Logger } from "../platform/logger.ts";
+import type { CredentialIssuer } from "./credentials.ts";
+import type { WorkerMonitor } from "./monitor.ts";
+
+export interface WorkersDeps {
+  sql: Sql;
+  broker: Broker;
+  logger: Logger;
+  subjectPrefix: string;
+  /** The NATS URL handed to Workers. */
+  natsUrl: string;
+  /** undefined when NATS runs without authentication (NATS_AUTH=none). */
+  credentials: CredentialIssuer | undefined;
+  hashToken: (token: string) => Promise<Uint8Array>;
+  heartbeatIntervalMs: number;
+  monitor: WorkerMonitor;
+}

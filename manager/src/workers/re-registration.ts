@@ -1,0 +1,86 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { examples, WorkerReRegistrationRequestSchema } from "@tjm/protocol";
+import { ApiError, errorResponses } from "../platform/errors.ts";
+import type { AppRouteHandler } from "../platform/http.ts";
+import { enqueueOutbox } from "../platform/outbox.ts";
+import { ensureWorkerConsumer } from "./consumer.ts";
+import type { WorkersDeps } from "./deps.ts";
+import { proveWorker } from "./proof.ts";
+import {
+  describeWorker,
+  RegistrationResponseSchema,
+  registrationAnswer,
+  requireBroker,
+} from "./registration.ts";
+import { startWorkerInstance } from "./store.ts";
+
+export const ReRegistrationRequestSchema = z
+  .object(WorkerReRegistrationRequestSchema.shape)
+  .openapi("WorkerReRegistrationRequest", {
+    example: examples.workerReRegistrationRequest,
+  });
+
+export const reRegisterWorkerRoute = createRoute({
+  method: "post",
+  path: "/re-registrations",
+  tags: ["worker"],
+  summary: "Start a new instance of a registered Worker",
+  description:
+    "A restarted Worker answers a `re-registration` challenge with a signature by its NKey and describes itself again (ffmpeg or hardware may have changed). It keeps its workerId and gets a new instanceId and fresh NATS credentials; heartbeats of the old instance are ignored from now on.",
+  request: {
+    body: { required: true, content: { "application/json": { schema: ReRegistrationRequestSchema } } },
+  },
+  responses: {
+    200: {
+      description: "The Worker's identity with its new instance, and NATS credentials",
+      content: { "application/json": { schema: RegistrationResponseSchema } },
+    },
+    ...errorResponses(
+      "BAD_REQUEST",
+      "UNAUTHORIZED",
+      "FORBIDDEN",
+      "NOT_FOUND",
+      "CONFLICT",
+      "PAYLOAD_TOO_LARGE",
+      "UNSUPPORTED_MEDIA_TYPE",
+      "INTERNAL",
+      "SERVICE_UNAVAILABLE",
+    ),
+  },
+});
+
+export const reRegisterWorker =
+  (deps: WorkersDeps): AppRouteHandler<typeof reRegisterWorkerRoute> =>
+  async (c) => {
+    const request = c.req.valid("json");
+    const nc = requireBroker(deps);
+    const row = await deps.sql.begin(async (tx) => {
+      const known = await proveWorker(tx, { ...request, purpose: "re-registration" });
+      if (known.pool !== request.pool) {
+        throw new ApiError(
+          "CONFLICT",
+          `Worker ${known.id} is registered in the ${known.pool} pool, not ${request.pool}; enroll it anew with a token to change pools`,
+        );
+      }
+      const { row: started, previousConnectivity } = await startWorkerInstance(
+        tx,
+        known.id,
+        crypto.randomUUID(),
+        describeWorker(request),
+      );
+      await enqueueOutbox(tx, "worker.updated", {
+        workerId: started.id,
+        instanceId: started.instanceId,
+        change: "instance",
+        previousInstanceId: known.instanceId,
+        from: previousConnectivity,
+        to: started.connectivity,
+      });
+      // Recreated if NATS lost it (a server restarted without its store).
+      await ensureWorkerConsumer(nc, deps.subjectPrefix, started.id);
+      return started;
+    });
+    deps.monitor.instanceStarted(row);
+    deps.logger.info("worker re-registered", { workerId: row.id, instanceId: row.instanceId });
+    return c.json(await registrationAnswer(deps, row), 200);
+  };

@@ -1,0 +1,169 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { fromPublic } from "@nats-io/nkeys";
+import {
+  examples,
+  PROTOCOL_VERSION,
+  type WorkerRegistrationRequest,
+  WorkerRegistrationRequestSchema,
+  type WorkerRegistrationResponse,
+  WorkerRegistrationResponseSchema,
+} from "@tjm/protocol";
+import { consumeEnrollmentToken } from "../enrollment/store.ts";
+import { isPgError, pgErrorCode } from "../platform/db.ts";
+import { ApiError, errorResponses, validationError } from "../platform/errors.ts";
+import type { AppRouteHandler } from "../platform/http.ts";
+import { enqueueOutbox } from "../platform/outbox.ts";
+import { ensureWorkerConsumer } from "./consumer.ts";
+import type { WorkersDeps } from "./deps.ts";
+import { insertWorker, type WorkerDescription, type WorkerRow } from "./store.ts";
+
+// zod 4 gives a schema its methods when it is built, so the protocol's schemas (built before
+// @hono/zod-openapi extends zod) lack .openapi(): each route wraps the shape in a new object.
+export const RegistrationRequestSchema = z
+  .object(WorkerRegistrationRequestSchema.shape)
+  .openapi("WorkerRegistrationRequest", {
+    example: examples.workerRegistrationRequest,
+  });
+export const RegistrationResponseSchema = z
+  .object(WorkerRegistrationResponseSchema.shape)
+  .openapi("WorkerRegistration", {
+    example: examples.workerRegistrationResponse,
+  });
+
+export const registerWorkerRoute = createRoute({
+  method: "post",
+  path: "/registrations",
+  tags: ["worker"],
+  summary: "Register a new Worker with an enrollment token",
+  description:
+    "Called by the Worker agent at its first start. The Worker generates its NKey pair and sends only the public key; the answer carries its identity, the NATS URL and a user JWT for that key, limited to the Worker's own subjects. The token is used up only when registration succeeds. A restarted Worker re-registers with a challenge instead.",
+  request: {
+    body: { required: true, content: { "application/json": { schema: RegistrationRequestSchema } } },
+  },
+  responses: {
+    201: {
+      description: "The Worker's identity and NATS credentials",
+      content: { "application/json": { schema: RegistrationResponseSchema } },
+    },
+    ...errorResponses(
+      "BAD_REQUEST",
+      "UNAUTHORIZED",
+      "FORBIDDEN",
+      "CONFLICT",
+      "PAYLOAD_TOO_LARGE",
+      "UNSUPPORTED_MEDIA_TYPE",
+      "INTERNAL",
+      "SERVICE_UNAVAILABLE",
+    ),
+  },
+});
+
+export function describeWorker(
+  request: Omit<WorkerRegistrationRequest, "enrollmentToken" | "publicKey">,
+): WorkerDescription {
+  return {
+    name: request.name,
+    pool: request.pool,
+    protocolVersion: request.protocolVersion,
+    hostCapacity: request.probe.capacity,
+    capacityCap: request.capacityCap,
+    certification: request.probe.certification,
+    capabilities: request.probe.capabilities,
+    hardwareEncoders: request.probe.hardwareEncoders,
+    ffmpegVersion: request.probe.ffmpegVersion,
+  };
+}
+
+function isUserPublicKey(publicKey: string): boolean {
+  try {
+    fromPublic(publicKey);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The connection to create the Worker's consumer on; 503 while NATS is down, so nothing is stored. */
+export function requireBroker(deps: WorkersDeps) {
+  const nc = deps.broker.connection();
+  if (!nc) throw new ApiError("SERVICE_UNAVAILABLE", "The message broker is unavailable; try again shortly");
+  return nc;
+}
+
+/** The answer to a (re-)registration: identity, where NATS is, and fresh credentials. */
+export async function registrationAnswer(
+  deps: WorkersDeps,
+  row: WorkerRow,
+): Promise<WorkerRegistrationResponse> {
+  const credentials = await deps.credentials?.({ workerId: row.id, publicKey: row.publicKey });
+  return {
+    protocolVersion: PROTOCOL_VERSION,
+    workerId: row.id,
+    instanceId: row.instanceId,
+    natsUrl: deps.natsUrl,
+    subjectPrefix: deps.subjectPrefix,
+    userJwt: credentials?.userJwt ?? null,
+    userJwtExpiresAt: credentials?.expiresAt.toISOString() ?? null,
+    heartbeatIntervalMs: deps.heartbeatIntervalMs,
+  };
+}
+
+export const workerRegisteredEvent = (row: WorkerRow) => ({
+  workerId: row.id,
+  instanceId: row.instanceId,
+  name: row.name,
+  pool: row.pool,
+  certification: row.certification,
+  connectivity: row.connectivity,
+});
+
+const INVALID_TOKEN = "The enrollment token is invalid, expired or already used";
+
+export const registerWorker =
+  (deps: WorkersDeps): AppRouteHandler<typeof registerWorkerRoute> =>
+  async (c) => {
+    const request = c.req.valid("json");
+    // The pattern admits any 'U…' string; only the NKey's checksum proves it is a key.
+    if (!isUserPublicKey(request.publicKey)) {
+      throw validationError([
+        { path: "publicKey", message: "is not a valid NKey user public key (checksum mismatch)" },
+      ]);
+    }
+    const tokenHash = await deps.hashToken(request.enrollmentToken);
+    const nc = requireBroker(deps);
+    const workerId = crypto.randomUUID();
+    const row = await deps.sql
+      .begin(async (tx) => {
+        // Everything below rolls back on failure, leaving the token usable.
+        const token = await consumeEnrollmentToken(tx, tokenHash);
+        if (!token) throw new ApiError("UNAUTHORIZED", INVALID_TOKEN);
+        if (token.pool && token.pool !== request.pool) {
+          throw new ApiError(
+            "FORBIDDEN",
+            `This enrollment token is for the ${token.pool} pool; the Worker declared ${request.pool}`,
+          );
+        }
+        const inserted = await insertWorker(tx, {
+          ...describeWorker(request),
+          id: workerId,
+          publicKey: request.publicKey,
+          instanceId: crypto.randomUUID(),
+          enrollmentTokenId: token.id,
+        });
+        await enqueueOutbox(tx, "worker.registered", workerRegisteredEvent(inserted));
+        await ensureWorkerConsumer(nc, deps.subjectPrefix, workerId);
+        return inserted;
+      })
+      .catch((err: unknown) => {
+        if (isPgError(err, pgErrorCode.uniqueViolation)) {
+          throw new ApiError(
+            "CONFLICT",
+            "A Worker with this public key is already registered; a restarted Worker re-registers by answering a challenge",
+          );
+        }
+        throw err;
+      });
+    deps.monitor.instanceStarted(row);
+    deps.logger.info("worker registered", { workerId: row.id, name: row.name, pool: row.pool });
+    return c.json(await registrationAnswer(deps, row), 201);
+  };

@@ -1,0 +1,246 @@
+import type { Certification, HardwareEncoderProbe } from "@tjm/protocol";
+import type { Sql, TransactionSql } from "../platform/db.ts";
+import { enqueueOutbox } from "../platform/outbox.ts";
+
+export const CONNECTIVITY_STATES = ["ONLINE", "SUSPECTED", "OFFLINE"] as const;
+export type Connectivity = (typeof CONNECTIVITY_STATES)[number];
+
+export interface WorkerRow {
+  id: string;
+  publicKey: string;
+  name: string;
+  pool: string;
+  protocolVersion: number;
+  instanceId: string;
+  hostCapacity: number;
+  capacityCap: number | null;
+  certification: Certification["status"];
+  certificationReasons: string[];
+  capabilities: string[];
+  hardwareEncoders: HardwareEncoderProbe[];
+  ffmpegVersion: string;
+  connectivity: Connectivity;
+  connectivityChangedAt: Date;
+  lastHeartbeatAt: Date | null;
+  drainRequestedAt: Date | null;
+  disabledAt: Date | null;
+  disabledBy: string | null;
+  registeredAt: Date;
+  instanceStartedAt: Date;
+  updatedAt: Date;
+}
+
+/** What a Worker says about itself at each (re-)registration. */
+export interface WorkerDescription {
+  name: string;
+  pool: string;
+  protocolVersion: number;
+  hostCapacity: number;
+  capacityCap: number | null;
+  certification: Certification;
+  capabilities: string[];
+  hardwareEncoders: HardwareEncoderProbe[];
+  ffmpegVersion: string;
+}
+
+export async function insertWorker(
+  tx: TransactionSql,
+  worker: WorkerDescription & {
+    id: string;
+    publicKey: string;
+    instanceId: string;
+    enrollmentTokenId: string;
+  },
+): Promise<WorkerRow> {
+  const [row] = await tx<WorkerRow[]>`
+    insert into workers (
+      id, public_key, name, pool, protocol_version, instance_id, enrollment_token_id,
+      host_capacity, capacity_cap, certification, certification_reasons, capabilities,
+      hardware_encoders, ffmpeg_version, connectivity, connectivity_changed_at,
+      last_heartbeat_at, registered_at, instance_started_at, updated_at)
+    values (
+      ${worker.id}, ${worker.publicKey}, ${worker.name}, ${worker.pool}, ${worker.protocolVersion},
+      ${worker.instanceId}, ${worker.enrollmentTokenId}, ${worker.hostCapacity}, ${worker.capacityCap},
+      ${worker.certification.status}, ${tx.json(worker.certification.reasons)}, ${worker.capabilities},
+      ${tx.json(worker.hardwareEncoders as never)}, ${worker.ffmpegVersion}, 'ONLINE', now(),
+      now(), now(), now(), now())
+    returning *`;
+  return row as WorkerRow;
+}
+
+/** A new instance of a known Worker: its new description, ONLINE from now. */
+export async function startWorkerInstance(
+  tx: TransactionSql,
+  workerId: string,
+  instanceId: string,
+  worker: WorkerDescription,
+): Promise<{ row: WorkerRow; previousConnectivity: Connectivity }> {
+  const [row] = await tx<(WorkerRow & { previousConnectivity: Connectivity })[]>`
+    update workers w set
+      instance_id = ${instanceId}, name = ${worker.name}, protocol_version = ${worker.protocolVersion},
+      host_capacity = ${worker.hostCapacity}, capacity_cap = ${worker.capacityCap},
+      certification = ${worker.certification.status},
+      certification_reasons = ${tx.json(worker.certification.reasons)},
+      capabilities = ${worker.capabilities}, hardware_encoders = ${tx.json(worker.hardwareEncoders as never)},
+      ffmpeg_version = ${worker.ffmpegVersion},
+      connectivity = 'ONLINE',
+      connectivity_changed_at = case when w.connectivity = 'ONLINE' then w.connectivity_changed_at else now() end,
+      last_heartbeat_at = now(), instance_started_at = now(), updated_at = now()
+    from (select id, connectivity from workers where id = ${workerId} for update) previous
+    where w.id = previous.id
+    returning w.*, previous.connectivity as previous_connectivity`;
+  const { previousConnectivity, ...updated } = row as WorkerRow & { previousConnectivity: Connectivity };
+  return { row: updated, previousConnectivity };
+}
+
+export async function findWorker(
+  sql: Sql | TransactionSql,
+  workerId: string,
+): Promise<WorkerRow | undefined> {
+  const [row] = await sql<WorkerRow[]>`select * from workers where id = ${workerId}`;
+  return row;
+}
+
+export async function findWorkerByPublicKey(
+  sql: Sql | TransactionSql,
+  publicKey: string,
+): Promise<WorkerRow | undefined> {
+  const [row] = await sql<WorkerRow[]>`select * from workers where public_key = ${publicKey}`;
+  return row;
+}
+
+export interface WorkerFilter {
+  connectivity?: Connectivity | undefined;
+  pool?: string | undefined;
+  certification?: string | undefined;
+  draining?: boolean | undefined;
+}
+
+function whereWorkers(sql: Sql, filter: WorkerFilter) {
+  const draining =
+    filter.draining === undefined
+      ? sql`true`
+      : filter.draining
+        ? sql`drain_requested_at is not null`
+        : sql`drain_requested_at is null`;
+  return sql`
+    where (${filter.connectivity ?? null}::text is null or connectivity = ${filter.connectivity ?? null})
+      and (${filter.pool ?? null}::text is null or pool = ${filter.pool ?? null})
+      and (${filter.certification ?? null}::text is null or certification = ${filter.certification ?? null})
+      and ${draining}`;
+}
+
+/** Newest registration first, with the number of Workers matching the filter. */
+export async function listWorkers(
+  sql: Sql,
+  filter: WorkerFilter,
+  limit: number,
+  offset: number,
+): Promise<{ rows: WorkerRow[]; total: number }> {
+  const [rows, [count]] = await Promise.all([
+    sql<WorkerRow[]>`
+      select * from workers ${whereWorkers(sql, filter)}
+      order by registered_at desc, id desc limit ${limit} offset ${offset}`,
+    sql<{ total: number }[]>`select count(*)::int as total from workers ${whereWorkers(sql, filter)}`,
+  ]);
+  return { rows, total: count?.total ?? 0 };
+}
+
+/** Every Worker not OFFLINE: where a Manager starts watching heartbeats. */
+export async function listConnectedWorkers(sql: Sql): Promise<WorkerRow[]> {
+  return sql<WorkerRow[]>`select * from workers where connectivity <> 'OFFLINE'`;
+}
+
+export async function insertChallenge(
+  sql: Sql,
+  challenge: { id: string; workerId: string; purpose: string; nonce: string; ttlSeconds: number },
+): Promise<{ expiresAt: Date }> {
+  const [row] = await sql<{ expiresAt: Date }[]>`
+    insert into worker_challenges (id, worker_id, purpose, nonce, expires_at)
+    values (${challenge.id}, ${challenge.workerId}, ${challenge.purpose}, ${challenge.nonce},
+            now() + make_interval(secs => ${challenge.ttlSeconds}))
+    returning expires_at`;
+  return row as { expiresAt: Date };
+}
+
+/** Uses the challenge once: its nonce when it is this Worker's, for this purpose, unused and unexpired. */
+export async function consumeChallenge(
+  tx: TransactionSql,
+  challengeId: string,
+  workerId: string,
+  purpose: string,
+): Promise<{ nonce: string } | undefined> {
+  const [row] = await tx<{ nonce: string }[]>`
+    update worker_challenges set used_at = now()
+    where id = ${challengeId} and worker_id = ${workerId} and purpose = ${purpose}
+      and used_at is null and expires_at > now()
+    returning nonce`;
+  return row;
+}
+
+/**
+ * Compare-and-set of a Worker's connectivity: applies only if the Worker still runs
+ * `instanceId` and is still `from`, so of several Manager replicas seeing the same deadline
+ * exactly one records the transition (and its event).
+ */
+export async function transitionConnectivity(
+  sql: Sql,
+  change: {
+    workerId: string;
+    instanceId: string;
+    from: Connectivity;
+    to: Connectivity;
+    lastHeartbeatAt: Date | undefined;
+  },
+): Promise<WorkerRow | undefined> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<WorkerRow[]>`
+      update workers set connectivity = ${change.to}, connectivity_changed_at = now(),
+        last_heartbeat_at = greatest(last_heartbeat_at, ${change.lastHeartbeatAt ?? null}::timestamptz), updated_at = now()
+      where id = ${change.workerId} and instance_id = ${change.instanceId} and connectivity = ${change.from}
+      returning *`;
+    if (!row) return undefined;
+    await enqueueOutbox(tx, "worker.updated", {
+      workerId: row.id,
+      instanceId: row.instanceId,
+      change: "connectivity",
+      from: change.from,
+      to: change.to,
+    });
+    return row;
+  });
+}
+
+/** Sets the drain request once; undefined when the Worker does not exist. */
+export async function requestDrain(
+  tx: TransactionSql,
+  workerId: string,
+): Promise<{ row: WorkerRow; changed: boolean } | undefined> {
+  const [row] = await tx<(WorkerRow & { changed: boolean })[]>`
+    update workers w set drain_requested_at = coalesce(w.drain_requested_at, now()),
+      updated_at = case when w.drain_requested_at is null then now() else w.updated_at end
+    from (select id, drain_requested_at is null as changed from workers where id = ${workerId} for update) previous
+    where w.id = previous.id
+    returning w.*, previous.changed`;
+  if (!row) return undefined;
+  const { changed, ...worker } = row;
+  return { row: worker, changed };
+}
+
+/** Disables the Worker once; undefined when it does not exist. */
+export async function disableWorker(
+  tx: TransactionSql,
+  workerId: string,
+  operator: string,
+): Promise<{ row: WorkerRow; changed: boolean } | undefined> {
+  const [row] = await tx<(WorkerRow & { changed: boolean })[]>`
+    update workers w set disabled_at = coalesce(w.disabled_at, now()),
+      disabled_by = coalesce(w.disabled_by, ${operator}),
+      updated_at = case when w.disabled_at is null then now() else w.updated_at end
+    from (select id, disabled_at is null as changed from workers where id = ${workerId} for update) previous
+    where w.id = previous.id
+    returning w.*, previous.changed`;
+  if (!row) return undefined;
+  const { changed, ...worker } = row;
+  return { row: worker, changed };
+}

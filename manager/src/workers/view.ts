@@ -1,0 +1,32 @@
+import type { LiveWorker } from "./monitor.ts";
+import type { WorkerRow } from "./store.ts";
+
+/** A Worker as the API shows it: the stored record plus what this Manager heard lately. */
+export function toWorker(row: WorkerRow, live: LiveWorker | undefined) {
+  const conditions: { type: "DRAINING" | "DISABLED"; since: string }[] = [];
+  if (row.drainRequestedAt) conditions.push({ type: "DRAINING", since: row.drainRequestedAt.toISOString() });
+  if (row.disabledAt) conditions.push({ type: "DISABLED", since: row.disabledAt.toISOString() });
+  const lastHeartbeatAt = live?.lastHeartbeatAt ?? row.lastHeartbeatAt;
+  return {
+    workerId: row.id,
+    instanceId: row.instanceId,
+    name: row.name,
+    pool: row.pool as "cpu" | "nvidia" | "intel" | "amd",
+    protocolVersion: row.protocolVersion,
+    connectivity: row.connectivity,
+    connectivityChangedAt: row.connectivityChangedAt.toISOString(),
+    certification: { status: row.certification, reasons: row.certificationReasons },
+    conditions,
+    capacity: Math.min(row.hostCapacity, row.capacityCap ?? row.hostCapacity),
+    profile: { hostCapacity: row.hostCapacity, capacityCap: row.capacityCap },
+    capabilities: row.capabilities,
+    hardwareEncoders: row.hardwareEncoders,
+    ffmpegVersion: row.ffmpegVersion,
+    lastHeartbeatAt: lastHeartbeatAt ? lastHeartbeatAt.toISOString() : null,
+    activeAttempts: live?.lastHeartbeatAt ? live.activeAttempts : null,
+    freeCapacity: live?.freeCapacity ?? null,
+    registeredAt: row.registeredAt.toISOString(),
+    instanceStartedAt: row.instanceStartedAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
