@@ -30,7 +30,11 @@ const app = createApp({
     credentials: undefined,
     heartbeatIntervalMs: 5000,
     monitor: noIo,
+    hooks: noIo,
+    statistics: noIo,
   },
+  jobs: { jobDeadlineHours: 72, cancelHeldAttempt: noIo, resumeUploads: noIo },
+  tenantAudience: "tjm-api",
 });
 const document = app.getOpenAPI31Document(openApiInfo);
 const target = new URL("./openapi.json", import.meta.url);

@@ -43,6 +43,9 @@ try {
     ENROLLMENT_TOKEN_SECRET: randomBytes(32).toString("hex"),
     // The demo's NATS has no accounts; the Manager says so in a warning at start.
     NATS_AUTH: "none",
+    S3_ENDPOINT: "http://127.0.0.1:1",
+    S3_ACCESS_KEY_ID: "unused",
+    S3_SECRET_ACCESS_KEY: "unused",
     LOG_LEVEL: "warn",
   };
   // 8080 (or PORT) when it is free, so the printed URLs are easy to remember.

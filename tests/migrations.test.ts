@@ -24,6 +24,10 @@ function envFor(schema: string) {
     OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
     ENROLLMENT_TOKEN_SECRET: TEST_ENROLLMENT_SECRET,
     NATS_AUTH: "none",
+    // Never reached: these tests run no job.
+    S3_ENDPOINT: "http://127.0.0.1:1",
+    S3_ACCESS_KEY_ID: "unused",
+    S3_SECRET_ACCESS_KEY: "unused",
   };
 }
 
@@ -78,7 +82,7 @@ describe("migrations", () => {
     const refused = await runScript(["manager"], envFor(schema));
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain(
-      `The database schema "${schema}" has 3 pending migration(s): 0001_jobs, 0002_enrollment_tokens, 0003_workers.`,
+      `The database schema "${schema}" has 4 pending migration(s): 0001_jobs, 0002_enrollment_tokens, 0003_workers, 0004_execution.`,
     );
     expect(refused.stderr).toContain("run 'npm run migrate'");
 

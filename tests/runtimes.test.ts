@@ -42,6 +42,10 @@ describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the 
       OIDC_ISSUER_URL: issuer.issuer,
       OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
       ENROLLMENT_TOKEN_SECRET: TEST_ENROLLMENT_SECRET,
+      // No job runs here, so storage is never reached.
+      S3_ENDPOINT: "http://127.0.0.1:1",
+      S3_ACCESS_KEY_ID: "unused",
+      S3_SECRET_ACCESS_KEY: "unused",
     };
     const created = await runScript(
       ["manager", "--", "projects", "create", "--org", "acme", "--name", runtime],

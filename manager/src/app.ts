@@ -2,9 +2,9 @@ import { registerDocs } from "./docs/index.ts";
 import { createTokenHasher, enrollmentApp } from "./enrollment/index.ts";
 import { type EventHub, eventsApp } from "./events/index.ts";
 import { healthApp } from "./health/index.ts";
-import { jobsApp } from "./jobs/index.ts";
+import { type JobsDeps, jobsApp, tenantJobsApp } from "./jobs/index.ts";
 import type { LiveProgress } from "./jobs/view.ts";
-import { operatorAuth } from "./platform/auth.ts";
+import { operatorAuth, tenantAuth } from "./platform/auth.ts";
 import type { Broker } from "./platform/broker.ts";
 import type { Sql } from "./platform/db.ts";
 import { ApiError, createErrorHandler } from "./platform/errors.ts";
@@ -27,7 +27,13 @@ export interface AppDeps {
   enrollmentTokenSecret: string;
   /** Told after a request committed a change (and so outbox rows): wakes the relay. */
   outboxWritten: () => void;
-  workers: Pick<WorkersDeps, "subjectPrefix" | "natsUrl" | "credentials" | "heartbeatIntervalMs" | "monitor">;
+  workers: Pick<
+    WorkersDeps,
+    "subjectPrefix" | "natsUrl" | "credentials" | "heartbeatIntervalMs" | "monitor" | "hooks" | "statistics"
+  >;
+  jobs: Pick<JobsDeps, "jobDeadlineHours" | "cancelHeldAttempt" | "resumeUploads">;
+  /** Audience a tenant token must carry (OIDC_TENANT_AUDIENCE). */
+  tenantAudience: string;
 }
 
 /** Builds the whole HTTP surface from its dependencies; connects to nothing by itself. */
@@ -42,6 +48,10 @@ export function createApp(deps: AppDeps) {
   app.use("*", closeWhenBodyUnread);
   app.use("/api/*", limitBody(deps.maxBodyBytes));
   app.use("/api/v1/operations/*", operatorAuth({ ...deps.auth, logger: deps.logger }));
+  app.use(
+    "/api/v1/projects/*",
+    tenantAuth({ ...deps.auth, audience: deps.tenantAudience, logger: deps.logger }),
+  );
   app.use("/api/v1/*", async (c, next) => {
     await next();
     // Every successful write commits its announcements; publish them now, not at the next poll.
@@ -49,10 +59,14 @@ export function createApp(deps: AppDeps) {
   });
 
   app.route("/api/health", healthApp({ sql: deps.sql, broker: deps.broker }));
-  app.route(
-    "/api/v1/operations",
-    jobsApp({ sql: deps.sql, logger: deps.logger, liveProgress: deps.liveProgress }),
-  );
+  const jobs: JobsDeps = {
+    ...deps.jobs,
+    sql: deps.sql,
+    logger: deps.logger,
+    liveProgress: deps.liveProgress,
+  };
+  app.route("/api/v1/operations", jobsApp(jobs));
+  app.route("/api/v1/projects", tenantJobsApp(jobs));
   app.route("/api/v1/operations", enrollmentApp({ sql: deps.sql, hashToken }));
   app.route("/api/v1/operations", eventsApp(deps.events));
   const workers: WorkersDeps = {

@@ -10,6 +10,9 @@ const valid = {
   NATS_CREDS_FILE: "/etc/tjm/manager.creds",
   NATS_ACCOUNT_PUBLIC_KEY: `A${"B".repeat(55)}`,
   NATS_ACCOUNT_SIGNING_KEY_SEED: `SA${"C".repeat(56)}`,
+  S3_ENDPOINT: "http://minio:9000",
+  S3_ACCESS_KEY_ID: "tjm",
+  S3_SECRET_ACCESS_KEY: "s3-secret-value",
 };
 
 describe("parseEnv", () => {
@@ -27,6 +30,12 @@ describe("parseEnv", () => {
         WORKER_JWT_TTL_SECONDS: 3600,
         HEARTBEAT_INTERVAL_MS: 5000,
         WORKER_LOST_AFTER_MS: 30000,
+        DISPATCH_TIMEOUT_MS: 15000,
+        MAX_ATTEMPTS: 3,
+        JOB_DEADLINE_HOURS: 72,
+        S3_REGION: "us-east-1",
+        S3_FORCE_PATH_STYLE: true,
+        S3_CHECKSUMS: "WHEN_REQUIRED",
       },
     });
   });
@@ -38,6 +47,9 @@ describe("parseEnv", () => {
       problems: [
         "DATABASE_URL: required but not set",
         "NATS_URL: required but not set",
+        "S3_ENDPOINT: required but not set",
+        "S3_ACCESS_KEY_ID: required but not set",
+        "S3_SECRET_ACCESS_KEY: required but not set",
         "OIDC_ISSUER_URL: required but not set",
         "OIDC_OPERATIONS_ADMIN_AUDIENCE: required but not set",
         "ENROLLMENT_TOKEN_SECRET: required but not set",
@@ -85,5 +97,6 @@ describe("parseEnv", () => {
     expect(logged).not.toContain(":pw@");
     expect(logged).not.toContain("0123456789abcdef");
     expect(logged).not.toContain("CCCCCCCC");
+    expect(logged).not.toContain("s3-secret-value");
   });
 });

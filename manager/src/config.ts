@@ -74,11 +74,41 @@ export const configSchema = z
     /** Silence after which a Worker is OFFLINE (and, with the execution issue, its attempts lost). */
     WORKER_LOST_AFTER_MS: z.coerce.number().int().min(300).max(86_400_000).default(30_000),
 
+    // Execution
+    /** A Worker must accept a lease within this, or the attempt fails with DISPATCH_TIMEOUT. */
+    DISPATCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+    /** Attempts per job before DISPATCH_TIMEOUT / WORKER_LOST failures fail the job. */
+    MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(3),
+    /** A job not finished this long after submission fails with DEADLINE_EXCEEDED. */
+    JOB_DEADLINE_HOURS: z.coerce
+      .number()
+      .min(0.001)
+      .max(24 * 365)
+      .default(72),
+
+    // Object storage (handed to Workers in each lease; the Manager promotes outputs with it)
+    S3_ENDPOINT: url(["http", "https"]),
+    S3_REGION: z.string().min(1).default("us-east-1"),
+    S3_ACCESS_KEY_ID: z.string().min(1),
+    S3_SECRET_ACCESS_KEY: z.string().min(1),
+    /** Path-style URLs (http://host/bucket/key): MinIO, Swift s3api and s3rver need them. */
+    S3_FORCE_PATH_STYLE: z
+      .enum(["true", "false"], { error: "must be true or false" })
+      .default("true")
+      .transform((value) => value === "true"),
+    /**
+     * WHEN_REQUIRED sends plain bodies every S3-compatible server stores as sent; the SDK's
+     * WHEN_SUPPORTED adds CRC checksums in aws-chunked framing (AWS S3 only).
+     */
+    S3_CHECKSUMS: z.enum(["WHEN_REQUIRED", "WHEN_SUPPORTED"]).default("WHEN_REQUIRED"),
+
     // Operator authentication (OIDC)
     OIDC_ISSUER_URL: url(["http", "https"]),
     /** Overrides discovery of the JWKS through the issuer's openid-configuration. */
     OIDC_JWKS_URL: url(["http", "https"]).optional(),
     OIDC_OPERATIONS_ADMIN_AUDIENCE: z.string().min(1),
+    /** Audience of tenant tokens (tenant routes under /api/v1/projects); their tjm_projects claim lists project ids. */
+    OIDC_TENANT_AUDIENCE: z.string().min(1).default("tjm-api"),
 
     // Worker enrollment
     /** HMAC key for stored enrollment tokens; 32+ characters of randomness (e.g. `openssl rand -hex 32`). */
@@ -145,5 +175,6 @@ export function redactConfig(config: Config): Record<string, unknown> {
     NATS_URL: mask(config.NATS_URL),
     ENROLLMENT_TOKEN_SECRET: "***",
     NATS_ACCOUNT_SIGNING_KEY_SEED: config.NATS_ACCOUNT_SIGNING_KEY_SEED && "***",
+    S3_SECRET_ACCESS_KEY: "***",
   };
 }

@@ -3,8 +3,11 @@
  * hub, heartbeat monitor, job count compaction). The entrypoints and the test harness both
  * build it here, so what is tested is what runs.
  */
+
+import type { StorageSettings } from "@tjm/protocol";
 import { type App, type AppDeps, createApp } from "./app.ts";
 import { EventHub } from "./events/index.ts";
+import { createExecution, type Execution } from "./execution/index.ts";
 import { startJobCountCompaction } from "./jobs/count-compaction.ts";
 import { createOutboxRelay } from "./outbox/index.ts";
 import type { Broker } from "./platform/broker.ts";
@@ -13,17 +16,24 @@ import type { Logger } from "./platform/logger.ts";
 import { type CredentialIssuer, WorkerMonitor } from "./workers/index.ts";
 
 export interface ManagerOptions
-  extends Pick<AppDeps, "auth" | "maxBodyBytes" | "scalarBundle" | "enrollmentTokenSecret" | "liveProgress"> {
+  extends Pick<AppDeps, "auth" | "maxBodyBytes" | "scalarBundle" | "enrollmentTokenSecret"> {
   sql: Sql;
   broker: Broker;
   logger: Logger;
   schema: string;
   subjectPrefix: string;
+  tenantAudience: string;
   workers: {
     natsUrl: string;
     credentials: CredentialIssuer | undefined;
     heartbeatIntervalMs: number;
     lostAfterMs: number;
+  };
+  execution: {
+    storage: StorageSettings;
+    dispatchTimeoutMs: number;
+    maxAttempts: number;
+    jobDeadlineHours: number;
   };
   /**
    * Run the relay, event hub, heartbeat monitor and compaction (default true). The test
@@ -40,6 +50,7 @@ export interface Manager {
   app: App;
   monitor: WorkerMonitor;
   events: EventHub;
+  execution: Execution;
   /** Stops the background work; the caller stops serving first and closes sql and broker after. */
   stop(): Promise<void>;
 }
@@ -48,13 +59,35 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
   const { sql, broker, logger, subjectPrefix } = options;
   const relay = createOutboxRelay({ sql, schema: options.schema, subjectPrefix, broker, logger });
   const events = new EventHub(broker, subjectPrefix, logger);
+  const outboxWritten = () => {
+    options.onOutboxWritten?.();
+    relay.wake();
+  };
+  const execution = createExecution({
+    sql,
+    broker,
+    logger,
+    schema: options.schema,
+    subjectPrefix,
+    events,
+    storage: options.execution.storage,
+    dispatchTimeoutMs: options.execution.dispatchTimeoutMs,
+    maxAttempts: options.execution.maxAttempts,
+    outboxWritten,
+  });
   const monitor = new WorkerMonitor({
     sql,
     broker,
     logger,
     subjectPrefix,
+    hooks: execution.hooks,
     heartbeatIntervalMs: options.workers.heartbeatIntervalMs,
     lostAfterMs: options.workers.lostAfterMs,
+    // A Worker back ONLINE (or heartbeating with room) may take queued jobs; an OFFLINE one freed its jobs.
+    changed: () => {
+      outboxWritten();
+      execution.dispatcher.wake();
+    },
   });
   const background = options.background !== false;
   let stopCompaction = async () => {};
@@ -62,6 +95,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     await relay.start();
     events.start();
     monitor.start();
+    execution.start();
     stopCompaction = startJobCountCompaction(sql, logger);
   }
   const app = createApp({
@@ -70,27 +104,38 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     logger,
     auth: options.auth,
     maxBodyBytes: options.maxBodyBytes,
-    liveProgress: options.liveProgress,
+    liveProgress: (attemptId) => execution.progress.percent(attemptId),
     scalarBundle: options.scalarBundle,
     events,
     enrollmentTokenSecret: options.enrollmentTokenSecret,
     outboxWritten: () => {
-      options.onOutboxWritten?.();
-      relay.wake();
+      outboxWritten();
+      // Every successful write may have queued a job or freed a Worker.
+      execution.dispatcher.wake();
     },
+    tenantAudience: options.tenantAudience,
     workers: {
       subjectPrefix,
       natsUrl: options.workers.natsUrl,
       credentials: options.workers.credentials,
       heartbeatIntervalMs: options.workers.heartbeatIntervalMs,
       monitor,
+      hooks: execution.hooks,
+      statistics: (workerId) => execution.progress.statisticsOf(workerId),
+    },
+    jobs: {
+      jobDeadlineHours: options.execution.jobDeadlineHours,
+      cancelHeldAttempt: execution.cancelHeldAttempt,
+      resumeUploads: execution.resumeUploads,
     },
   });
   return {
     app,
     monitor,
     events,
+    execution,
     async stop() {
+      await execution.stop();
       await monitor.stop();
       await relay.stop();
       await events.stop();

@@ -90,7 +90,6 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
       audience: config.OIDC_OPERATIONS_ADMIN_AUDIENCE,
     },
     maxBodyBytes: config.MAX_BODY_BYTES,
-    liveProgress: () => undefined,
     scalarBundle,
     enrollmentTokenSecret: config.ENROLLMENT_TOKEN_SECRET,
     workers: {
@@ -106,6 +105,20 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
           : undefined,
       heartbeatIntervalMs: config.HEARTBEAT_INTERVAL_MS,
       lostAfterMs: config.WORKER_LOST_AFTER_MS,
+    },
+    tenantAudience: config.OIDC_TENANT_AUDIENCE,
+    execution: {
+      storage: {
+        endpoint: config.S3_ENDPOINT,
+        region: config.S3_REGION,
+        accessKeyId: config.S3_ACCESS_KEY_ID,
+        secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+        forcePathStyle: config.S3_FORCE_PATH_STYLE,
+        checksums: config.S3_CHECKSUMS,
+      },
+      dispatchTimeoutMs: config.DISPATCH_TIMEOUT_MS,
+      maxAttempts: config.MAX_ATTEMPTS,
+      jobDeadlineHours: config.JOB_DEADLINE_HOURS,
     },
   });
   const stopServing = await runtime.serve(manager.app, config.HOST, config.PORT);

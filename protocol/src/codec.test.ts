@@ -211,8 +211,14 @@ describe("the largest message each schema accepts fits in MAX_MESSAGE_BYTES", ()
       accessKeyId: wide(limits.storageAccessKeyIdLength),
       secretAccessKey: wide(limits.storageSecretAccessKeyLength),
       forcePathStyle: true,
+      checksums: "WHEN_SUPPORTED",
     },
     workDirectory: widest("/", limits.pathLength),
+    staging: Array.from({ length: limits.outputs }, (_, index) => ({
+      outputId: `o${index}`.padEnd(64, "x"),
+      uri: widest("s3://media-out/", limits.urlLength),
+    })),
+    logsUri: widest("s3://media-out/", limits.urlLength),
   };
 
   const uri = widest("s3://media-out/", limits.urlLength);
@@ -226,7 +232,6 @@ describe("the largest message each schema accepts fits in MAX_MESSAGE_BYTES", ()
       durationMs: limits.durationMsMax,
       codecs: Array(limits.codecsPerOutput).fill(narrow(limits.nameTokenLength)),
     })),
-    manifestUri: uri,
     logsUri: uri,
   };
 

@@ -13,9 +13,11 @@ import type {
   Heartbeat,
   LeaseCommand,
   Progress,
+  RejectedReport,
   ResumeUploadsCommand,
   StartedReport,
   UploadPausedReport,
+  UploadResumedReport,
   WorkerChallenge,
   WorkerChallengeRequest,
   WorkerCredentials,
@@ -103,6 +105,7 @@ const workerReRegistrationRequest: WorkerReRegistrationRequest = {
   pool: "cpu",
   capacityCap: 4,
   probe,
+  resumableAttempts: [],
 };
 
 const workerCredentialsRequest: WorkerCredentialsRequest = {
@@ -149,6 +152,7 @@ const lease: LeaseCommand = {
   attemptId,
   jobId,
   fencingToken,
+  attemptNumber: 1,
   plan: {
     input: { uri: "s3://media-in/movies/42/source.mov" },
     outputs: [
@@ -169,8 +173,16 @@ const lease: LeaseCommand = {
     accessKeyId: "tjm-worker",
     secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
     forcePathStyle: true,
+    checksums: "WHEN_REQUIRED",
   },
   workDirectory: "/var/lib/tjm/work",
+  staging: [
+    {
+      outputId: "720p",
+      uri: `s3://media-out/.tjm-staging/${jobId}/${attemptId}/720p`,
+    },
+  ],
+  logsUri: `s3://media-out/.tjm-logs/${jobId}/attempt-1.log`,
   dispatchDeadline: "2026-11-21T10:00:35.000Z",
 };
 
@@ -184,6 +196,12 @@ const resumeUploads: ResumeUploadsCommand = {
 const drain: DrainCommand = { type: "drain", protocolVersion };
 
 const accepted: AcceptedReport = { type: "accepted", protocolVersion, ...attempt };
+const rejected: RejectedReport = {
+  type: "rejected",
+  protocolVersion,
+  ...attempt,
+  reason: "the Worker is draining",
+};
 const started: StartedReport = { type: "started", protocolVersion, ...attempt };
 const encoded: EncodedReport = { type: "encoded", protocolVersion, ...attempt };
 const uploadPaused: UploadPausedReport = {
@@ -193,6 +211,7 @@ const uploadPaused: UploadPausedReport = {
   reason: "connect ECONNREFUSED 127.0.0.1:9000 after 5 tries",
   pausedAt: "2026-11-21T10:00:05.000Z",
 };
+const uploadResumed: UploadResumedReport = { type: "upload-resumed", protocolVersion, ...attempt };
 const completed: CompletedReport = {
   type: "completed",
   protocolVersion,
@@ -200,15 +219,14 @@ const completed: CompletedReport = {
   outputs: [
     {
       id: "720p",
-      uri: "s3://media-out/movies/42/720p.mp4",
+      uri: `s3://media-out/.tjm-staging/${jobId}/${attemptId}/720p`,
       bytes: 5_242_880,
       sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
       durationMs: 5_000,
       codecs: ["h264", "aac"],
     },
   ],
-  manifestUri: "s3://media-out/movies/42/manifest.json",
-  logsUri: "s3://media-out/movies/42/logs/attempt-1.log",
+  logsUri: `s3://media-out/.tjm-logs/${jobId}/attempt-1.log`,
 };
 const failed: FailedReport = {
   type: "failed",
@@ -232,5 +250,15 @@ export const examples = {
   heartbeat,
   progress,
   commands: { lease, cancel, resumeUploads, drain },
-  reports: { accepted, started, encoded, uploadPaused, completed, failed, cancelled },
+  reports: {
+    accepted,
+    rejected,
+    started,
+    encoded,
+    uploadPaused,
+    uploadResumed,
+    completed,
+    failed,
+    cancelled,
+  },
 };

@@ -1,5 +1,14 @@
 export { challengeSigningInput } from "./challenge.ts";
 export { type Decoded, decodeMessage, encodeMessage, MAX_MESSAGE_BYTES } from "./codec.ts";
+export {
+  AUDIO_ENCODERS,
+  encodersNeeded,
+  PORTABLE_AUDIO_CODECS,
+  PORTABLE_VIDEO_CODECS,
+  type PortableAudioCodec,
+  type PortableVideoCodec,
+  VIDEO_ENCODERS,
+} from "./encoders.ts";
 export { examples } from "./examples.ts";
 export * from "./messages.ts";
 export { poolOfCapability, WORKER_POOLS, type WorkerPool } from "./pools.ts";

@@ -146,6 +146,9 @@ export const WorkerPoolSchema = z.enum(WORKER_POOLS);
 
 // ---- registration ----------------------------------------------------------------------
 
+/** What identifies one attempt's lease: reports, progress and heartbeats carry it. */
+const attemptFence = { attemptId: UuidSchema, fencingToken: FencingTokenSchema };
+
 export const HardwareEncoderProbeSchema = z.discriminatedUnion("status", [
   z.object({ name: nameToken, status: z.literal("PASSED") }),
   z.object({ name: nameToken, status: z.literal("FAILED"), reason: line(limits.reasonLength) }),
@@ -249,6 +252,12 @@ export const WorkerReRegistrationRequestSchema = z.object({
   challengeId: UuidSchema,
   signature: challengeSignature,
   ...workerDescription,
+  /**
+   * Attempts the previous instance left on disk that this one can finish (encoded outputs and
+   * upload state kept in WORKER_WORK_DIR). The Manager hands them to the new instance; every
+   * other attempt the Worker held fails with WORKER_LOST.
+   */
+  resumableAttempts: z.array(z.object(attemptFence)).max(limits.capacityMax),
 });
 
 /** Answers a credentials challenge: the running instance gets a fresh user JWT before its own expires. */
@@ -263,8 +272,6 @@ export const WorkerCredentialsRequestSchema = z.object({
 export const WorkerCredentialsSchema = z.object({ protocolVersion, ...natsCredentials });
 
 // ---- heartbeat and progress (core NATS) --------------------------------------------------
-
-const attemptFence = { attemptId: UuidSchema, fencingToken: FencingTokenSchema };
 
 export const HeartbeatSchema = z.object({
   protocolVersion,
@@ -321,6 +328,12 @@ export const StorageSettingsSchema = z.object({
   accessKeyId: line(limits.storageAccessKeyIdLength),
   secretAccessKey: line(limits.storageSecretAccessKeyLength),
   forcePathStyle: z.boolean(),
+  /**
+   * The AWS SDK's requestChecksumCalculation and responseChecksumValidation. WHEN_SUPPORTED
+   * (the SDK's default) sends aws-chunked bodies that some S3-compatible servers store
+   * verbatim; WHEN_REQUIRED works everywhere.
+   */
+  checksums: z.enum(["WHEN_REQUIRED", "WHEN_SUPPORTED"]),
 });
 
 export const LeaseCommandSchema = z.object({
@@ -328,9 +341,22 @@ export const LeaseCommandSchema = z.object({
   protocolVersion,
   ...attemptFence,
   jobId: UuidSchema,
+  attemptNumber: z.number().int().min(1).max(1_000_000),
   plan: LeasePlanSchema,
   storage: StorageSettingsSchema,
-  workDirectory: absolutePath,
+  /** The plan's workspace.rootDirectory, or null for the Worker's own WORKER_WORK_DIR. */
+  workDirectory: absolutePath.nullable(),
+  /**
+   * Where this attempt uploads each output: an attempt-scoped staging key. The Manager copies
+   * it to the output's destinationUri only after accepting the attempt's completion (the
+   * fencing check), so a stale attempt can never overwrite a newer one's output.
+   */
+  staging: z
+    .array(z.object({ outputId: z.string().min(1).max(64), uri: s3Uri }))
+    .min(1)
+    .max(limits.outputs),
+  /** Where the attempt's ffmpeg log goes (attempt-scoped, so attempts never share it). */
+  logsUri: s3Uri,
   /** Answer `accepted` before this, or the Manager fails the attempt with DISPATCH_TIMEOUT. */
   dispatchDeadline: TimestampSchema,
 });
@@ -375,6 +401,13 @@ const reportFields = {
 };
 
 export const AcceptedReportSchema = z.object({ type: z.literal("accepted"), ...reportFields });
+
+/** The Worker will not run the lease (draining, full, past its dispatch deadline); the Manager queues the next attempt. */
+export const RejectedReportSchema = z.object({
+  type: z.literal("rejected"),
+  ...reportFields,
+  reason: line(limits.reasonLength),
+});
 export const StartedReportSchema = z.object({ type: z.literal("started"), ...reportFields });
 export const EncodedReportSchema = z.object({ type: z.literal("encoded"), ...reportFields });
 
@@ -384,6 +417,9 @@ export const UploadPausedReportSchema = z.object({
   reason: line(limits.reasonLength),
   pausedAt: TimestampSchema,
 });
+
+/** After resume-uploads: the Worker is uploading the kept outputs again. */
+export const UploadResumedReportSchema = z.object({ type: z.literal("upload-resumed"), ...reportFields });
 
 export const OutputResultSchema = z.object({
   /** The plan's output id. */
@@ -395,11 +431,11 @@ export const OutputResultSchema = z.object({
   codecs: z.array(nameToken).max(limits.codecsPerOutput),
 });
 
+/** Every output is in its staging key; the Manager promotes them and writes the manifest. */
 export const CompletedReportSchema = z.object({
   type: z.literal("completed"),
   ...reportFields,
   outputs: z.array(OutputResultSchema).min(1).max(limits.outputs),
-  manifestUri: s3Uri.optional(),
   logsUri: s3Uri,
 });
 
@@ -420,9 +456,11 @@ export const CancelledReportSchema = z.object({ type: z.literal("cancelled"), ..
 
 export const ReportSchema = z.discriminatedUnion("type", [
   AcceptedReportSchema,
+  RejectedReportSchema,
   StartedReportSchema,
   EncodedReportSchema,
   UploadPausedReportSchema,
+  UploadResumedReportSchema,
   CompletedReportSchema,
   FailedReportSchema,
   CancelledReportSchema,
@@ -451,9 +489,11 @@ export type DrainCommand = z.infer<typeof DrainCommandSchema>;
 export type Command = z.infer<typeof CommandSchema>;
 export type CommandEnvelope = z.infer<typeof CommandEnvelopeSchema>;
 export type AcceptedReport = z.infer<typeof AcceptedReportSchema>;
+export type RejectedReport = z.infer<typeof RejectedReportSchema>;
 export type StartedReport = z.infer<typeof StartedReportSchema>;
 export type EncodedReport = z.infer<typeof EncodedReportSchema>;
 export type UploadPausedReport = z.infer<typeof UploadPausedReportSchema>;
+export type UploadResumedReport = z.infer<typeof UploadResumedReportSchema>;
 export type OutputResult = z.infer<typeof OutputResultSchema>;
 export type CompletedReport = z.infer<typeof CompletedReportSchema>;
 export type FailedReport = z.infer<typeof FailedReportSchema>;

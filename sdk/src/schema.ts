@@ -878,6 +878,293 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/operations/jobs/{jobId}/resume-uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume the uploads of a job waiting for storage
+         * @description For a job WAITING_FOR_STORAGE: the Worker that kept the encoded outputs uploads them again to the same destinations, without re-encoding, now or when it is back. Retention (24 h from the first pause, bounded by the job deadline) is not renewed. 409 when the job is not waiting, its retention or deadline passed, or that Worker is gone or disabled. The job stays WAITING_FOR_STORAGE (with uploadResumeRequestedAt set) until the Worker reports it is uploading again.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    jobId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Resume requested; the job detail with uploadResumeRequestedAt set */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobDetail"];
+                    };
+                };
+                /** @description Invalid path, query or body; every failure is listed in details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 400,
+                         *       "error": "Bad Request",
+                         *       "message": "Validation failed",
+                         *       "details": [
+                         *         {
+                         *           "path": "executionPlan.outputs.1.video.height",
+                         *           "message": "height must be an even number"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Missing, malformed, expired or wrongly signed bearer token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "error": "Unauthorized",
+                         *       "message": "Invalid bearer token: signature verification failed"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The token lacks the operations audience */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 403,
+                         *       "error": "Forbidden",
+                         *       "message": "Token audience does not include tjm-operations"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 404,
+                         *       "error": "Not Found",
+                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The resource is not in a state that allows this */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 409,
+                         *       "error": "Conflict",
+                         *       "message": "Job is COMPLETED and can no longer be cancelled"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unexpected persistence or dependency failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 500,
+                         *       "error": "Internal Server Error",
+                         *       "message": "Internal error (request id 5f0c…)"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/jobs/{jobId}/resume-uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume the uploads of one of your project's jobs
+         * @description For a job WAITING_FOR_STORAGE: the Worker that kept the encoded outputs uploads them again to the same destinations, without re-encoding, now or when it is back. Retention (24 h from the first pause, bounded by the job deadline) is not renewed. 409 when the job is not waiting, its retention or deadline passed, or that Worker is gone or disabled. The job stays WAITING_FOR_STORAGE (with uploadResumeRequestedAt set) until the Worker reports it is uploading again. Needs a tenant token whose tjm_projects claim grants the project (403 otherwise); 404 when the job is not in that project.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    projectId: string;
+                    jobId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Resume requested; the job detail with uploadResumeRequestedAt set */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobDetail"];
+                    };
+                };
+                /** @description Invalid path, query or body; every failure is listed in details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 400,
+                         *       "error": "Bad Request",
+                         *       "message": "Validation failed",
+                         *       "details": [
+                         *         {
+                         *           "path": "executionPlan.outputs.1.video.height",
+                         *           "message": "height must be an even number"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Missing, malformed, expired or wrongly signed bearer token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "error": "Unauthorized",
+                         *       "message": "Invalid bearer token: signature verification failed"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The token lacks the operations audience */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 403,
+                         *       "error": "Forbidden",
+                         *       "message": "Token audience does not include tjm-operations"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 404,
+                         *       "error": "Not Found",
+                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The resource is not in a state that allows this */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 409,
+                         *       "error": "Conflict",
+                         *       "message": "Job is COMPLETED and can no longer be cancelled"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unexpected persistence or dependency failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 500,
+                         *       "error": "Internal Server Error",
+                         *       "message": "Internal error (request id 5f0c…)"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/operations/enrollment-tokens": {
         parameters: {
             query?: never;
@@ -2888,7 +3175,7 @@ export interface components {
                 reasons: string[];
             };
             /**
-             * @description DRAINING: takes no new leases (an operator asked it to drain). DISABLED: revoked by an operator; it cannot re-register or refresh its NATS credentials.
+             * @description DRAINING: takes no new leases (an operator asked it to drain). DRAINED: draining and holding nothing more. DISABLED: revoked by an operator; it cannot re-register or refresh its NATS credentials.
              * @example [
              *       {
              *         "type": "DRAINING",
@@ -2898,7 +3185,7 @@ export interface components {
              */
             conditions: {
                 /** @enum {string} */
-                type: "DRAINING" | "DISABLED";
+                type: "DRAINING" | "DRAINED" | "DISABLED";
                 /**
                  * Format: date-time
                  * @example 2026-11-21T10:00:00.000Z
@@ -2967,6 +3254,23 @@ export interface components {
              * @example 4
              */
             freeCapacity: number | null;
+            /**
+             * @description Live figures of each attempt it encodes, from its progress updates (this Manager's memory)
+             * @example []
+             */
+            statistics: {
+                /** Format: uuid */
+                attemptId: string;
+                /** Format: uuid */
+                jobId: string;
+                percent: number;
+                fps: number | null;
+                bitrateKbps: number | null;
+                speed: number | null;
+                etaSeconds: number | null;
+                /** Format: date-time */
+                at: string;
+            }[];
             /**
              * Format: date-time
              * @example 2026-11-21T10:00:00.000Z
@@ -3157,7 +3461,8 @@ export interface components {
          *           "reasons": []
          *         },
          *         "capacity": 8
-         *       }
+         *       },
+         *       "resumableAttempts": []
          *     }
          */
         WorkerReRegistrationRequest: {
@@ -3194,6 +3499,10 @@ export interface components {
                 };
                 capacity: number;
             };
+            resumableAttempts: {
+                attemptId: string;
+                fencingToken: string;
+            }[];
         };
         /**
          * @example {

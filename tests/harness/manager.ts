@@ -4,6 +4,7 @@
  */
 import { serve } from "@hono/node-server";
 import { connect, credsAuthenticator } from "@nats-io/transport-node";
+import type { StorageSettings } from "@tjm/protocol";
 import { createTjmClient, type TjmClient } from "@tjm/sdk";
 import { inject } from "vitest";
 import { type Manager, startManager } from "../../manager/src/manager.ts";
@@ -13,7 +14,7 @@ import { createLogger, type Logger, silentLogger } from "../../manager/src/platf
 import { loadMigrations, migrate } from "../../manager/src/platform/migrations.ts";
 import { createProject } from "../../manager/src/projects/store.ts";
 import { createCredentialIssuer } from "../../manager/src/workers/index.ts";
-import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET, TestIssuer } from "./oidc.ts";
+import { OPERATIONS_AUDIENCE, TENANT_AUDIENCE, TEST_ENROLLMENT_SECRET, TestIssuer } from "./oidc.ts";
 import { deleteStreams } from "./streams.ts";
 
 declare module "vitest" {
@@ -67,6 +68,29 @@ export interface TestManagerOptions {
   };
   heartbeatIntervalMs?: number;
   lostAfterMs?: number;
+  /** Where leases send Workers and where the Manager promotes outputs; unreachable by default. */
+  storage?: StorageSettings;
+  dispatchTimeoutMs?: number;
+  maxAttempts?: number;
+}
+
+/** Execution settings for a Manager that runs no job unless a test gives it storage. */
+export function testExecutionSettings(
+  options: Pick<TestManagerOptions, "storage" | "dispatchTimeoutMs" | "maxAttempts"> = {},
+) {
+  return {
+    storage: options.storage ?? {
+      endpoint: "http://127.0.0.1:1",
+      region: "us-east-1",
+      accessKeyId: "unused",
+      secretAccessKey: "unused",
+      forcePathStyle: true,
+      checksums: "WHEN_REQUIRED" as const,
+    },
+    dispatchTimeoutMs: options.dispatchTimeoutMs ?? 15_000,
+    maxAttempts: options.maxAttempts ?? 3,
+    jobDeadlineHours: 72,
+  };
 }
 
 export class TestManager {
@@ -111,9 +135,10 @@ export class TestManager {
       subjectPrefix,
       auth: { issuer: issuer.issuer, audience: OPERATIONS_AUDIENCE },
       maxBodyBytes: 1024 * 1024,
-      liveProgress: () => undefined,
       scalarBundle: async () => new TextEncoder().encode("/* scalar */"),
       enrollmentTokenSecret: TEST_ENROLLMENT_SECRET,
+      tenantAudience: TENANT_AUDIENCE,
+      execution: testExecutionSettings(options),
       workers: {
         natsUrl,
         credentials:

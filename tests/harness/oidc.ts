@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from "jose";
 
 export const OPERATIONS_AUDIENCE = "tjm-operations";
+export const TENANT_AUDIENCE = "tjm-api";
 /** The enrollment HMAC key every test Manager uses (tests only; real ones come from the environment). */
 export const TEST_ENROLLMENT_SECRET = "test-enrollment-secret-0123456789abcdef";
 

@@ -95,6 +95,7 @@ export async function reRegistrationBody(manager: TestManager, worker: EnrolledW
     workerId: worker.workerId,
     challengeId: answered.challengeId,
     signature: sign(worker.keyPair, worker.workerId, answered),
+    resumableAttempts: [],
   };
 }
 

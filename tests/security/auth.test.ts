@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startManager } from "../../manager/src/manager.ts";
 import { createBroker } from "../../manager/src/platform/broker.ts";
 import { createLogger } from "../../manager/src/platform/logger.ts";
-import { createTestSchema, TestManager, testServices } from "../harness/manager.ts";
-import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET } from "../harness/oidc.ts";
+import { createTestSchema, TestManager, testExecutionSettings, testServices } from "../harness/manager.ts";
+import { OPERATIONS_AUDIENCE, TENANT_AUDIENCE, TEST_ENROLLMENT_SECRET } from "../harness/oidc.ts";
 import { sampleSubmission } from "../harness/plans.ts";
 
 let manager: TestManager;
@@ -295,10 +295,11 @@ describe("an issuer whose keys cannot be fetched", () => {
           subjectPrefix: schema.schema,
           auth: { ...auth, audience: OPERATIONS_AUDIENCE },
           maxBodyBytes: 1024 * 1024,
-          liveProgress: () => undefined,
           scalarBundle: async () => new Uint8Array(),
           enrollmentTokenSecret: TEST_ENROLLMENT_SECRET,
+          tenantAudience: TENANT_AUDIENCE,
           workers: { natsUrl, credentials: undefined, heartbeatIntervalMs: 5000, lostAfterMs: 30_000 },
+          execution: testExecutionSettings(),
           background: false,
         });
         const token = await new SignJWT({ ...operatorClaims(), iss: auth.issuer })

@@ -26,18 +26,23 @@ async function shown(workerId: string) {
   return (await manager.request(`/api/v1/operations/workers/${workerId}`)).json();
 }
 
-/** Heartbeats every interval until the returned function is called. */
+/** Heartbeats every interval until the returned function is called, which tells when the last one left. */
 function keepBeating(
   target: NatsConnection,
   worker: { workerId: string; instanceId: string },
   freeCapacity = 4,
 ) {
-  heartbeat(target, manager.subjectPrefix, worker, freeCapacity);
-  const timer = setInterval(
-    () => heartbeat(target, manager.subjectPrefix, worker, freeCapacity),
-    INTERVAL_MS,
-  );
-  return () => clearInterval(timer);
+  let lastSentAt = Date.now();
+  const beat = () => {
+    heartbeat(target, manager.subjectPrefix, worker, freeCapacity);
+    lastSentAt = Date.now();
+  };
+  beat();
+  const timer = setInterval(beat, INTERVAL_MS);
+  return () => {
+    clearInterval(timer);
+    return lastSentAt;
+  };
 }
 
 async function connectivityEvents(sql: TestManager["sql"], workerId: string) {
@@ -58,8 +63,8 @@ describe("connectivity from heartbeats", () => {
     await sleep(3 * INTERVAL_MS);
     expect((await shown(worker.workerId)).connectivity).toBe("ONLINE");
 
-    stop();
-    const stoppedAt = Date.now();
+    // Silence counts from the last heartbeat sent.
+    const stoppedAt = stop();
     await waitFor(
       "SUSPECTED",
       async () => (await shown(worker.workerId)).connectivity === "SUSPECTED",

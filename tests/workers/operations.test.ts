@@ -141,14 +141,17 @@ describe("operator Worker routes", () => {
     expect((await get(`/api/v1/operations/workers/${worker.workerId}`)).body.conditions).toEqual([]);
   });
 
-  it("drain: 202 with the DRAINING condition, idempotent, and one drain command on the Worker's consumer", async () => {
+  it("drain: 202 with DRAINING (and DRAINED at once when it holds nothing), idempotent, one drain command", async () => {
     const worker = await enroll(manager);
     const first = await manager.request(`/api/v1/operations/workers/${worker.workerId}/drain`, {
       method: "POST",
     });
     expect(first.status).toBe(202);
     const drained = await first.json();
-    expect(drained.conditions).toEqual([{ type: "DRAINING", since: expect.any(String) }]);
+    expect(drained.conditions).toEqual([
+      { type: "DRAINING", since: expect.any(String) },
+      { type: "DRAINED", since: expect.any(String) },
+    ]);
     const second = await manager.request(`/api/v1/operations/workers/${worker.workerId}/drain`, {
       method: "POST",
     });
@@ -217,7 +220,7 @@ describe("events", () => {
       const worker = await enroll(manager, { name: "evented" });
       await manager.request(`/api/v1/operations/workers/${worker.workerId}/drain`, { method: "POST" });
       await manager.request(`/api/v1/operations/workers/${worker.workerId}/disable`, { method: "POST" });
-      await waitFor("five events", async () => stream.events().length >= 5);
+      await waitFor("six events", async () => stream.events().length >= 6);
       const events = stream
         .events()
         .map((event) => ({ event: event.event, id: Number(event.id), ...JSON.parse(event.data ?? "{}") }));
@@ -225,6 +228,7 @@ describe("events", () => {
         "job.created",
         "job.updated",
         "worker.registered",
+        "worker.updated",
         "worker.updated",
         "worker.updated",
       ]);
@@ -240,7 +244,9 @@ describe("events", () => {
         connectivity: "ONLINE",
       });
       expect(events[3].data).toMatchObject({ workerId: worker.workerId, change: "drain" });
-      expect(events[4].data).toMatchObject({ workerId: worker.workerId, change: "disable" });
+      // It held nothing, so it is drained at once.
+      expect(events[4].data).toMatchObject({ workerId: worker.workerId, change: "drained" });
+      expect(events[5].data).toMatchObject({ workerId: worker.workerId, change: "disable" });
     } finally {
       await stream.close();
     }

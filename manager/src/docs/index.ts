@@ -26,6 +26,13 @@ export function registerDocs(app: OpenAPIHono<AppEnv>, scalarBundle: () => Promi
     bearerFormat: "JWT",
     description: "OIDC access token whose audience includes OIDC_OPERATIONS_ADMIN_AUDIENCE",
   });
+  app.openAPIRegistry.registerComponent("securitySchemes", "tenantBearer", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description:
+      'OIDC access token whose audience includes OIDC_TENANT_AUDIENCE and whose tjm_projects claim (an array of project ids, or ["*"]) grants the project in the path',
+  });
   let document: unknown;
   app.get(OPENAPI_PATH, (c) => {
     document ??= app.getOpenAPI31Document(openApiInfo);

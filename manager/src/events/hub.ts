@@ -48,6 +48,14 @@ export class EventHub {
     };
   }
 
+  /**
+   * Hands an event to this process's listeners only. For what is deliberately not stored
+   * (job.progress): every replica hears the Workers' progress itself and tells its own clients.
+   */
+  publishLocal(event: EventEnvelope): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
   get subscribers(): number {
     return this.listeners.size;
   }

@@ -36,9 +36,12 @@ export const cancelJob =
       switch (decision.kind) {
         case "cancel-now":
           await cancelQueuedJob(tx, jobId, job.currentAttemptId);
+          // A lease may be on its way to a Worker that has not accepted it yet: it drops it.
+          await deps.cancelHeldAttempt(tx, job.currentAttemptId);
           break;
         case "held-by-worker":
           await requestJobCancellation(tx, jobId, job.currentAttemptId, job.state);
+          await deps.cancelHeldAttempt(tx, job.currentAttemptId);
           break;
         case "already-cancelling":
           break;

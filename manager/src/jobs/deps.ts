@@ -1,4 +1,4 @@
-import type { Sql } from "../platform/db.ts";
+import type { Sql, TransactionSql } from "../platform/db.ts";
 import type { Logger } from "../platform/logger.ts";
 import type { LiveProgress } from "./view.ts";
 
@@ -6,4 +6,10 @@ export interface JobsDeps {
   sql: Sql;
   logger: Logger;
   liveProgress: LiveProgress;
+  /** A job not finished this long after submission fails with DEADLINE_EXCEEDED. */
+  jobDeadlineHours: number;
+  /** Tells the Worker holding the attempt, if any, to stop it (execution feature). */
+  cancelHeldAttempt: (tx: TransactionSql, attemptId: string) => Promise<void>;
+  /** Asks the Worker keeping the attempt's outputs to upload them again; the reason when it cannot. */
+  resumeUploads: (tx: TransactionSql, attemptId: string) => Promise<string | undefined>;
 }

@@ -51,6 +51,7 @@ export interface NewJob {
   requiredCapabilities: string[];
   executionPlan: ExecutionPlan;
   protocolVersion: number;
+  deadlineHours: number;
 }
 
 const jobColumns = (sql: Sql | TransactionSql) => sql`
@@ -68,10 +69,10 @@ export async function insertJob(sql: Sql, job: NewJob): Promise<JobRow | undefin
     ), job as (
       insert into jobs (id, organization_id, project_id, state, priority, worker_pool, required_capabilities,
                         execution_plan, protocol_version, current_attempt_id, last_fencing_token,
-                        queued_at, created_at, updated_at)
+                        queued_at, created_at, updated_at, deadline_at)
       select ${job.id}, organization_id, ${job.projectId}, 'QUEUED', ${job.priority}, ${job.workerPool},
              ${job.requiredCapabilities}::text[], ${sql.json(job.executionPlan as never)}, ${job.protocolVersion},
-             ${job.attemptId}, 1, now(), now(), now()
+             ${job.attemptId}, 1, now(), now(), now(), now() + make_interval(secs => ${job.deadlineHours * 3600})
       from project
       returning *
     ), attempt as (

@@ -102,6 +102,7 @@ export const submitJob =
       requiredCapabilities: body.requirements.requiredCapabilities,
       executionPlan: body.executionPlan,
       protocolVersion: PROTOCOL_VERSION,
+      deadlineHours: deps.jobDeadlineHours,
     });
     if (!row)
       throw validationError([{ path: "projectId", message: `project ${body.projectId} does not exist` }]);

@@ -104,31 +104,10 @@ function describeRejection(err: unknown): string {
   return "token could not be verified";
 }
 
-/**
- * Operator routes: a bearer JWT signed by the issuer (signature, issuer, expiry, not-before)
- * whose audience includes the operations audience. 401 for any token that is not valid,
- * 403 for a valid token meant for someone else.
- */
-export function operatorAuth(
-  options: OperatorAuthOptions,
-): MiddlewareHandler<{ Variables: { operator: Operator } }> {
+/** Reads and verifies the bearer token of a request; the claims of a valid one. */
+function bearerVerifier(options: OperatorAuthOptions): (header: string | undefined) => Promise<JWTPayload> {
   const getKey = createKeyResolver(options);
   const verified = new VerifiedTokens();
-  return async (c, next) => {
-    const header = c.req.header("authorization");
-    if (!header) throw new ApiError("UNAUTHORIZED", "Missing bearer token in the authorization header");
-    const match = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i.exec(header.trim());
-    if (!match?.[1]) throw new ApiError("UNAUTHORIZED", "The authorization header must be 'Bearer <token>'");
-    const token = match[1];
-    const now = Date.now();
-    const claims = verified.get(token, now) ?? (await verify(token, now));
-    if (!audiences(claims).includes(options.audience)) {
-      throw new ApiError("FORBIDDEN", `Token audience does not include ${options.audience}`);
-    }
-    c.set("operator", { subject: claims.sub as string, claims });
-    await next();
-  };
-
   async function verify(token: string, now: number): Promise<JWTPayload> {
     try {
       const { payload } = await jwtVerify(token, getKey, {
@@ -151,4 +130,64 @@ export function operatorAuth(
       );
     }
   }
+  return async (header) => {
+    if (!header) throw new ApiError("UNAUTHORIZED", "Missing bearer token in the authorization header");
+    const match = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i.exec(header.trim());
+    if (!match?.[1]) throw new ApiError("UNAUTHORIZED", "The authorization header must be 'Bearer <token>'");
+    const token = match[1];
+    const now = Date.now();
+    const claims = verified.get(token, now) ?? (await verify(token, now));
+    if (!audiences(claims).includes(options.audience)) {
+      throw new ApiError("FORBIDDEN", `Token audience does not include ${options.audience}`);
+    }
+    return claims;
+  };
+}
+
+/**
+ * Operator routes: a bearer JWT signed by the issuer (signature, issuer, expiry, not-before)
+ * whose audience includes the operations audience. 401 for any token that is not valid,
+ * 403 for a valid token meant for someone else.
+ */
+export function operatorAuth(
+  options: OperatorAuthOptions,
+): MiddlewareHandler<{ Variables: { operator: Operator } }> {
+  const verify = bearerVerifier(options);
+  return async (c, next) => {
+    const claims = await verify(c.req.header("authorization"));
+    c.set("operator", { subject: claims.sub as string, claims });
+    await next();
+  };
+}
+
+/** The claim of a tenant token listing the project ids it may act on ("*": every project). */
+export const TENANT_PROJECTS_CLAIM = "tjm_projects";
+
+export interface Tenant {
+  subject: string;
+  /** Project ids from the tjm_projects claim; "*" grants every project. */
+  projects: string[];
+}
+
+/**
+ * Tenant routes (/api/v1/projects/...): a bearer JWT from the same issuer whose audience
+ * includes the tenant audience. Which projects it grants is read here and checked by the route.
+ */
+export function tenantAuth(
+  options: OperatorAuthOptions,
+): MiddlewareHandler<{ Variables: { tenant: Tenant } }> {
+  const verify = bearerVerifier(options);
+  return async (c, next) => {
+    const claims = await verify(c.req.header("authorization"));
+    const granted = claims[TENANT_PROJECTS_CLAIM];
+    const projects = Array.isArray(granted)
+      ? granted.filter((item): item is string => typeof item === "string")
+      : [];
+    c.set("tenant", { subject: claims.sub as string, projects });
+    await next();
+  };
+}
+
+export function tenantMayActOn(tenant: Tenant, projectId: string): boolean {
+  return tenant.projects.includes("*") || tenant.projects.includes(projectId);
 }

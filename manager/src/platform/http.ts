@@ -1,7 +1,7 @@
 import { OpenAPIHono, type RouteConfig, type RouteHandler, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { Operator } from "./auth.ts";
+import type { Operator, Tenant } from "./auth.ts";
 import { ApiError, dotPath, validationError } from "./errors.ts";
 
 // Plain messages for the two commonest failures: a missing field and a malformed id.
@@ -17,6 +17,7 @@ export interface AppEnv {
   Variables: {
     requestId: string;
     operator: Operator;
+    tenant: Tenant;
   };
 }
 
@@ -94,3 +95,4 @@ export function limitBody(maxBytes: number): MiddlewareHandler<AppEnv> {
 }
 
 export const operatorSecurity = [{ operatorBearer: [] }];
+export const tenantSecurity = [{ tenantBearer: [] }];

@@ -3,6 +3,8 @@ import type { Sql } from "../platform/db.ts";
 import type { Logger } from "../platform/logger.ts";
 import type { CredentialIssuer } from "./credentials.ts";
 import type { WorkerMonitor } from "./monitor.ts";
+import type { WorkerLifecycleHooks } from "./store.ts";
+import type { WorkerStatistic } from "./view.ts";
 
 export interface WorkersDeps {
   sql: Sql;
@@ -16,4 +18,7 @@ export interface WorkersDeps {
   hashToken: (token: string) => Promise<Uint8Array>;
   heartbeatIntervalMs: number;
   monitor: WorkerMonitor;
+  hooks: WorkerLifecycleHooks;
+  /** Live statistics of the attempts a Worker runs (from its progress updates). */
+  statistics: (workerId: string) => WorkerStatistic[];
 }

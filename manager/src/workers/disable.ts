@@ -57,5 +57,5 @@ export const disableWorkerHandler =
       return disabled.row;
     });
     deps.logger.warn("worker disabled", { workerId, operator });
-    return c.json(toWorker(row, deps.monitor.live(row.id)), 202);
+    return c.json(toWorker(row, deps.monitor.live(row.id), deps.statistics(row.id)), 202);
   };

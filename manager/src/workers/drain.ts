@@ -6,7 +6,7 @@ import { enqueueOutbox } from "../platform/outbox.ts";
 import type { WorkersDeps } from "./deps.ts";
 import { unknownWorker } from "./proof.ts";
 import { WorkerIdParamSchema, WorkerSchema } from "./schema.ts";
-import { requestDrain } from "./store.ts";
+import { findWorker, requestDrain } from "./store.ts";
 import { toWorker } from "./view.ts";
 
 export const drainWorkerRoute = createRoute({
@@ -47,9 +47,10 @@ export const drainWorkerHandler =
           change: "drain",
           drainRequestedAt: drained.row.drainRequestedAt?.toISOString(),
         });
+        await deps.hooks.drainRequested(tx, workerId);
         deps.logger.info("worker drain requested", { workerId, operator: c.get("operator").subject });
       }
-      return drained.row;
+      return (await findWorker(tx, workerId)) ?? drained.row;
     });
-    return c.json(toWorker(row, deps.monitor.live(row.id)), 202);
+    return c.json(toWorker(row, deps.monitor.live(row.id), deps.statistics(row.id)), 202);
   };

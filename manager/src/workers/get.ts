@@ -26,5 +26,5 @@ export const getWorkerHandler =
     const { workerId } = c.req.valid("param");
     const row = await findWorker(deps.sql, workerId);
     if (!row) throw unknownWorker(workerId);
-    return c.json(toWorker(row, deps.monitor.live(row.id)), 200);
+    return c.json(toWorker(row, deps.monitor.live(row.id), deps.statistics(row.id)), 200);
   };

@@ -30,3 +30,5 @@ export function workersOperationsApp(deps: WorkersDeps) {
 export { type CredentialIssuer, createCredentialIssuer } from "./credentials.ts";
 export type { WorkersDeps } from "./deps.ts";
 export { WorkerMonitor } from "./monitor.ts";
+export type { WorkerLifecycleHooks } from "./store.ts";
+export type { WorkerStatistic } from "./view.ts";

@@ -43,7 +43,7 @@ export const listWorkersHandler =
     const { rows, total } = await listWorkers(deps.sql, query, query.limit, query.offset);
     return c.json(
       {
-        items: rows.map((row) => toWorker(row, deps.monitor.live(row.id))),
+        items: rows.map((row) => toWorker(row, deps.monitor.live(row.id), deps.statistics(row.id))),
         total,
         limit: query.limit,
         offset: query.offset,

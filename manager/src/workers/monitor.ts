@@ -15,6 +15,7 @@ import {
   findWorker,
   listConnectedWorkers,
   transitionConnectivity,
+  type WorkerLifecycleHooks,
   type WorkerRow,
 } from "./store.ts";
 
@@ -48,9 +49,12 @@ export type HeartbeatRejection =
 
 export interface MonitorOptions extends ConnectivityTimings {
   sql: Sql;
+  hooks: WorkerLifecycleHooks;
   broker: Broker;
   subjectPrefix: string;
   logger: Logger;
+  /** Told after a transition was recorded (outbox rows written, capacity maybe changed). */
+  changed: () => void;
   now?: () => number;
 }
 
@@ -223,7 +227,7 @@ export class WorkerMonitor {
     const from = watch.connectivity;
     watch.recording = true;
     this.track(
-      transitionConnectivity(this.options.sql, {
+      transitionConnectivity(this.options.sql, this.options.hooks, {
         workerId,
         instanceId: watch.instanceId,
         from,
@@ -235,6 +239,7 @@ export class WorkerMonitor {
           if (row) {
             this.counters.transitions++;
             watch.connectivity = to;
+            this.options.changed();
             this.options.logger.info("worker connectivity changed", { workerId, from, to });
             return;
           }

@@ -76,6 +76,11 @@ export const reRegisterWorker =
         from: previousConnectivity,
         to: started.connectivity,
       });
+      await deps.hooks.instanceStarted(
+        tx,
+        { workerId: started.id, instanceId: started.instanceId },
+        request.resumableAttempts,
+      );
       // Recreated if NATS lost it (a server restarted without its store).
       await ensureWorkerConsumer(nc, deps.subjectPrefix, started.id);
       return started;

@@ -8,7 +8,7 @@ import {
   type WorkerRegistrationResponse,
   WorkerRegistrationResponseSchema,
 } from "@tjm/protocol";
-import { consumeEnrollmentToken } from "../enrollment/store.ts";
+import { consumeEnrollmentToken } from "../enrollment/index.ts";
 import { isPgError, pgErrorCode } from "../platform/db.ts";
 import { ApiError, errorResponses, validationError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";

@@ -34,13 +34,13 @@ export const WorkerSchema = z
     conditions: z
       .array(
         z.object({
-          type: z.enum(["DRAINING", "DISABLED"]),
+          type: z.enum(["DRAINING", "DRAINED", "DISABLED"]),
           since: timestamp,
         }),
       )
       .openapi({
         description:
-          "DRAINING: takes no new leases (an operator asked it to drain). DISABLED: revoked by an operator; it cannot re-register or refresh its NATS credentials.",
+          "DRAINING: takes no new leases (an operator asked it to drain). DRAINED: draining and holding nothing more. DISABLED: revoked by an operator; it cannot re-register or refresh its NATS credentials.",
         example: [{ type: "DRAINING", since: "2026-11-21T10:05:00.000Z" }],
       }),
     capacity: z.number().int().openapi({
@@ -87,6 +87,24 @@ export const WorkerSchema = z
       .int()
       .nullable()
       .openapi({ description: "From the latest heartbeat; null before one arrives", example: 4 }),
+    statistics: z
+      .array(
+        z.object({
+          attemptId: z.uuid(),
+          jobId: z.uuid(),
+          percent: z.number(),
+          fps: z.number().nullable(),
+          bitrateKbps: z.number().nullable(),
+          speed: z.number().nullable(),
+          etaSeconds: z.number().nullable(),
+          at: z.iso.datetime(),
+        }),
+      )
+      .openapi({
+        description:
+          "Live figures of each attempt it encodes, from its progress updates (this Manager's memory)",
+        example: [],
+      }),
     registeredAt: timestamp,
     instanceStartedAt: timestamp,
     updatedAt: timestamp,

@@ -2,6 +2,22 @@ import type { Certification, HardwareEncoderProbe } from "@tjm/protocol";
 import type { Sql, TransactionSql } from "../platform/db.ts";
 import { enqueueOutbox } from "../platform/outbox.ts";
 
+/**
+ * What other features do when a Worker's life changes, in the same transaction: execution
+ * fails the attempts a lost Worker held (WORKER_LOST) and hands a restarted Worker the ones
+ * it can still finish.
+ */
+export interface WorkerLifecycleHooks {
+  offline(tx: TransactionSql, workerId: string): Promise<void>;
+  instanceStarted(
+    tx: TransactionSql,
+    worker: { workerId: string; instanceId: string },
+    resumableAttempts: readonly { attemptId: string; fencingToken: string }[],
+  ): Promise<void>;
+  /** An operator asked the Worker to drain: it is drained at once if it holds nothing. */
+  drainRequested(tx: TransactionSql, workerId: string): Promise<void>;
+}
+
 export const CONNECTIVITY_STATES = ["ONLINE", "SUSPECTED", "OFFLINE"] as const;
 export type Connectivity = (typeof CONNECTIVITY_STATES)[number];
 
@@ -23,6 +39,7 @@ export interface WorkerRow {
   connectivityChangedAt: Date;
   lastHeartbeatAt: Date | null;
   drainRequestedAt: Date | null;
+  drainedAt: Date | null;
   disabledAt: Date | null;
   disabledBy: string | null;
   registeredAt: Date;
@@ -185,6 +202,7 @@ export async function consumeChallenge(
  */
 export async function transitionConnectivity(
   sql: Sql,
+  hooks: WorkerLifecycleHooks,
   change: {
     workerId: string;
     instanceId: string;
@@ -207,6 +225,7 @@ export async function transitionConnectivity(
       from: change.from,
       to: change.to,
     });
+    if (change.to === "OFFLINE") await hooks.offline(tx, row.id);
     return row;
   });
 }

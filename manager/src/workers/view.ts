@@ -1,10 +1,23 @@
 import type { LiveWorker } from "./monitor.ts";
 import type { WorkerRow } from "./store.ts";
 
+/** One attempt's live encoding figures, from the Worker's progress updates. */
+export interface WorkerStatistic {
+  attemptId: string;
+  jobId: string;
+  percent: number;
+  fps: number | null;
+  bitrateKbps: number | null;
+  speed: number | null;
+  etaSeconds: number | null;
+  at: string;
+}
+
 /** A Worker as the API shows it: the stored record plus what this Manager heard lately. */
-export function toWorker(row: WorkerRow, live: LiveWorker | undefined) {
-  const conditions: { type: "DRAINING" | "DISABLED"; since: string }[] = [];
+export function toWorker(row: WorkerRow, live: LiveWorker | undefined, statistics: WorkerStatistic[]) {
+  const conditions: { type: "DRAINING" | "DRAINED" | "DISABLED"; since: string }[] = [];
   if (row.drainRequestedAt) conditions.push({ type: "DRAINING", since: row.drainRequestedAt.toISOString() });
+  if (row.drainedAt) conditions.push({ type: "DRAINED", since: row.drainedAt.toISOString() });
   if (row.disabledAt) conditions.push({ type: "DISABLED", since: row.disabledAt.toISOString() });
   const lastHeartbeatAt = live?.lastHeartbeatAt ?? row.lastHeartbeatAt;
   return {
@@ -25,6 +38,7 @@ export function toWorker(row: WorkerRow, live: LiveWorker | undefined) {
     lastHeartbeatAt: lastHeartbeatAt ? lastHeartbeatAt.toISOString() : null,
     activeAttempts: live?.lastHeartbeatAt ? live.activeAttempts : null,
     freeCapacity: live?.freeCapacity ?? null,
+    statistics,
     registeredAt: row.registeredAt.toISOString(),
     instanceStartedAt: row.instanceStartedAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),

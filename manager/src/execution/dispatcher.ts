@@ -1,0 +1,119 @@
+/**
+ * Turns queued jobs into leases: runs on submit, when capacity frees up (a heartbeat, an
+ * attempt ending) and on a 1 s tick. One replica schedules at a time (a transaction-scoped
+ * advisory lock), so two Managers never hand out the same Worker slot twice; the other
+ * replica's next run picks up whatever is left.
+ */
+import { PROTOCOL_VERSION, type WorkerPool } from "@tjm/protocol";
+import type { Sql } from "../platform/db.ts";
+import type { Logger } from "../platform/logger.ts";
+import { chooseAssignments } from "./scheduler.ts";
+import { candidateWorkers, dispatch, type LeaseSettings, lockQueuedJobs } from "./store.ts";
+
+export interface DispatcherOptions {
+  sql: Sql;
+  schema: string;
+  logger: Logger;
+  lease: Omit<LeaseSettings, "protocolVersion">;
+  /** Told after leases were committed to the outbox. */
+  dispatched: () => void;
+  tickMs?: number;
+  batchSize?: number;
+}
+
+export class Dispatcher {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = true;
+  readonly counters = { leases: 0 };
+
+  constructor(private readonly options: DispatcherOptions) {}
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.wake();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** Schedules now (or right after the run in progress). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.running = this.run().finally(() => {
+      this.running = undefined;
+      if (this.stopped) return;
+      if (this.again) {
+        this.again = false;
+        this.wake();
+      } else this.timer = setTimeout(() => this.wake(), this.options.tickMs ?? 1000);
+    });
+  }
+
+  private async run(): Promise<void> {
+    const batchSize = this.options.batchSize ?? 100;
+    try {
+      for (;;) {
+        const { dispatched, full } = await this.scheduleOnce(batchSize);
+        if (dispatched > 0) this.options.dispatched();
+        if (!full || this.stopped) return;
+      }
+    } catch (err) {
+      this.options.logger.warn("scheduling failed; retrying at the next tick", { err });
+    }
+  }
+
+  /** One scheduling transaction; `full` when the batch was full and more may be waiting. */
+  async scheduleOnce(batchSize: number): Promise<{ dispatched: number; full: boolean }> {
+    const { sql, schema } = this.options;
+    return sql.begin(async (tx) => {
+      const [turn] = await tx<{ locked: boolean }[]>`
+        select pg_try_advisory_xact_lock(hashtext(${`tjm.scheduler:${schema}`})) as locked`;
+      if (!turn?.locked) return { dispatched: 0, full: false };
+      const workers = await candidateWorkers(tx);
+      // Only pools with a free slot: jobs of a pool without Workers must not crowd out the rest.
+      const pools = [...new Set(workers.filter((w) => w.load < w.capacity).map((w) => w.pool))];
+      if (pools.length === 0) return { dispatched: 0, full: false };
+      const jobs = await lockQueuedJobs(tx, batchSize, pools);
+      if (jobs.length === 0) return { dispatched: 0, full: false };
+      const instances = new Map(workers.map((worker) => [worker.workerId, worker.instanceId]));
+      const attempts = new Map(jobs.map((job) => [job.jobId, job.currentAttemptId]));
+      const assignments = chooseAssignments(
+        jobs.map((job) => ({
+          jobId: job.jobId,
+          pool: job.workerPool as WorkerPool,
+          requiredCapabilities: job.requiredCapabilities,
+          outputs: job.outputs,
+          protocolVersion: job.protocolVersion,
+        })),
+        workers.map((worker) => ({ ...worker, pool: worker.pool as WorkerPool })),
+      );
+      for (const assignment of assignments) {
+        await dispatch(
+          tx,
+          {
+            jobId: assignment.jobId,
+            attemptId: attempts.get(assignment.jobId) as string,
+            workerId: assignment.workerId,
+            instanceId: instances.get(assignment.workerId) as string,
+          },
+          { ...this.options.lease, protocolVersion: PROTOCOL_VERSION },
+        );
+      }
+      this.counters.leases += assignments.length;
+      if (assignments.length > 0)
+        this.options.logger.debug("leases dispatched", { count: assignments.length });
+      return { dispatched: assignments.length, full: jobs.length === batchSize && assignments.length > 0 };
+    });
+  }
+}

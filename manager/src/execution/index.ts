@@ -1,0 +1,117 @@
+/**
+ * Execution: scheduling and leases, Worker reports, deadlines, promotion of finished outputs
+ * and live progress. Background services that the Manager starts and stops as a whole.
+ */
+import type { StorageSettings } from "@tjm/protocol";
+import type { EventHub } from "../events/index.ts";
+import type { Broker } from "../platform/broker.ts";
+import type { Sql } from "../platform/db.ts";
+import type { Logger } from "../platform/logger.ts";
+import { Dispatcher } from "./dispatcher.ts";
+import { cancelHeldAttempt, workerLifecycleHooks } from "./hooks.ts";
+import { ProgressTracker } from "./progress.ts";
+import { Promoter } from "./promoter.ts";
+import { ReportsConsumer } from "./reports.ts";
+import { resumeUploads } from "./resume.ts";
+import { createStorageClient } from "./storage.ts";
+import { Sweeper } from "./sweeper.ts";
+
+export interface ExecutionOptions {
+  sql: Sql;
+  broker: Broker;
+  logger: Logger;
+  schema: string;
+  subjectPrefix: string;
+  events: EventHub;
+  storage: StorageSettings;
+  dispatchTimeoutMs: number;
+  maxAttempts: number;
+  /** Told whenever execution committed outbox rows. */
+  outboxWritten: () => void;
+}
+
+export function createExecution(options: ExecutionOptions) {
+  const { sql, broker, logger, subjectPrefix } = options;
+  let storageClient: ReturnType<typeof createStorageClient> | undefined;
+  const storage = () => {
+    storageClient ??= createStorageClient(options.storage);
+    return storageClient;
+  };
+  const progress = new ProgressTracker({
+    sql,
+    broker,
+    subjectPrefix,
+    logger,
+    publish: (event) => options.events.publishLocal(event),
+  });
+  const promoter: Promoter = new Promoter({
+    sql,
+    logger,
+    storage,
+    promoted: () => {
+      options.outboxWritten();
+      dispatcher.wake();
+    },
+  });
+  const dispatcher: Dispatcher = new Dispatcher({
+    sql,
+    schema: options.schema,
+    logger,
+    lease: { storage: options.storage, dispatchTimeoutMs: options.dispatchTimeoutMs },
+    dispatched: options.outboxWritten,
+  });
+  const reports = new ReportsConsumer({
+    sql,
+    broker,
+    subjectPrefix,
+    logger,
+    maxAttempts: options.maxAttempts,
+    applied: (report, change) => {
+      options.outboxWritten();
+      if (change === "accept-completion") promoter.wake();
+      if (change === "cancelled" && report.type === "completed") {
+        void promoter.discard(report.outputs.map((output) => output.uri));
+      }
+      if (change === "fail" || change === "cancelled") {
+        progress.forget(report.attemptId);
+        dispatcher.wake();
+      }
+    },
+  });
+  const sweeper = new Sweeper({
+    sql,
+    logger,
+    maxAttempts: options.maxAttempts,
+    swept: () => {
+      options.outboxWritten();
+      dispatcher.wake();
+    },
+  });
+  return {
+    dispatcher,
+    reports,
+    sweeper,
+    promoter,
+    progress,
+    hooks: workerLifecycleHooks(options.maxAttempts),
+    cancelHeldAttempt,
+    resumeUploads,
+    start() {
+      progress.start();
+      reports.start();
+      dispatcher.start();
+      sweeper.start();
+      promoter.start();
+    },
+    async stop() {
+      progress.stop();
+      await sweeper.stop();
+      await dispatcher.stop();
+      await promoter.stop();
+      await reports.stop();
+      storageClient?.destroy();
+    },
+  };
+}
+
+export type Execution = ReturnType<typeof createExecution>;

@@ -1,0 +1,127 @@
+/**
+ * Finishes accepted completions: copies each staged output to its destination, writes the
+ * manifest, and only then marks the attempt SUCCEEDED and the job COMPLETED. Staging keys are
+ * attempt-scoped and only this code copies them to destinations, after the fencing check
+ * accepted the attempt's completion, so a stale attempt can never replace a newer one's
+ * output. A storage failure leaves the row as it was; the next pass tries again.
+ */
+import type { S3Client } from "@aws-sdk/client-s3";
+import type { Sql } from "../platform/db.ts";
+import type { Logger } from "../platform/logger.ts";
+import { copyObject, deleteObject, putJson } from "./storage.ts";
+import { completeAttempt, lockPendingPromotions, type PromotedOutput } from "./store.ts";
+
+export interface PromoterOptions {
+  sql: Sql;
+  logger: Logger;
+  storage: () => S3Client;
+  /** Told after jobs completed. */
+  promoted: () => void;
+  tickMs?: number;
+}
+
+interface PlanOutputs {
+  outputs: { id: string; destinationUri: string }[];
+  manifestUri?: string;
+}
+
+export class Promoter {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = true;
+  readonly counters = { promoted: 0, failures: 0 };
+
+  constructor(private readonly options: PromoterOptions) {}
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.wake();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.running = this.promoteOnce()
+      .then((count) => {
+        if (count > 0) this.again = true;
+      })
+      .catch((err) => this.options.logger.warn("promotion pass failed; retrying", { err }))
+      .finally(() => {
+        this.running = undefined;
+        if (this.stopped) return;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        } else this.timer = setTimeout(() => this.wake(), this.options.tickMs ?? 1000);
+      });
+  }
+
+  /** Promotes what it can lock; returns how many jobs it completed. */
+  async promoteOnce(): Promise<number> {
+    const staged: string[] = [];
+    const completed = await this.options.sql.begin(async (tx) => {
+      let count = 0;
+      for (const attempt of await lockPendingPromotions(tx, 5)) {
+        const plan = attempt.executionPlan as unknown as PlanOutputs;
+        try {
+          const outputs = await this.promote(plan, attempt.result.outputs);
+          if (plan.manifestUri) {
+            await putJson(this.options.storage(), plan.manifestUri, {
+              jobId: attempt.jobId,
+              attemptId: attempt.attemptId,
+              attemptNumber: attempt.attemptNumber,
+              completedAt: new Date().toISOString(),
+              outputs,
+              logsUri: attempt.result.logsUri,
+            });
+          }
+        } catch (err) {
+          this.counters.failures++;
+          this.options.logger.warn("cannot promote outputs yet; retrying", { jobId: attempt.jobId, err });
+          continue;
+        }
+        await completeAttempt(tx, attempt);
+        staged.push(...attempt.result.outputs.map((output) => output.uri));
+        count++;
+      }
+      return count;
+    });
+    this.counters.promoted += completed;
+    if (completed > 0) this.options.promoted();
+    await this.discard(staged);
+    return completed;
+  }
+
+  private async promote(plan: PlanOutputs, staged: PromotedOutput[]) {
+    const destinations = new Map(plan.outputs.map((output) => [output.id, output.destinationUri]));
+    const promoted = [];
+    for (const output of staged) {
+      const destination = destinations.get(output.id);
+      if (!destination) throw new Error(`output ${output.id} is not in the plan`);
+      await copyObject(this.options.storage(), output.uri, destination, output.bytes);
+      promoted.push({ ...output, uri: destination });
+    }
+    return promoted;
+  }
+
+  /** Removes staging objects no longer needed; a failure only leaves garbage behind, so it is logged. */
+  async discard(uris: readonly string[]): Promise<void> {
+    for (const uri of uris) {
+      await deleteObject(this.options.storage(), uri).catch((err) =>
+        this.options.logger.warn("cannot delete a staging object", { uri, err }),
+      );
+    }
+  }
+}

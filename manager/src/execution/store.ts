@@ -1,0 +1,432 @@
+/**
+ * The SQL of execution: leases, report effects, failures and what follows them. Every
+ * function runs inside the caller's transaction, on rows the caller locked, and writes the
+ * announcements of what it changed to the outbox in the same transaction.
+ */
+import type { Command, StorageSettings } from "@tjm/protocol";
+import type { AttemptState, JobState } from "../jobs/lifecycle.ts";
+import type { TransactionSql } from "../platform/db.ts";
+import { enqueueOutbox } from "../platform/outbox.ts";
+import { type AfterFailure, afterAttemptFailed, HELD_ATTEMPT_STATES } from "./lifecycle.ts";
+
+/** An attempt with its job, locked for a change. */
+export interface LockedAttempt {
+  attemptId: string;
+  jobId: string;
+  attemptNumber: number;
+  state: AttemptState;
+  fencingToken: string;
+  workerId: string | null;
+  instanceId: string | null;
+  completionAcceptedAt: Date | null;
+  jobState: JobState;
+  currentAttemptId: string;
+  deadlineAt: Date;
+  organizationId: string;
+  projectId: string;
+}
+
+const lockedAttemptColumns = (tx: TransactionSql) => tx`
+  a.id as attempt_id, a.job_id, a.attempt_number, a.state, a.fencing_token, a.worker_id, a.instance_id,
+  a.completion_accepted_at, j.state as job_state, j.current_attempt_id, j.deadline_at, j.organization_id,
+  j.project_id`;
+
+export async function lockAttempt(tx: TransactionSql, attemptId: string): Promise<LockedAttempt | undefined> {
+  const [row] = await tx<LockedAttempt[]>`
+    select ${lockedAttemptColumns(tx)} from attempts a join jobs j on j.id = a.job_id
+    where a.id = ${attemptId} for update of a, j`;
+  return row;
+}
+
+/** Sends a command to a Worker through the outbox (published by the relay, never from here). */
+export async function sendCommand(tx: TransactionSql, workerId: string, command: Command): Promise<void> {
+  await enqueueOutbox(tx, "worker.command", command as never, `workers.${workerId}.commands`);
+}
+
+async function jobChanged(
+  tx: TransactionSql,
+  attempt: LockedAttempt,
+  to: JobState,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  await enqueueOutbox(tx, "job.updated", {
+    jobId: attempt.jobId,
+    attemptId: attempt.attemptId,
+    organizationId: attempt.organizationId,
+    projectId: attempt.projectId,
+    from: attempt.jobState,
+    to,
+    occurredAt: new Date().toISOString(),
+    ...extra,
+  });
+}
+
+async function setJobState(
+  tx: TransactionSql,
+  attempt: LockedAttempt,
+  to: JobState,
+  extra = {},
+): Promise<void> {
+  if (attempt.jobState === to) return;
+  await tx`
+    update jobs set state = ${to}, updated_at = now(),
+      started_at = case when ${to} = 'RUNNING' then coalesce(started_at, now()) else started_at end,
+      completed_at = case when ${to} = 'COMPLETED' then now() else completed_at end
+    where id = ${attempt.jobId}`;
+  await jobChanged(tx, attempt, to, extra);
+}
+
+/** Marks a draining Worker drained once it holds nothing more. */
+export async function markDrainedIfIdle(tx: TransactionSql, workerId: string | null): Promise<void> {
+  if (!workerId) return;
+  const [drained] = await tx<{ id: string; instanceId: string }[]>`
+    update workers set drained_at = now(), updated_at = now()
+    where id = ${workerId} and drain_requested_at is not null and drained_at is null
+      and not exists (select 1 from attempts where worker_id = ${workerId} and state = any(${HELD_ATTEMPT_STATES as never}))
+    returning id, instance_id`;
+  if (drained) {
+    await enqueueOutbox(tx, "worker.updated", {
+      workerId,
+      instanceId: drained.instanceId,
+      change: "drained",
+    });
+  }
+}
+
+// ---- dispatch ----------------------------------------------------------------------------
+
+export interface QueuedJobRow {
+  jobId: string;
+  workerPool: string;
+  requiredCapabilities: string[];
+  protocolVersion: number;
+  outputs: { video?: { codec: string }; audio?: { codec: string } }[];
+  currentAttemptId: string;
+}
+
+/** Queued jobs whose current attempt waits for a Worker, by priority then age; locked. */
+export async function lockQueuedJobs(
+  tx: TransactionSql,
+  limit: number,
+  pools: readonly string[],
+): Promise<QueuedJobRow[]> {
+  return tx<QueuedJobRow[]>`
+    select j.id as job_id, j.worker_pool, j.required_capabilities, j.protocol_version,
+           j.execution_plan->'outputs' as outputs, j.current_attempt_id
+    from jobs j join attempts a on a.id = j.current_attempt_id
+    where j.state = 'QUEUED' and a.state = 'CREATED' and j.worker_pool = any(${pools as string[]})
+    order by j.priority desc, j.queued_at, j.id
+    limit ${limit}
+    for update of j skip locked`;
+}
+
+export interface CandidateWorkerRow {
+  workerId: string;
+  instanceId: string;
+  pool: string;
+  protocolVersion: number;
+  capabilities: string[];
+  capacity: number;
+  load: number;
+}
+
+/** ONLINE Workers that take leases, with how many slots their held attempts occupy. */
+export async function candidateWorkers(tx: TransactionSql): Promise<CandidateWorkerRow[]> {
+  return tx<CandidateWorkerRow[]>`
+    select w.id as worker_id, w.instance_id, w.pool, w.protocol_version, w.capabilities,
+           least(w.host_capacity, coalesce(w.capacity_cap, w.host_capacity)) as capacity,
+           (select count(*)::int from attempts a
+             where a.worker_id = w.id and a.state in ('DISPATCHED', 'RUNNING', 'UPLOADING')) as load
+    from workers w
+    where w.connectivity = 'ONLINE' and w.drain_requested_at is null and w.disabled_at is null`;
+}
+
+export interface LeaseSettings {
+  storage: StorageSettings;
+  dispatchTimeoutMs: number;
+  protocolVersion: number;
+}
+
+/**
+ * The lease: the attempt goes DISPATCHED to the Worker's current instance with the job's
+ * next fencing token and a dispatch deadline, and the lease command goes to the outbox.
+ */
+export async function dispatch(
+  tx: TransactionSql,
+  assignment: { jobId: string; attemptId: string; workerId: string; instanceId: string },
+  settings: LeaseSettings,
+): Promise<void> {
+  const [job] = await tx<{ lastFencingToken: string; executionPlan: Record<string, unknown> }[]>`
+    update jobs set last_fencing_token = last_fencing_token + 1, updated_at = now()
+    where id = ${assignment.jobId}
+    returning last_fencing_token, execution_plan`;
+  if (!job) throw new Error(`job ${assignment.jobId} vanished while being dispatched`);
+  const [attempt] = await tx<{ attemptNumber: number; dispatchDeadline: Date }[]>`
+    update attempts set state = 'DISPATCHED', worker_id = ${assignment.workerId},
+      instance_id = ${assignment.instanceId}, fencing_token = ${job.lastFencingToken},
+      dispatched_at = now(), dispatch_deadline = now() + make_interval(secs => ${settings.dispatchTimeoutMs / 1000}),
+      updated_at = now()
+    where id = ${assignment.attemptId}
+    returning attempt_number, dispatch_deadline`;
+  if (!attempt) throw new Error(`attempt ${assignment.attemptId} vanished while being dispatched`);
+  const plan = job.executionPlan as {
+    outputs: { id: string; destinationUri: string }[];
+    workspace?: { rootDirectory: string };
+  };
+  await sendCommand(tx, assignment.workerId, {
+    type: "lease",
+    protocolVersion: settings.protocolVersion as never,
+    attemptId: assignment.attemptId,
+    fencingToken: job.lastFencingToken,
+    jobId: assignment.jobId,
+    attemptNumber: attempt.attemptNumber,
+    plan: job.executionPlan,
+    storage: settings.storage,
+    workDirectory: plan.workspace?.rootDirectory ?? null,
+    staging: plan.outputs.map((output) => ({
+      outputId: output.id,
+      uri: stagingUri(output.destinationUri, assignment.jobId, assignment.attemptId, output.id),
+    })),
+    logsUri: logsUri(plan.outputs[0]?.destinationUri ?? "", assignment.jobId, attempt.attemptNumber),
+    dispatchDeadline: attempt.dispatchDeadline.toISOString(),
+  });
+}
+
+const bucketOf = (uri: string) => uri.slice("s3://".length).split("/")[0] ?? "";
+
+/** Attempt-scoped staging key in the destination's bucket; only the Manager promotes it. */
+export function stagingUri(
+  destinationUri: string,
+  jobId: string,
+  attemptId: string,
+  outputId: string,
+): string {
+  return `s3://${bucketOf(destinationUri)}/.tjm-staging/${jobId}/${attemptId}/${outputId}`;
+}
+
+export function stagingPrefix(destinationUri: string, jobId: string, attemptId: string): string {
+  return `s3://${bucketOf(destinationUri)}/.tjm-staging/${jobId}/${attemptId}/`;
+}
+
+/** The attempt's ffmpeg log, in the first output's bucket. */
+export function logsUri(firstDestinationUri: string, jobId: string, attemptNumber: number): string {
+  return `s3://${bucketOf(firstDestinationUri)}/.tjm-logs/${jobId}/attempt-${attemptNumber}.log`;
+}
+
+// ---- report effects ----------------------------------------------------------------------
+
+export async function acceptLease(tx: TransactionSql, attempt: LockedAttempt): Promise<void> {
+  await tx`update attempts set state = 'RUNNING', accepted_at = now(), updated_at = now() where id = ${attempt.attemptId}`;
+  await setJobState(tx, attempt, "RUNNING");
+}
+
+export async function startUploading(tx: TransactionSql, attempt: LockedAttempt): Promise<void> {
+  await tx`
+    update attempts set state = 'UPLOADING', accepted_at = coalesce(accepted_at, now()), updated_at = now()
+    where id = ${attempt.attemptId}`;
+  if (attempt.jobState === "QUEUED") await setJobState(tx, attempt, "RUNNING");
+}
+
+export async function pauseUploads(
+  tx: TransactionSql,
+  attempt: LockedAttempt,
+  reason: string,
+): Promise<void> {
+  const [paused] = await tx<{ uploadPausedAt: Date; uploadPauseExpiresAt: Date }[]>`
+    update attempts set state = 'WAITING_FOR_STORAGE',
+      upload_paused_at = coalesce(upload_paused_at, now()),
+      upload_pause_expires_at = coalesce(upload_pause_expires_at,
+        least(now() + interval '24 hours', ${attempt.deadlineAt})),
+      updated_at = now()
+    where id = ${attempt.attemptId}
+    returning upload_paused_at, upload_pause_expires_at`;
+  const extra = {
+    reason,
+    uploadPausedAt: paused?.uploadPausedAt.toISOString(),
+    uploadPauseExpiresAt: paused?.uploadPauseExpiresAt.toISOString(),
+  };
+  if (attempt.jobState === "CANCEL_REQUESTED") return;
+  await setJobState(tx, attempt, "WAITING_FOR_STORAGE", extra);
+}
+
+export async function uploadsResumed(tx: TransactionSql, attempt: LockedAttempt): Promise<void> {
+  await tx`update attempts set state = 'UPLOADING', updated_at = now() where id = ${attempt.attemptId}`;
+  if (attempt.jobState === "WAITING_FOR_STORAGE") await setJobState(tx, attempt, "RUNNING");
+}
+
+/** The commit point of a successful attempt: its staged outputs are recorded for promotion. */
+export async function acceptCompletion(
+  tx: TransactionSql,
+  attempt: LockedAttempt,
+  result: { outputs: unknown[]; logsUri: string },
+): Promise<void> {
+  await tx`
+    update attempts set state = 'UPLOADING', result = ${tx.json(result as never)}, logs_uri = ${result.logsUri},
+      completion_accepted_at = now(), accepted_at = coalesce(accepted_at, now()), updated_at = now()
+    where id = ${attempt.attemptId}`;
+  if (attempt.jobState === "QUEUED" || attempt.jobState === "WAITING_FOR_STORAGE") {
+    await setJobState(tx, attempt, "RUNNING");
+  }
+}
+
+/** The attempt ends CANCELLED and so does its job (it was asked to cancel). */
+export async function cancelAttempt(tx: TransactionSql, attempt: LockedAttempt): Promise<void> {
+  await tx`
+    update attempts set state = 'CANCELLED', ended_at = now(), updated_at = now() where id = ${attempt.attemptId}`;
+  await setJobState(tx, attempt, "CANCELLED");
+  await markDrainedIfIdle(tx, attempt.workerId);
+}
+
+/**
+ * The attempt fails; its job gets the next attempt (QUEUED, keeping its place in the queue),
+ * fails, or is cancelled if a cancel was pending.
+ */
+export async function failAttempt(
+  tx: TransactionSql,
+  attempt: LockedAttempt,
+  failure: { code: string; message: string; logsUri?: string | undefined },
+  maxAttempts: number,
+): Promise<AfterFailure> {
+  await tx`
+    update attempts set state = 'FAILED', failure_code = ${failure.code}, failure_message = ${failure.message},
+      logs_uri = coalesce(${failure.logsUri ?? null}, logs_uri), ended_at = now(), updated_at = now()
+    where id = ${attempt.attemptId}`;
+  const next = afterAttemptFailed({
+    failureCode: failure.code,
+    jobState: attempt.jobState,
+    attemptNumber: attempt.attemptNumber,
+    maxAttempts,
+    deadlinePassed: attempt.deadlineAt.getTime() <= Date.now(),
+  });
+  const extra = { failureCode: failure.code };
+  if (next === "job-cancelled") await setJobState(tx, attempt, "CANCELLED", extra);
+  else if (next === "job-failed") await setJobState(tx, attempt, "FAILED", extra);
+  else {
+    const newAttemptId = crypto.randomUUID();
+    const [created] = await tx<{ attemptNumber: number }[]>`
+      with bumped as (
+        update jobs set last_fencing_token = last_fencing_token + 1, current_attempt_id = ${newAttemptId},
+          state = 'QUEUED', updated_at = now()
+        where id = ${attempt.jobId}
+        returning id, last_fencing_token
+      )
+      insert into attempts (id, job_id, attempt_number, state, fencing_token, created_at, updated_at)
+      select ${newAttemptId}, id, ${attempt.attemptNumber + 1}, 'CREATED', last_fencing_token, now(), now()
+      from bumped
+      returning attempt_number`;
+    await jobChanged(tx, attempt, "QUEUED", {
+      ...extra,
+      nextAttemptId: newAttemptId,
+      nextAttemptNumber: created?.attemptNumber,
+    });
+  }
+  await markDrainedIfIdle(tx, attempt.workerId);
+  return next;
+}
+
+/** Promotion done: the attempt SUCCEEDED and the job is COMPLETED. */
+export async function completeAttempt(tx: TransactionSql, attempt: LockedAttempt): Promise<void> {
+  await tx`
+    update attempts set state = 'SUCCEEDED', ended_at = now(), updated_at = now() where id = ${attempt.attemptId}`;
+  await setJobState(tx, attempt, "COMPLETED");
+  await markDrainedIfIdle(tx, attempt.workerId);
+}
+
+// ---- sweeps ------------------------------------------------------------------------------
+
+/** Attempts whose dispatch deadline passed without `accepted`; locked, skipping those another Manager holds. */
+export async function lockDispatchTimeouts(tx: TransactionSql, limit: number): Promise<LockedAttempt[]> {
+  return tx<LockedAttempt[]>`
+    select ${lockedAttemptColumns(tx)} from attempts a join jobs j on j.id = a.job_id
+    where a.state = 'DISPATCHED' and a.dispatch_deadline <= now()
+    order by a.dispatch_deadline limit ${limit}
+    for update of a, j skip locked`;
+}
+
+export async function lockExpiredPauses(tx: TransactionSql, limit: number): Promise<LockedAttempt[]> {
+  return tx<LockedAttempt[]>`
+    select ${lockedAttemptColumns(tx)} from attempts a join jobs j on j.id = a.job_id
+    where a.state = 'WAITING_FOR_STORAGE' and a.upload_pause_expires_at <= now()
+    order by a.upload_pause_expires_at limit ${limit}
+    for update of a, j skip locked`;
+}
+
+/** Unfinished jobs past their deadline, with their current attempt. */
+export async function lockPastDeadline(tx: TransactionSql, limit: number): Promise<LockedAttempt[]> {
+  return tx<LockedAttempt[]>`
+    select ${lockedAttemptColumns(tx)} from attempts a join jobs j on j.id = a.job_id
+    where a.id = j.current_attempt_id and j.deadline_at <= now()
+      and j.state in ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'WAITING_FOR_STORAGE')
+      and a.completion_accepted_at is null
+    order by j.deadline_at limit ${limit}
+    for update of a, j skip locked`;
+}
+
+/**
+ * Attempts a Worker holds that need it alive: everything but completions already accepted
+ * (the Manager finishes those) and, unless asked, uploads waiting for storage (their files
+ * survive on the Worker's disk while it is away).
+ */
+export async function lockAttemptsNeedingWorker(
+  tx: TransactionSql,
+  workerId: string,
+  options: { keep?: readonly string[]; includeWaiting?: boolean } = {},
+): Promise<LockedAttempt[]> {
+  const keep = options.keep ?? [];
+  const states = options.includeWaiting
+    ? ["DISPATCHED", "RUNNING", "UPLOADING", "WAITING_FOR_STORAGE"]
+    : ["DISPATCHED", "RUNNING", "UPLOADING"];
+  return tx<LockedAttempt[]>`
+    select ${lockedAttemptColumns(tx)} from attempts a join jobs j on j.id = a.job_id
+    where a.worker_id = ${workerId} and a.state = any(${states})
+      and a.completion_accepted_at is null and a.id <> all(${keep as string[]}::uuid[])
+    order by a.id
+    for update of a, j`;
+}
+
+/** Hands attempts the previous instance left on disk to the Worker's new instance. */
+export async function moveAttemptsToInstance(
+  tx: TransactionSql,
+  workerId: string,
+  instanceId: string,
+  attempts: readonly { attemptId: string; fencingToken: string }[],
+): Promise<string[]> {
+  if (attempts.length === 0) return [];
+  const moved = await tx<{ id: string }[]>`
+    update attempts a set instance_id = ${instanceId}, updated_at = now()
+    from unnest(${attempts.map((x) => x.attemptId)}::uuid[], ${attempts.map((x) => x.fencingToken)}::bigint[])
+           as kept(id, fencing_token),
+         jobs j
+    where a.id = kept.id and a.fencing_token = kept.fencing_token and a.worker_id = ${workerId}
+      and j.id = a.job_id and j.current_attempt_id = a.id
+      and a.state in ('DISPATCHED', 'RUNNING', 'UPLOADING', 'WAITING_FOR_STORAGE')
+    returning a.id`;
+  return moved.map((row) => row.id);
+}
+
+/** Accepted completions whose outputs still need promoting; skips those another Manager holds. */
+export async function lockPendingPromotions(
+  tx: TransactionSql,
+  limit: number,
+): Promise<
+  (LockedAttempt & {
+    result: { outputs: PromotedOutput[]; logsUri: string };
+    executionPlan: Record<string, unknown>;
+  })[]
+> {
+  return tx`
+    select ${lockedAttemptColumns(tx)}, a.result, j.execution_plan
+    from attempts a join jobs j on j.id = a.job_id
+    where a.state = 'UPLOADING' and a.completion_accepted_at is not null
+    order by a.completion_accepted_at limit ${limit}
+    for update of a, j skip locked`;
+}
+
+export interface PromotedOutput {
+  id: string;
+  uri: string;
+  bytes: number;
+  sha256: string;
+  durationMs: number;
+  codecs: string[];
+}
