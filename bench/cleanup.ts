@@ -23,7 +23,10 @@ export class Cleanup {
     return this.running;
   }
 
-  /** Ctrl-C or a kill still stops the Managers and drops the schemas before exiting. */
+  /**
+   * Ctrl-C, a kill or an exception nothing caught still stops the Managers and drops the
+   * schemas before exiting.
+   */
   runOnSignals(log: (line: string) => void): void {
     for (const signal of ["SIGINT", "SIGTERM"] as const) {
       process.once(signal, () => {
@@ -31,5 +34,9 @@ export class Cleanup {
         void this.run(log).then(() => process.exit(130));
       });
     }
+    process.once("uncaughtException", (err) => {
+      log(`uncaught exception, cleaning up: ${err.stack ?? err.message}`);
+      void this.run(log).then(() => process.exit(1));
+    });
   }
 }

@@ -85,7 +85,7 @@ async function insertJobs(
     ), new_jobs as (
       insert into jobs (id, organization_id, project_id, state, priority, worker_pool, required_capabilities,
                         execution_plan, protocol_version, current_attempt_id, last_fencing_token,
-                        queued_at, started_at, completed_at, created_at, updated_at)
+                        queued_at, started_at, completed_at, created_at, updated_at, deadline_at)
       select job_id, ${project.organizationId}, ${project.projectId}, state, 0, worker_pool,
              case worker_pool when 'cpu' then '{libx264}' when 'nvidia' then '{h264_nvenc}'
                               when 'intel' then '{h264_qsv}' else '{h264_amf}' end::text[],
@@ -93,7 +93,9 @@ async function insertJobs(
              created_at,
              case when state in ('RUNNING', 'COMPLETED', 'FAILED') then created_at + interval '5 seconds' end,
              case when state in ('COMPLETED', 'FAILED', 'CANCELLED') then created_at + interval '2 minutes' end,
-             created_at, created_at + interval '2 minutes'
+             created_at, created_at + interval '2 minutes',
+             -- After the run: the Manager's deadline sweep must leave the stored jobs as they are.
+             ${anchor}::timestamptz + interval '72 hours'
       from generated
     )
     insert into attempts (id, job_id, attempt_number, state, fencing_token, created_at, updated_at)

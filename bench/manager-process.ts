@@ -25,6 +25,10 @@ function childEnvironment(env: ManagerEnvironment): Record<string, string> {
     ENROLLMENT_TOKEN_SECRET: randomBytes(32).toString("hex"),
     // The bench's NATS is the machine's open one; the Manager's NATS auth is not what it measures.
     NATS_AUTH: "none",
+    // No job is executed, so object storage is never reached.
+    S3_ENDPOINT: "http://127.0.0.1:1",
+    S3_ACCESS_KEY_ID: "unused",
+    S3_SECRET_ACCESS_KEY: "unused",
     LOG_LEVEL: "warn",
   };
 }
@@ -51,13 +55,17 @@ export async function createProject(
   return JSON.parse(output.trim()) as { organizationId: string; projectId: string };
 }
 
-/** Starts a Manager and waits until it is ready; `cleanup` stops it if the run ends first. */
+/**
+ * Starts a Manager and waits until it is ready; `cleanup` stops it if the run ends first.
+ * `settings` adds to (or overrides) the bench's environment, e.g. HEARTBEAT_INTERVAL_MS.
+ */
 export async function startManager(
   runtime: ManagerRuntime,
   env: ManagerEnvironment,
   cleanup: Cleanup,
+  settings: Record<string, string> = {},
 ): Promise<ManagerProcess> {
-  const manager = await startManagerProcess(runtime, childEnvironment(env));
+  const manager = await startManagerProcess(runtime, { ...childEnvironment(env), ...settings });
   cleanup.defer(`stop the ${runtime} Manager`, manager.stop);
   return manager;
 }

@@ -1,8 +1,11 @@
 /** Markdown output: every number is printed, none is asserted. */
+import type { HeartbeatResult, LagSummary } from "./heartbeats.ts";
 import { type ListSizeResult, PAGE } from "./list.ts";
 import type { LoadResult } from "./load.ts";
 import type { ManagerRuntime } from "./manager-process.ts";
 import type { RelayResult } from "./relay.ts";
+import type { ScenarioName } from "./settings.ts";
+import type { SseResult } from "./sse.ts";
 
 export const TARGETS = {
   submitsPerSecondAt64OnNode: 2000,
@@ -10,6 +13,12 @@ export const TARGETS = {
   ratioToRawInsert: 0.4,
   listP99MsAtOneMillion: 20,
   relayRowsPerSecond: 5000,
+  /** Manager CPU while every Worker heartbeats, as a share of one core. */
+  heartbeatCpuShare: 0.15,
+  /** Connectivity transitions recorded within this many heartbeat intervals of their deadline. */
+  transitionLagIntervals: 1,
+  sseP99MsAt1000: 100,
+  sseBytesPerSubscriber: 25 * 1024,
 };
 
 export function table(headers: string[], rows: string[][]): string {
@@ -50,6 +59,8 @@ export interface Results {
   throughput: Partial<Record<ThroughputKey, LoadResult[]>>;
   list?: ListSizeResult[];
   relay?: RelayResult;
+  heartbeats?: HeartbeatResult;
+  sse?: SseResult;
   failures: string[];
 }
 
@@ -147,8 +158,27 @@ export function listSection(results: Results): string {
   return `## List: GET /api/v1/operations/jobs, limit ${PAGE.limit}, offset ${PAGE.offset}, one client\n\n${latency}\n\nFill (SQL, count compaction, VACUUM ANALYZE): ${fills}\n\n### Query plans of listJobs\n\n${plans}${explained}`;
 }
 
-export function targetsSection(results: Results, concurrency: number[]): string {
+export function targetsSection(
+  results: Results,
+  concurrency: number[],
+  scenarios: readonly ScenarioName[],
+): string {
   const rows: string[][] = [];
+  if (scenarios.includes("submit")) submitTargets(results, concurrency, rows);
+  if (scenarios.includes("list")) listTarget(results, rows);
+  if (scenarios.includes("relay")) {
+    rows.push([
+      `outbox relay >= ${count(TARGETS.relayRowsPerSecond)} rows/s`,
+      results.relay ? `${count(results.relay.perSecond)} rows/s` : "n/a",
+      met(results.relay ? results.relay.perSecond >= TARGETS.relayRowsPerSecond : undefined),
+    ]);
+  }
+  if (scenarios.includes("heartbeats")) heartbeatTargets(results.heartbeats, rows);
+  if (scenarios.includes("sse")) sseTargets(results.sse, rows);
+  return `## Targets (printed, not asserted)\n\n${table(["target", "measured", "met"], rows)}`;
+}
+
+function submitTargets(results: Results, concurrency: number[], rows: string[][]): void {
   const node64 = at(results.throughput.node, 64);
   rows.push([
     `>= ${count(TARGETS.submitsPerSecondAt64OnNode)} submits/s at 64 clients on Node`,
@@ -172,6 +202,9 @@ export function targetsSection(results: Results, concurrency: number[]): string 
       ]);
     }
   }
+}
+
+function listTarget(results: Results, rows: string[][]): void {
   const million = results.list?.find((size) => size.jobs === 1_000_000);
   const worst = million?.measurements.reduce<{ label: string; p99: number } | undefined>(
     (max, m) => (max && max.p99 >= m.result.p99Ms ? max : { label: m.label, p99: m.result.p99Ms }),
@@ -182,16 +215,214 @@ export function targetsSection(results: Results, concurrency: number[]): string 
     worst ? `${ms(worst.p99)} ms (${worst.label})` : "n/a",
     met(worst ? worst.p99 < TARGETS.listP99MsAtOneMillion : undefined),
   ]);
-  rows.push([
-    `outbox relay >= ${count(TARGETS.relayRowsPerSecond)} rows/s`,
-    results.relay ? `${count(results.relay.perSecond)} rows/s` : "n/a",
-    met(results.relay ? results.relay.perSecond >= TARGETS.relayRowsPerSecond : undefined),
-  ]);
-  return `## Targets (printed, not asserted)\n\n${table(["target", "measured", "met"], rows)}`;
 }
 
 export function relaySection(results: Results): string {
   const relay = results.relay;
   const rows = relay ? [[count(relay.rows), relay.seconds.toFixed(2), count(relay.perSecond)]] : [];
   return `## Outbox relay: committed rows published to JetStream and marked\n\n${table(["rows", "seconds", "rows/s"], rows)}`;
+}
+
+const percent = (share: number) => (Number.isFinite(share) ? `${(share * 100).toFixed(1)} %` : "n/a");
+const mib = (bytes: number) => (Number.isFinite(bytes) ? `${(bytes / 2 ** 20).toFixed(1)} MiB` : "n/a");
+const kib = (bytes: number) => (Number.isFinite(bytes) ? `${(bytes / 1024).toFixed(1)} KiB` : "n/a");
+
+function heartbeatTargets(result: HeartbeatResult | undefined, rows: string[][]): void {
+  rows.push([
+    `Manager CPU < ${percent(TARGETS.heartbeatCpuShare)} of one core with every Worker heartbeating`,
+    result ? `${percent(result.managerCpuShare)} (${count(result.workers)} Workers)` : "n/a",
+    met(result ? result.managerCpuShare < TARGETS.heartbeatCpuShare : undefined),
+  ]);
+  for (const [label, lag] of [
+    ["SUSPECTED", result?.suspected],
+    ["OFFLINE", result?.offline],
+  ] as const) {
+    const limit = result ? TARGETS.transitionLagIntervals * result.intervalMs : Number.NaN;
+    const complete = result !== undefined && lag !== undefined && lag.recorded === result.stopped;
+    rows.push([
+      `${label} recorded within one interval of its deadline (max lag)`,
+      result && lag ? `${ms(lag.maxMs)} ms (${lag.recorded}/${result.stopped} recorded)` : "n/a",
+      met(result && lag ? complete && lag.maxMs <= limit : undefined),
+    ]);
+  }
+  rows.push([
+    "no transition of a Worker that kept heartbeating",
+    result ? String(result.keptTransitions) : "n/a",
+    met(result ? result.keptTransitions === 0 : undefined),
+  ]);
+}
+
+function sseTargets(result: SseResult | undefined, rows: string[][]): void {
+  const at1000 = result?.levels.find((level) => level.subscribers === 1000);
+  rows.push([
+    `SSE delivery p99 <= ${TARGETS.sseP99MsAt1000} ms at 1,000 subscribers`,
+    at1000 ? `${ms(at1000.p99Ms)} ms` : "n/a",
+    met(at1000 ? at1000.p99Ms <= TARGETS.sseP99MsAt1000 : undefined),
+  ]);
+  for (const level of result?.levels ?? []) {
+    rows.push([
+      `Manager memory <= ${kib(TARGETS.sseBytesPerSubscriber)} per subscriber at ${count(level.subscribers)}`,
+      kib(level.bytesPerSubscriber),
+      met(
+        Number.isFinite(level.bytesPerSubscriber)
+          ? level.bytesPerSubscriber <= TARGETS.sseBytesPerSubscriber
+          : undefined,
+      ),
+    ]);
+  }
+  if (!result)
+    rows.push([`Manager memory <= ${kib(TARGETS.sseBytesPerSubscriber)} per subscriber`, "n/a", "n/a"]);
+}
+
+function lagRow(label: string, deadline: string, lag: LagSummary, result: HeartbeatResult): string[] {
+  return [
+    label,
+    deadline,
+    `${lag.recorded}/${result.stopped}`,
+    ms(lag.p50Ms),
+    ms(lag.p99Ms),
+    ms(lag.maxMs),
+    `<= ${count(TARGETS.transitionLagIntervals * result.intervalMs)}`,
+  ];
+}
+
+export function heartbeatSection(results: Results): string {
+  const result = results.heartbeats;
+  const title = "## Heartbeats: simulated Workers on one Manager (Node)";
+  if (!result) return `${title}\n\nnot measured`;
+  const kept = result.workers - result.stopped;
+  const load = table(
+    ["measure", "value", "target"],
+    [
+      [
+        "Workers registered (real route, fresh NKey and token each)",
+        `${count(result.workers)} in ${result.registrationSeconds.toFixed(1)} s, ${count(result.registrationFailures)} failed`,
+        "",
+      ],
+      [
+        `heartbeats published (1 per ${count(result.intervalMs)} ms per Worker, ${result.connections} NATS connections)`,
+        `${count(result.heartbeatsPerSecond)}/s over ${result.windowSeconds.toFixed(1)} s`,
+        "",
+      ],
+      [
+        "Manager CPU (its node process), share of one core",
+        percent(result.managerCpuShare),
+        `< ${percent(TARGETS.heartbeatCpuShare)}`,
+      ],
+      ["same, with npm, sh and tsx's CLI above it", percent(result.treeCpuShare), ""],
+      [
+        "Manager RSS at window start / end / max",
+        `${mib(result.rssStartBytes)} / ${mib(result.rssEndBytes)} / ${mib(result.rssMaxBytes)}`,
+        "",
+      ],
+      [
+        `transitions of the ${count(kept)} Workers that kept heartbeating (whole run)`,
+        count(result.keptTransitions),
+        "0",
+      ],
+      [
+        `transitions of the ${count(result.stopped)} stopped Workers before they stopped`,
+        count(result.stoppedEarlyTransitions),
+        "0",
+      ],
+    ],
+  );
+  const lag = table(
+    ["transition", "deadline", "recorded", "lag p50 ms", "lag p99 ms", "lag max ms", "target ms"],
+    [
+      lagRow(
+        "ONLINE -> SUSPECTED",
+        `last heartbeat sent + 2 x ${count(result.intervalMs)} ms`,
+        result.suspected,
+        result,
+      ),
+      lagRow(
+        "SUSPECTED -> OFFLINE",
+        `last heartbeat sent + ${count(result.lostAfterMs)} ms`,
+        result.offline,
+        result,
+      ),
+    ],
+  );
+  const note = result.firstRegistrationError
+    ? `\n\nFirst registration error: ${result.firstRegistrationError}`
+    : "";
+  return `${title}\n\n${load}\n\nLag from each stopped Worker's deadline to its transition's \`created_at\` in the outbox (PostgreSQL's clock, same machine):\n\n${lag}${note}`;
+}
+
+export function sseSection(results: Results): string {
+  const title = "## SSE fan-out: GET /api/v1/operations/events on one Manager (Node)";
+  const levels = results.sse?.levels ?? [];
+  if (levels.length === 0) return `${title}\n\nnot measured`;
+  const memory = table(
+    [
+      "subscribers",
+      "connected (failed)",
+      "connect s",
+      "RSS before",
+      "RSS connected",
+      "RSS after events",
+      "RSS 3 s after disconnect",
+      "per subscriber",
+      "target",
+    ],
+    levels.map((level) => [
+      count(level.subscribers),
+      `${count(level.connected)} (${count(level.failed)})`,
+      level.connectSeconds.toFixed(1),
+      mib(level.rssBaselineBytes),
+      mib(level.rssConnectedBytes),
+      mib(level.rssAfterEventsBytes),
+      mib(level.rssDisconnectedBytes),
+      kib(level.bytesPerSubscriber),
+      `<= ${kib(TARGETS.sseBytesPerSubscriber)}`,
+    ]),
+  );
+  const delivery = table(
+    ["subscribers", "events", "got every event", "deliveries", "p50 ms", "p99 ms", "max ms", "target p99"],
+    levels.map((level) => [
+      count(level.subscribers),
+      count(level.events),
+      `${count(level.receivedAll)} of ${count(level.connected)}`,
+      `${count(level.deliveries)} of ${count(level.events * level.connected)}`,
+      ms(level.p50Ms),
+      ms(level.p99Ms),
+      ms(level.maxMs),
+      level.subscribers === 1000 ? `<= ${TARGETS.sseP99MsAt1000} ms` : "",
+    ]),
+  );
+  const breakdown = table(
+    [
+      "subscribers",
+      "relay took it p50 ms",
+      "in JetStream p50 ms",
+      "first arrival p50 ms",
+      "fan-out p50 / max ms",
+      "delivery s",
+      "CPU Manager / subscribers",
+      "Manager CPU per delivery",
+      "new consumers on the events stream",
+    ],
+    levels.map((level) => [
+      count(level.subscribers),
+      ms(level.relayP50Ms),
+      ms(level.storedP50Ms),
+      ms(level.firstP50Ms),
+      `${ms(level.fanOutP50Ms)} / ${ms(level.fanOutMaxMs)}`,
+      level.deliverySeconds.toFixed(1),
+      `${percent(level.managerCpuShare)} / ${percent(level.subscribersCpuShare)}`,
+      level.deliveries > 0
+        ? `${((level.managerCpuShare * level.deliverySeconds * 1e6) / level.deliveries).toFixed(0)} µs`
+        : "n/a",
+      level.eventConsumers === undefined ? "n/a" : String(level.eventConsumers),
+    ]),
+  );
+  const errors = levels
+    .filter((level) => level.firstError || level.lost > 0)
+    .map(
+      (level) =>
+        `\n\nAt ${count(level.subscribers)}: ${level.lost} subscriptions closed by the server while measured; first connect error: ${level.firstError ?? "none"}`,
+    )
+    .join("");
+  return `${title}\n\nManager memory (RSS of its node process; a bare Node SSE server holds about 12 KiB per subscriber):\n\n${memory}\n\nDelay from each event's commit (\`outbox.created_at\`, the envelope's \`occurredAt\`) to its arrival at each subscriber:\n\n${delivery}\n\nWhere the time goes, each from the event's commit: the relay's transaction taking it (\`outbox.published_at\`), JetStream storing it, and its first arrival at a subscriber (through the hub; the writes to all subscribers advance together through promise chains, so this includes much of the fan-out's CPU); the fan-out is an event's last arrival minus its first; delivery runs from the first submission until every subscriber had every event, and CPU is shared over that time (100 % = one core):\n\n${breakdown}${errors}`;
 }

@@ -1,6 +1,8 @@
 /**
  * `npm run bench`: submit throughput on Node and Deno, the same against pg-boss and raw
- * INSERTs, and list latency with 100k and 1M jobs. Prints markdown; asserts nothing.
+ * INSERTs, list latency with 100k and 1M jobs, the outbox relay, the heartbeat monitor with
+ * 1,000 Workers and SSE fan-out to 1,000 and 10,000 subscribers. Prints markdown; asserts
+ * nothing. BENCH_SCENARIOS picks which run.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -12,23 +14,27 @@ import { TestIssuer } from "../tests/harness/oidc.ts";
 import { findOrStartServices } from "../tests/harness/services.ts";
 import { Cleanup } from "./cleanup.ts";
 import { checkpoint, openAdminSql } from "./database.ts";
+import { benchHeartbeats } from "./heartbeats.ts";
 import { benchList } from "./list.ts";
 import type { Contender } from "./load.ts";
 import { REPOSITORY_ROOT } from "./manager-process.ts";
 import { startPgBossContender, startRawInsertContender } from "./peers.ts";
 import { benchRelay } from "./relay.ts";
 import {
+  heartbeatSection,
   listSection,
   peersSection,
   type Results,
   ratioSection,
   relaySection,
+  sseSection,
   submitSection,
   type ThroughputKey,
   table,
   targetsSection,
 } from "./report.ts";
-import { type BenchContext, readSettings, type Settings } from "./settings.ts";
+import { type BenchContext, readSettings, type ScenarioName, type Settings } from "./settings.ts";
+import { benchSse } from "./sse.ts";
 import { startSubmitContender } from "./submit.ts";
 
 const TOKEN_LIFETIME_S = 24 * 3600;
@@ -62,7 +68,11 @@ async function header(context: BenchContext, settings: Settings, managerPoolMax:
       `${cpus.length} x ${cpus[0]?.model ?? "unknown CPU"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
     ],
     ["Node", process.version],
-    ["Deno", settings.runtimes.includes("deno") ? denoVersion() : "not run"],
+    ["scenarios", settings.scenarios.join(", ")],
+    [
+      "Deno",
+      settings.scenarios.includes("submit") && settings.runtimes.includes("deno") ? denoVersion() : "not run",
+    ],
     ["PostgreSQL", server?.serverVersion ?? "unknown"],
     ["Manager DATABASE_POOL_MAX (pg-boss uses the same)", String(managerPoolMax)],
     [
@@ -155,16 +165,30 @@ async function main(): Promise<void> {
     };
     print(await header(context, settings, managerPoolMax));
 
-    await compareThroughput(context, managerPoolMax, results, scenario);
-    print(submitSection(results));
-    print(peersSection(results));
-    print(ratioSection(results, settings.concurrency));
-
-    results.list = await scenario("list", () => benchList(context));
-    print(listSection(results));
-    results.relay = await scenario("relay", () => benchRelay(context));
-    print(relaySection(results));
-    print(targetsSection(results, settings.concurrency));
+    const selected = (name: ScenarioName) => settings.scenarios.includes(name);
+    if (selected("submit")) {
+      await compareThroughput(context, managerPoolMax, results, scenario);
+      print(submitSection(results));
+      print(peersSection(results));
+      print(ratioSection(results, settings.concurrency));
+    }
+    if (selected("list")) {
+      results.list = await scenario("list", () => benchList(context));
+      print(listSection(results));
+    }
+    if (selected("relay")) {
+      results.relay = await scenario("relay", () => benchRelay(context));
+      print(relaySection(results));
+    }
+    if (selected("heartbeats")) {
+      results.heartbeats = await scenario("heartbeats", () => benchHeartbeats(context));
+      print(heartbeatSection(results));
+    }
+    if (selected("sse")) {
+      results.sse = await scenario("sse", () => benchSse(context));
+      print(sseSection(results));
+    }
+    print(targetsSection(results, settings.concurrency, settings.scenarios));
   } catch (err) {
     results.failures.push(err instanceof Error ? err.message : String(err));
   } finally {

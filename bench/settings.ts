@@ -3,7 +3,39 @@ import type { Cleanup } from "./cleanup.ts";
 import type { LoadOptions } from "./load.ts";
 import type { ManagerRuntime } from "./manager-process.ts";
 
+export const SCENARIOS = ["submit", "list", "relay", "heartbeats", "sse"] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+export interface HeartbeatSettings {
+  /** Simulated Workers registered through the real route. */
+  workers: number;
+  /** The Manager's HEARTBEAT_INTERVAL_MS; each Worker heartbeats at this period. */
+  intervalMs: number;
+  /** The Manager's WORKER_LOST_AFTER_MS. */
+  lostAfterMs: number;
+  /** Measured seconds of steady heartbeating (the CPU window). */
+  seconds: number;
+  /** Workers that stop heartbeating after the window, to time SUSPECTED and OFFLINE. */
+  stopped: number;
+  /** NATS connections the heartbeats are spread over. */
+  connections: number;
+  /** Registrations in flight at once. */
+  registrationConcurrency: number;
+}
+
+export interface SseSettings {
+  /** Concurrent subscribers per level, one level after the other on the same Manager. */
+  subscribers: number[];
+  /** Jobs submitted per level, each announcing one event. */
+  jobs: number;
+  jobsPerSecond: number;
+  /** Subscriber sockets per child process. */
+  perProcess: number;
+}
+
 export interface Settings {
+  /** Which scenarios run, in the order of SCENARIOS. */
+  scenarios: ScenarioName[];
   /** Measured seconds per throughput level. */
   seconds: number;
   /** Unmeasured seconds before each level and each list filter. */
@@ -13,6 +45,8 @@ export interface Settings {
   listSizes: number[];
   /** Measured seconds per list filter (one client, so latency is not queueing). */
   listSeconds: number;
+  heartbeats: HeartbeatSettings;
+  sse: SseSettings;
 }
 
 function positiveNumbers(env: NodeJS.ProcessEnv, name: string, fallback: string): number[] {
@@ -29,11 +63,36 @@ function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: string):
   return value;
 }
 
+function readScenarios(env: NodeJS.ProcessEnv): ScenarioName[] {
+  const named = (env.BENCH_SCENARIOS || SCENARIOS.join(",")).split(",").map((part) => part.trim());
+  const unknown = named.filter((name) => !(SCENARIOS as readonly string[]).includes(name));
+  if (unknown.length > 0 || named.length === 0)
+    throw new Error(`BENCH_SCENARIOS may name ${SCENARIOS.join(", ")}, not "${unknown.join(", ")}"`);
+  return SCENARIOS.filter((name) => named.includes(name));
+}
+
+const positiveInteger = (env: NodeJS.ProcessEnv, name: string, fallback: string) =>
+  Math.round(positiveNumber(env, name, fallback));
+
 export function readSettings(env: NodeJS.ProcessEnv): Settings {
   const runtimes = (env.BENCH_RUNTIMES || "node,deno").split(",").map((part) => part.trim());
   const unknown = runtimes.filter((runtime) => runtime !== "node" && runtime !== "deno");
   if (unknown.length > 0) throw new Error(`BENCH_RUNTIMES may name node and deno, not ${unknown.join(", ")}`);
+  const heartbeats: HeartbeatSettings = {
+    workers: positiveInteger(env, "BENCH_HEARTBEAT_WORKERS", "1000"),
+    intervalMs: positiveInteger(env, "BENCH_HEARTBEAT_INTERVAL_MS", "1000"),
+    lostAfterMs: positiveInteger(env, "BENCH_WORKER_LOST_AFTER_MS", "5000"),
+    seconds: positiveNumber(env, "BENCH_HEARTBEAT_SECONDS", "20"),
+    stopped: positiveInteger(env, "BENCH_HEARTBEAT_STOPPED", "100"),
+    connections: positiveInteger(env, "BENCH_HEARTBEAT_CONNECTIONS", "4"),
+    registrationConcurrency: positiveInteger(env, "BENCH_REGISTRATION_CONCURRENCY", "16"),
+  };
+  if (heartbeats.stopped >= heartbeats.workers)
+    throw new Error("BENCH_HEARTBEAT_STOPPED must be below BENCH_HEARTBEAT_WORKERS");
+  if (heartbeats.lostAfterMs <= 2 * heartbeats.intervalMs)
+    throw new Error("BENCH_WORKER_LOST_AFTER_MS must exceed two BENCH_HEARTBEAT_INTERVAL_MS");
   return {
+    scenarios: readScenarios(env),
     seconds: positiveNumber(env, "BENCH_SECONDS", "5"),
     warmupSeconds: positiveNumber(env, "BENCH_WARMUP_SECONDS", "2"),
     concurrency: positiveNumbers(env, "BENCH_CONCURRENCY", "1,16,64").map(Math.round),
@@ -42,6 +101,13 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
       .map(Math.round)
       .sort((a, b) => a - b),
     listSeconds: positiveNumber(env, "BENCH_LIST_SECONDS", "3"),
+    heartbeats,
+    sse: {
+      subscribers: positiveNumbers(env, "BENCH_SSE_SUBSCRIBERS", "1000,10000").map(Math.round),
+      jobs: positiveInteger(env, "BENCH_SSE_JOBS", "20"),
+      jobsPerSecond: positiveNumber(env, "BENCH_SSE_JOBS_PER_SECOND", "5"),
+      perProcess: positiveInteger(env, "BENCH_SSE_PER_PROCESS", "2500"),
+    },
   };
 }
 

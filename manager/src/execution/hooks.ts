@@ -47,6 +47,19 @@ export function workerLifecycleHooks(maxAttempts: number): WorkerLifecycleHooks 
         );
       }
     },
+    async disabled(tx, workerId) {
+      for (const attempt of await lockAttemptsNeedingWorker(tx, workerId, { includeWaiting: true })) {
+        await failAttempt(
+          tx,
+          attempt,
+          {
+            code: FAILURE_CODES.workerDisabled,
+            message: "An operator disabled the Worker holding the attempt",
+          },
+          maxAttempts,
+        );
+      }
+    },
     drainRequested: (tx, workerId) => markDrainedIfIdle(tx, workerId),
   };
 }

@@ -15,6 +15,7 @@ export const isHeldAttemptState = (state: AttemptState): boolean =>
 export const FAILURE_CODES = {
   dispatchTimeout: "DISPATCH_TIMEOUT",
   workerLost: "WORKER_LOST",
+  workerDisabled: "WORKER_DISABLED",
   leaseRejected: "LEASE_REJECTED",
   abandoned: "ABANDONED",
   uploadRetentionExpired: "UPLOAD_RETENTION_EXPIRED",
@@ -25,6 +26,7 @@ export const FAILURE_CODES = {
 const RETRYABLE = new Set<string>([
   FAILURE_CODES.dispatchTimeout,
   FAILURE_CODES.workerLost,
+  FAILURE_CODES.workerDisabled,
   FAILURE_CODES.leaseRejected,
   FAILURE_CODES.abandoned,
 ]);

@@ -16,7 +16,7 @@ export const disableWorkerRoute = createRoute({
   tags: ["workers"],
   summary: "Disable (revoke) a Worker",
   description:
-    "For a lost or compromised host. The Worker's durable consumer is deleted, so it receives no further commands; it can no longer re-register or refresh its NATS credentials, so its current user JWT lapses at expiry (WORKER_JWT_TTL_SECONDS). To bring the host back, enroll it again with a new token. Idempotent.",
+    "For a lost or compromised host. Every attempt it holds fails with WORKER_DISABLED and its job moves to the next attempt. The Worker's durable consumer is deleted, so it receives no further commands; it can no longer re-register or refresh its NATS credentials, so its current user JWT lapses at expiry (WORKER_JWT_TTL_SECONDS). To bring the host back, enroll it again with a new token. Idempotent.",
   security: operatorSecurity,
   request: { params: WorkerIdParamSchema },
   responses: {
@@ -51,6 +51,7 @@ export const disableWorkerHandler =
           change: "disable",
           disabledAt: disabled.row.disabledAt?.toISOString(),
         });
+        await deps.hooks.disabled(tx, workerId);
       }
       // Inside the transaction: if the consumer cannot be deleted, the Worker is not reported disabled.
       await deleteWorkerConsumer(nc, deps.subjectPrefix, workerId);

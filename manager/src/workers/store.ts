@@ -14,6 +14,8 @@ export interface WorkerLifecycleHooks {
     worker: { workerId: string; instanceId: string },
     resumableAttempts: readonly { attemptId: string; fencingToken: string }[],
   ): Promise<void>;
+  /** An operator disabled the Worker: nothing it holds can finish (it gets no more commands). */
+  disabled(tx: TransactionSql, workerId: string): Promise<void>;
   /** An operator asked the Worker to drain: it is drained at once if it holds nothing. */
   drainRequested(tx: TransactionSql, workerId: string): Promise<void>;
 }

@@ -1,0 +1,140 @@
+/** Download, small puts, copy and prefix delete against s3rver. */
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { copyObject } from "../../worker-agent/storage/copy.ts";
+import { downloadObject } from "../../worker-agent/storage/download.ts";
+import { InputNotFoundError, StorageRefusedError } from "../../worker-agent/storage/errors.ts";
+import { deletePrefix, putSmallObject } from "../../worker-agent/storage/objects.ts";
+import { createS3Client } from "../../worker-agent/storage/s3.ts";
+import { type S3Server, startS3 } from "../harness/s3.ts";
+import { count, FAST_RETRY, MIB, readObject, recordRequests, sha256 } from "./fixtures.ts";
+
+const BUCKET = "media";
+let s3: S3Server;
+let admin: S3Client;
+let client: S3Client;
+let dir: string;
+
+beforeAll(async () => {
+  s3 = await startS3();
+  await s3.createBucket(BUCKET);
+  admin = s3.client();
+  client = createS3Client(s3.settings);
+  dir = await mkdtemp(join(tmpdir(), "tjm-objects-"));
+});
+
+afterAll(async () => {
+  client?.destroy();
+  await s3?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+async function put(key: string, body: string | Buffer) {
+  await admin.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
+}
+
+describe("downloadObject", () => {
+  it("writes the object to the destination and reports its size and sha256", async () => {
+    const body = Buffer.alloc(3 * MIB + 5, 1).fill(9, MIB);
+    await put("inputs/a.mp4", body);
+    const destination = join(dir, "dl", "a.mp4");
+    const result = await downloadObject(client, `s3://${BUCKET}/inputs/a.mp4`, destination);
+    expect(result).toMatchObject({ bytes: body.length, sha256: sha256(body) });
+    expect(sha256(await readFile(destination))).toBe(sha256(body));
+    expect(await readdir(join(dir, "dl"))).toEqual(["a.mp4"]);
+  });
+
+  it("a missing key is InputNotFoundError naming the URI, and leaves no file behind", async () => {
+    const destination = join(dir, "missing", "b.mp4");
+    const sent = recordRequests(client);
+    const error = await downloadObject(client, `s3://${BUCKET}/inputs/none.mp4`, destination, {
+      retry: FAST_RETRY,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputNotFoundError);
+    expect((error as Error).message).toBe(`no object at s3://${BUCKET}/inputs/none.mp4`);
+    expect(count(sent, "GetObjectCommand")).toBe(1);
+    expect(await readdir(join(dir, "missing"))).toEqual([]);
+  });
+
+  it("a missing bucket is StorageRefusedError", async () => {
+    const error = await downloadObject(client, "s3://no-such-bucket/a.mp4", join(dir, "c.mp4")).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(StorageRefusedError);
+    expect((error as Error).message).toBe(
+      'download s3://no-such-bucket/a.mp4: bucket "no-such-bucket" does not exist',
+    );
+  });
+});
+
+describe("putSmallObject", () => {
+  it.each(["WHEN_REQUIRED", "WHEN_SUPPORTED"] as const)(
+    "writes a log with its content type (checksums %s)",
+    async (checksums) => {
+      const writer = createS3Client({ ...s3.settings, checksums });
+      const log = "frame=  100 fps= 25\nprogress=end\n";
+      await putSmallObject(writer, `s3://${BUCKET}/logs/${checksums}.log`, log, "text/plain; charset=utf-8");
+      expect((await readObject(admin, BUCKET, `logs/${checksums}.log`)).toString()).toBe(log);
+      const head = await admin.send(new HeadObjectCommand({ Bucket: BUCKET, Key: `logs/${checksums}.log` }));
+      expect(head.ContentType).toBe("text/plain; charset=utf-8");
+      expect(await s3.storedBytes(BUCKET, `logs/${checksums}.log`)).toBe(Buffer.byteLength(log));
+      writer.destroy();
+    },
+  );
+
+  it("writes bytes", async () => {
+    const manifest = new TextEncoder().encode('{"outputs":[]}');
+    const { etag } = await putSmallObject(client, `s3://${BUCKET}/m.json`, manifest, "application/json");
+    expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
+    expect((await readObject(admin, BUCKET, "m.json")).toString()).toBe('{"outputs":[]}');
+  });
+});
+
+describe("copyObject", () => {
+  it("copies an object server-side, keys with spaces and slashes included", async () => {
+    const body = Buffer.alloc(2 * MIB, 3);
+    await put("staging/attempt 1/out.mp4", body);
+    const result = await copyObject(
+      client,
+      `s3://${BUCKET}/staging/attempt 1/out.mp4`,
+      `s3://${BUCKET}/final/out.mp4`,
+    );
+    expect(result).toMatchObject({ bytes: body.length, multipart: false });
+    expect(sha256(await readObject(admin, BUCKET, "final/out.mp4"))).toBe(sha256(body));
+  });
+
+  it("a missing source is InputNotFoundError naming the source", async () => {
+    const error = await copyObject(
+      client,
+      `s3://${BUCKET}/staging/none.mp4`,
+      `s3://${BUCKET}/final/x.mp4`,
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputNotFoundError);
+    expect((error as InputNotFoundError).uri).toBe(`s3://${BUCKET}/staging/none.mp4`);
+  });
+});
+
+describe("deletePrefix", () => {
+  // One page only: s3rver cannot page ListObjectsV2 on Node 20 (its continuation token uses a
+  // cipher OpenSSL 3 dropped: 500 InternalError). Paging is unit-tested with a scripted client.
+  it("deletes every key under the prefix and nothing else", async () => {
+    for (let i = 0; i < 7; i++) await put(`attempts/42/part-${i}.ts`, `segment ${i}`);
+    await put("attempts/420/keep.ts", "other attempt");
+    await put("attempts/keep.txt", "sibling");
+    const deleted = await deletePrefix(client, `s3://${BUCKET}/attempts/42/`);
+    expect(deleted).toBe(7);
+    const left = await admin.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: "attempts/" }));
+    expect(left.Contents?.map((object) => object.Key).sort()).toEqual([
+      "attempts/420/keep.ts",
+      "attempts/keep.txt",
+    ]);
+    expect(await deletePrefix(client, `s3://${BUCKET}/attempts/42/`)).toBe(0);
+  });
+
+  it("refuses a missing bucket", async () => {
+    await expect(deletePrefix(client, "s3://no-such-bucket/x/")).rejects.toBeInstanceOf(StorageRefusedError);
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * ffmpeg's `-progress pipe:1` output: blocks of key=value lines, each ended by
+ * `progress=continue` (one every 0.5 s by default) or `progress=end` (the last). No I/O:
+ * ProgressParser takes stdout chunks as they come and returns the finished blocks.
+ *
+ * What ffmpeg 5.1 prints, as seen in fixtures/: `frame` and `fps` only when an output has
+ * video; `bitrate=  65.0kbits/s`, `speed=0.765x` with padding spaces, `N/A` before the first
+ * packet; `out_time_us` in microseconds (and `out_time_ms`, which despite its name is also
+ * microseconds); `out_time` negative while the first timestamps are below zero.
+ */
+import { messageLimits } from "@tjm/protocol";
+
+export interface ProgressUpdate {
+  /** 0..100, from outTimeMs against the expected output duration. */
+  percent: number;
+  fps: number | null;
+  bitrateKbps: number | null;
+  /** Encoded media seconds per wall-clock second. */
+  speed: number | null;
+  etaSeconds: number | null;
+  outTimeMs: number;
+  /** This was the `progress=end` block: ffmpeg has stopped (it prints one on failure too). */
+  final: boolean;
+}
+
+/** The figures of one block; fields ffmpeg did not print or printed as N/A become null. */
+export function progressFromBlock(
+  fields: ReadonlyMap<string, string>,
+  expectedDurationMs: number,
+  previousOutTimeMs = 0,
+): ProgressUpdate {
+  const outTimeMs = outTime(fields) ?? previousOutTimeMs;
+  const speed = bounded(numberIn(fields.get("speed")), messageLimits.speedMax);
+  const remainingMs = Math.max(0, expectedDurationMs - outTimeMs);
+  const final = fields.get("progress") === "end";
+  return {
+    percent: expectedDurationMs > 0 ? clamp((outTimeMs / expectedDurationMs) * 100, 0, 100) : 0,
+    fps: bounded(numberIn(fields.get("fps")), messageLimits.fpsMax),
+    bitrateKbps: bounded(numberIn(fields.get("bitrate")), messageLimits.bitrateKbpsMax),
+    speed,
+    etaSeconds: final
+      ? 0
+      : speed !== null && speed > 0
+        ? bounded(remainingMs / 1000 / speed, maxEtaSeconds)
+        : null,
+    outTimeMs,
+    final,
+  };
+}
+
+const maxEtaSeconds = messageLimits.durationMsMax / 1000;
+
+/** Microseconds from out_time_us, else out_time "HH:MM:SS.micro"; negative counts as zero. */
+function outTime(fields: ReadonlyMap<string, string>): number | undefined {
+  const micros = fields.get("out_time_us")?.trim();
+  if (micros !== undefined && /^-?\d+$/.test(micros)) {
+    return clamp(Math.floor(Number(micros) / 1000), 0, messageLimits.durationMsMax);
+  }
+  const clock = /^(-)?(\d+):(\d{2}):(\d{2}(?:\.\d+)?)$/.exec(fields.get("out_time")?.trim() ?? "");
+  if (!clock) return undefined;
+  const [, negative, hours, minutes, secs] = clock;
+  const ms = Math.floor((Number(hours) * 3600 + Number(minutes) * 60 + Number(secs)) * 1000);
+  return negative ? 0 : Math.min(ms, messageLimits.durationMsMax);
+}
+
+/** The leading number of "  65.0kbits/s", "0.765x", "25.60"; null for N/A or nothing. */
+function numberIn(value: string | undefined): number | null {
+  const match = /^\s*(-?\d+(?:\.\d+)?)/.exec(value ?? "");
+  return match ? Number(match[1]) : null;
+}
+
+/** Clamped into [0, max] so the figure always fits the protocol's Progress message. */
+function bounded(value: number | null, max: number): number | null {
+  return value === null ? null : clamp(value, 0, max);
+}
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, value));
+}
+
+/** Feed stdout chunks in any split; get one update per completed block. */
+export class ProgressParser {
+  private partial = "";
+  private fields = new Map<string, string>();
+  private outTimeMs = 0;
+
+  constructor(private readonly expectedDurationMs: number) {}
+
+  push(chunk: string): ProgressUpdate[] {
+    const lines = (this.partial + chunk).split("\n");
+    this.partial = lines.pop() ?? "";
+    const updates: ProgressUpdate[] = [];
+    for (const raw of lines) {
+      const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+      const equals = line.indexOf("=");
+      if (equals <= 0) continue;
+      const key = line.slice(0, equals).trim();
+      this.fields.set(key, line.slice(equals + 1).trim());
+      if (key !== "progress") continue;
+      const update = progressFromBlock(this.fields, this.expectedDurationMs, this.outTimeMs);
+      this.outTimeMs = update.outTimeMs;
+      this.fields = new Map();
+      updates.push(update);
+    }
+    return updates;
+  }
+}
+
+/** 500 ms: the brief's "at most 2 per second" for progress messages to the Manager. */
+export const PROGRESS_MIN_INTERVAL_MS = 500;
+
+/**
+ * Whether to publish an update now, given when the last one went out (undefined: none yet).
+ * The final block always goes out, so the last figure the Manager sees is ffmpeg's last.
+ */
+export function shouldPublish(
+  lastPublishedAtMs: number | undefined,
+  nowMs: number,
+  update: Pick<ProgressUpdate, "final">,
+  minIntervalMs = PROGRESS_MIN_INTERVAL_MS,
+): boolean {
+  return update.final || lastPublishedAtMs === undefined || nowMs - lastPublishedAtMs >= minIntervalMs;
+}

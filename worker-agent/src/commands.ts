@@ -1,0 +1,65 @@
+/**
+ * What to do with each message of the Worker's command consumer, without I/O. Commands are
+ * delivered at least once (a lost ack means a redelivery), so each envelope id is handled
+ * once and a repeat is only acked. A message that cannot be a command is terminated: it would
+ * fail the same way on every redelivery.
+ */
+import { type Command, CommandEnvelopeSchema, decodeMessage } from "@tjm/protocol";
+
+export type CommandDecision =
+  | { action: "term"; kind: "invalid"; reason: string }
+  | { action: "ack"; kind: "duplicate"; envelopeId: string; type: Command["type"] }
+  | { action: "ack"; kind: "drain"; envelopeId: string }
+  | { action: "term"; kind: "unsupported"; envelopeId: string; type: Command["type"]; reason: string };
+
+/**
+ * Remembers the last `limit` envelope ids. Redeliveries come within the consumer's ack wait,
+ * so a window of recent ids catches them without growing forever.
+ */
+export class RecentIds {
+  private readonly ids = new Set<string>();
+
+  constructor(private readonly limit = 10_000) {}
+
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+
+  add(id: string): void {
+    this.ids.delete(id);
+    this.ids.add(id);
+    if (this.ids.size > this.limit) {
+      const oldest = this.ids.values().next().value;
+      if (oldest !== undefined) this.ids.delete(oldest);
+    }
+  }
+}
+
+export function decideCommand(data: Uint8Array, seen: RecentIds): CommandDecision {
+  const decoded = decodeMessage(CommandEnvelopeSchema, data);
+  if (!decoded.ok) return { action: "term", kind: "invalid", reason: decoded.reason };
+  const { id, data: command } = decoded.value;
+  if (seen.has(id)) return { action: "ack", kind: "duplicate", envelopeId: id, type: command.type };
+  seen.add(id);
+  switch (command.type) {
+    case "drain":
+      return { action: "ack", kind: "drain", envelopeId: id };
+    case "lease":
+    case "cancel":
+    case "resume-uploads":
+      // Executing attempts is the next version's work; the Manager does not send these yet.
+      return {
+        action: "term",
+        kind: "unsupported",
+        envelopeId: id,
+        type: command.type,
+        reason: `this agent version cannot execute ${command.type} commands`,
+      };
+    default:
+      return assertNever(command);
+  }
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unhandled command ${JSON.stringify(value)}`);
+}

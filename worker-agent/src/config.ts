@@ -1,0 +1,84 @@
+import { isAbsolute, resolve } from "node:path";
+import { messageLimits, WORKER_POOLS } from "@tjm/protocol";
+import { z } from "zod";
+import { LOG_LEVELS } from "./logger.ts";
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+const directory = z
+  .string()
+  .min(1)
+  .transform((path) => (isAbsolute(path) ? path : resolve(path)));
+
+export const configSchema = z.object({
+  // Manager
+  MANAGER_URL: z.url({ protocol: /^https?$/, hostname: /./, error: "must be an http or https URL" }),
+  /**
+   * Single-use token an operator issued; needed only until the Worker has an identity in
+   * WORKER_STATE_DIR. Same bounds as the registration request, so a typo fails here.
+   */
+  ENROLLMENT_TOKEN: z
+    .string()
+    .min(messageLimits.enrollmentTokenLengthMin)
+    .max(messageLimits.enrollmentTokenLengthMax)
+    .regex(/^[\x21-\x7e]+$/, "must be printable ASCII without spaces")
+    .optional(),
+  /** Keep retrying an unreachable or unavailable (503) Manager, and NATS, this long at start. */
+  WORKER_STARTUP_TIMEOUT_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
+
+  // Local state
+  /** The Worker's identity and NKey seed (0700 directory, 0600 files); keep it across restarts. */
+  WORKER_STATE_DIR: directory,
+  /** Scratch space for inputs and outputs of running attempts; created at start. */
+  WORKER_WORK_DIR: directory,
+
+  // What this Worker is
+  WORKER_POOL: z.enum(WORKER_POOLS).default("cpu"),
+  /** Shown to operators; the host name unless set. */
+  WORKER_NAME: z
+    .string()
+    .min(1)
+    .max(messageLimits.workerNameLength)
+    .refine((name) => !CONTROL_CHARACTER.test(name), "must be one line without control characters")
+    .optional(),
+  /** Lowers the number of attempts run at once below what the probe finds the host can take. */
+  WORKER_CAPACITY: z.coerce.number().int().min(1).max(messageLimits.capacityMax).optional(),
+  /** ffmpeg and ffprobe binaries; looked up on PATH unless set. */
+  FFMPEG_PATH: z.string().min(1).optional(),
+  FFPROBE_PATH: z.string().min(1).optional(),
+
+  // Logs
+  LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+});
+
+export type Config = Omit<z.infer<typeof configSchema>, "WORKER_NAME"> & { WORKER_NAME: string };
+
+export type ParseResult = { ok: true; config: Config } | { ok: false; problems: string[] };
+
+/** Parses the environment once; on failure lists every missing or invalid variable. */
+export function parseEnv(source: Record<string, string | undefined>, hostname: string): ParseResult {
+  const present = Object.fromEntries(
+    Object.entries(source).filter(([, value]) => value !== undefined && value !== ""),
+  );
+  const result = configSchema.safeParse(present);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => {
+      const name = String(issue.path[0]);
+      return name in present ? `${name}: ${issue.message}` : `${name}: required but not set`;
+    });
+    return { ok: false, problems };
+  }
+  const name = result.data.WORKER_NAME ?? defaultName(hostname);
+  return { ok: true, config: { ...result.data, WORKER_NAME: name } };
+}
+
+function defaultName(hostname: string): string {
+  const cleaned = [...hostname].filter((char) => !CONTROL_CHARACTER.test(char)).join("");
+  return cleaned.slice(0, messageLimits.workerNameLength) || "worker";
+}
+
+/** Config as it may be logged: the enrollment token is a secret until it is used. */
+export function redactConfig(config: Config): Record<string, unknown> {
+  return { ...config, ENROLLMENT_TOKEN: config.ENROLLMENT_TOKEN && "***" };
+}

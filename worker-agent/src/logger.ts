@@ -1,0 +1,44 @@
+/**
+ * Structured logs: one JSON object per line on stdout (time, level, msg, then the fields), the
+ * same shape the Manager writes, so one log pipeline reads both. Errors keep their name,
+ * message, stack and cause, which JSON.stringify would drop.
+ */
+export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+function serialise(value: unknown): unknown {
+  if (value instanceof Error) {
+    return { name: value.name, message: value.message, stack: value.stack, cause: serialise(value.cause) };
+  }
+  return value;
+}
+
+export function createLogger(
+  level: LogLevel,
+  write: (line: string) => void,
+  now: () => Date = () => new Date(),
+): Logger {
+  const log = (at: LogLevel, msg: string, fields: Record<string, unknown> = {}) => {
+    if (rank[at] < rank[level]) return;
+    const entry: Record<string, unknown> = { time: now().toISOString(), level: at, msg };
+    for (const [key, value] of Object.entries(fields)) entry[key] = serialise(value);
+    write(JSON.stringify(entry));
+  };
+  return {
+    debug: (msg, fields) => log("debug", msg, fields),
+    info: (msg, fields) => log("info", msg, fields),
+    warn: (msg, fields) => log("warn", msg, fields),
+    error: (msg, fields) => log("error", msg, fields),
+  };
+}
+
+export const silentLogger: Logger = createLogger("error", () => {});

@@ -1,0 +1,91 @@
+/**
+ * Small whole-object operations: writing a log or manifest from memory, and removing
+ * everything under a prefix (an attempt's staging area).
+ */
+import {
+  DeleteObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from "@aws-sdk/client-s3";
+import { toStorageError } from "./errors.ts";
+import { type RetryOptions, retryContext, withRetry } from "./retry.ts";
+import { runBounded } from "./run-bounded.ts";
+import { formatS3Uri, parseS3Uri } from "./s3.ts";
+
+/** Writes a body held in memory (a log, a manifest) with one PutObject. */
+export async function putSmallObject(
+  client: S3Client,
+  uri: string,
+  body: string | Uint8Array,
+  contentType: string,
+  options: RetryOptions = {},
+): Promise<{ etag: string | undefined }> {
+  const { bucket, key } = parseS3Uri(uri);
+  try {
+    const answer = await withRetry(
+      () =>
+        client.send(
+          new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType }),
+          {
+            abortSignal: options.signal,
+          },
+        ),
+      retryContext("put", uri, options),
+    );
+    return { etag: answer.ETag };
+  } catch (error) {
+    throw toStorageError(error, "put", uri, options.signal);
+  }
+}
+
+/** 4 deletes in flight: quick for an attempt's handful of keys, gentle on the store. */
+const DELETE_CONCURRENCY = 4;
+
+/**
+ * Deletes every object whose key starts with the URI's key (a plain string prefix: end it
+ * with "/" to stay inside one "folder"); returns how many. One DeleteObject per key, because
+ * DeleteObjects needs Content-MD5 on some stores (Swift) and the SDK no longer sends it.
+ */
+export async function deletePrefix(
+  client: S3Client,
+  prefixUri: string,
+  options: RetryOptions = {},
+): Promise<number> {
+  const { bucket, key: prefix } = parseS3Uri(prefixUri);
+  const { signal } = options;
+  let deleted = 0;
+  try {
+    let token: string | undefined;
+    do {
+      const page = await withRetry(
+        () =>
+          client.send(
+            new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+            {
+              abortSignal: signal,
+            },
+          ),
+        retryContext("list", prefixUri, options),
+      );
+      const keys = (page.Contents ?? []).flatMap((object) => (object.Key ? [object.Key] : []));
+      await runBounded(
+        keys,
+        DELETE_CONCURRENCY,
+        async (key, poolSignal) => {
+          const uri = formatS3Uri({ bucket, key });
+          await withRetry(
+            () => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: signal }),
+            retryContext("delete", uri, { ...options, signal: poolSignal }),
+          );
+          deleted++;
+        },
+        signal,
+      );
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return deleted;
+  } catch (error) {
+    throw toStorageError(error, "delete prefix", prefixUri, signal);
+  }
+}

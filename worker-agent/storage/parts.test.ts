@@ -1,0 +1,123 @@
+import { createHash } from "node:crypto";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  choosePartSize,
+  DEFAULT_PART_SIZE,
+  GIB,
+  MAX_PARTS,
+  MIB,
+  MIN_PART_SIZE,
+  missingParts,
+  multipartEtag,
+  planCopyParts,
+  planParts,
+} from "./parts.ts";
+
+describe("choosePartSize", () => {
+  it("is 8 MiB by default", () => {
+    expect(choosePartSize(100 * MIB)).toBe(DEFAULT_PART_SIZE);
+    expect(DEFAULT_PART_SIZE).toBe(8 * MIB);
+  });
+
+  it("refuses parts under 5 MiB or over 5 GiB", () => {
+    expect(() => choosePartSize(1, MIN_PART_SIZE - 1)).toThrow(RangeError);
+    expect(() => choosePartSize(1, 5 * GIB + 1)).toThrow(RangeError);
+    expect(choosePartSize(1, MIN_PART_SIZE)).toBe(MIN_PART_SIZE);
+  });
+
+  it("grows the part to a whole MiB when the file would need more than 10,000 parts", () => {
+    const size = 100 * GIB;
+    const partSize = choosePartSize(size, MIN_PART_SIZE);
+    expect(partSize % MIB).toBe(0);
+    expect(Math.ceil(size / partSize)).toBeLessThanOrEqual(MAX_PARTS);
+    expect(Math.ceil(size / (partSize - MIB))).toBeGreaterThan(MAX_PARTS);
+  });
+
+  it("refuses a file over S3's 5 TiB object limit", () => {
+    expect(() => choosePartSize(5 * 1024 * GIB + 1)).toThrow(/5 TiB/);
+  });
+});
+
+describe("planParts", () => {
+  it("cuts 21 MiB into four 5 MiB parts and a 1 MiB last part", () => {
+    expect(planParts(21 * MIB, 5 * MIB)).toEqual([
+      { partNumber: 1, offset: 0, length: 5 * MIB },
+      { partNumber: 2, offset: 5 * MIB, length: 5 * MIB },
+      { partNumber: 3, offset: 10 * MIB, length: 5 * MIB },
+      { partNumber: 4, offset: 15 * MIB, length: 5 * MIB },
+      { partNumber: 5, offset: 20 * MIB, length: MIB },
+    ]);
+  });
+
+  it("makes a file smaller than a part one part, and an empty file one empty part", () => {
+    expect(planParts(1234, 8 * MIB)).toEqual([{ partNumber: 1, offset: 0, length: 1234 }]);
+    expect(planParts(0, 8 * MIB)).toEqual([{ partNumber: 1, offset: 0, length: 0 }]);
+  });
+
+  it("does not add an empty part when the size is a multiple of the part size", () => {
+    expect(planParts(10 * MIB, 5 * MIB).map((part) => part.length)).toEqual([5 * MIB, 5 * MIB]);
+  });
+
+  it("covers every byte once, in order, with only the last part short", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2 * GIB }), fc.integer({ min: 5, max: 64 }), (size, partMib) => {
+        const partSize = choosePartSize(size, partMib * MIB);
+        const parts = planParts(size, partSize);
+        let offset = 0;
+        parts.forEach((part, index) => {
+          expect(part.partNumber).toBe(index + 1);
+          expect(part.offset).toBe(offset);
+          expect(part.length).toBeGreaterThan(0);
+          if (index < parts.length - 1) expect(part.length).toBe(partSize);
+          offset += part.length;
+        });
+        expect(offset).toBe(size);
+      }),
+    );
+  });
+});
+
+describe("missingParts", () => {
+  it("keeps the planned parts not yet stored", () => {
+    const plan = planParts(21 * MIB, 5 * MIB);
+    expect(missingParts(plan, [1, 2]).map((part) => part.partNumber)).toEqual([3, 4, 5]);
+    expect(missingParts(plan, [1, 2, 3, 4, 5])).toEqual([]);
+  });
+});
+
+describe("planCopyParts", () => {
+  it("copies a 6 GiB object in twelve 512 MiB inclusive ranges", () => {
+    const size = 6 * GIB;
+    const parts = planCopyParts(size);
+    expect(parts).toHaveLength(12);
+    expect(parts[0]).toEqual({ partNumber: 1, range: `bytes=0-${512 * MIB - 1}` });
+    expect(parts[11]).toEqual({ partNumber: 12, range: `bytes=${11 * 512 * MIB}-${size - 1}` });
+  });
+
+  it("ends a short last range at the last byte", () => {
+    expect(planCopyParts(10, 4)).toEqual([
+      { partNumber: 1, range: "bytes=0-3" },
+      { partNumber: 2, range: "bytes=4-7" },
+      { partNumber: 3, range: "bytes=8-9" },
+    ]);
+  });
+});
+
+describe("multipartEtag", () => {
+  it("is the MD5 of the parts' binary MD5s, a dash and the part count", () => {
+    const md5 = (text: string) => createHash("md5").update(text).digest();
+    const parts = [
+      { PartNumber: 1, ETag: `"${md5("a").toString("hex")}"` },
+      { PartNumber: 2, ETag: `"${md5("b").toString("hex")}"` },
+    ];
+    const expected = createHash("md5")
+      .update(Buffer.concat([md5("a"), md5("b")]))
+      .digest("hex");
+    expect(multipartEtag(parts)).toBe(`"${expected}-2"`);
+  });
+
+  it("is unknown when a part's ETag is not an MD5 (SSE-KMS)", () => {
+    expect(multipartEtag([{ PartNumber: 1, ETag: '"not-an-md5"' }])).toBeUndefined();
+  });
+});

@@ -1,0 +1,415 @@
+/**
+ * Resumable multipart upload of one local file to one s3:// URI, on plain client-s3
+ * commands: lib-storage's Upload can neither continue an existing UploadId nor skip the parts
+ * S3 already holds. The state file (upload-state.ts) is rewritten after every part, so an
+ * upload interrupted by an outage, a crash or a restart sends only the parts still missing.
+ */
+import { createHash } from "node:crypto";
+import type { Stats } from "node:fs";
+import { type FileHandle, open, stat } from "node:fs/promises";
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  HeadObjectCommand,
+  type S3Client,
+  UploadPartCommand,
+} from "@aws-sdk/client-s3";
+import { silentLogger } from "../src/logger.ts";
+import { classifyStorageError, StorageFailedError, toStorageError } from "./errors.ts";
+import { assertUnchanged, readRange, sha256OfFile } from "./local-file.ts";
+import { choosePartSize, missingParts, multipartEtag, type PartRange, planParts } from "./parts.ts";
+import { type RetryContext, type RetryOptions, retryContext, withRetry } from "./retry.ts";
+import { runBounded } from "./run-bounded.ts";
+import { formatS3Uri, parseS3Uri, type S3Location } from "./s3.ts";
+import {
+  type CompletedPart,
+  readUploadState,
+  removeUploadState,
+  stateMismatch,
+  type UploadState,
+  writeUploadState,
+} from "./upload-state.ts";
+
+export interface UploadProgress {
+  uploadedBytes: number;
+  totalBytes: number;
+}
+
+export interface UploadOptions extends RetryOptions {
+  client: S3Client;
+  file: string;
+  /** The destination, `s3://bucket/key`. */
+  uri: string;
+  /** The state file; one per upload, kept by the caller (for example in the attempt's directory). */
+  statePath: string;
+  /** Bytes per part; default 8 MiB, at least 5 MiB. A resumed upload keeps the size it began with. */
+  partSize?: number;
+  /** Parts in flight at once; default 4. */
+  concurrency?: number;
+  contentType?: string;
+  /** Called after each stored part (and once at the start with what a resume already holds). */
+  onProgress?: (progress: UploadProgress) => void;
+}
+
+export interface UploadResult {
+  bytes: number;
+  /** Of the local file, lowercase hex. */
+  sha256: string;
+  /** As the store returned it, quotes included. */
+  etag: string | undefined;
+  /** Parts this call sent, and parts a previous call had already stored. */
+  partsSent: number;
+  partsResumed: number;
+}
+
+/** 4 parts in flight: enough to fill a link to S3 without holding much memory (4 × part size). */
+export const DEFAULT_UPLOAD_CONCURRENCY = 4;
+
+export class MultipartUploader {
+  private readonly location: S3Location;
+  private readonly concurrency: number;
+  private running: Promise<UploadResult> | undefined;
+  private stopRunning: AbortController | undefined;
+  private lastWrite: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: UploadOptions) {
+    this.location = parseS3Uri(options.uri);
+    if (options.partSize !== undefined) choosePartSize(0, options.partSize);
+    this.concurrency = options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY;
+    if (!Number.isInteger(this.concurrency) || this.concurrency < 1) {
+      throw new RangeError(`concurrency must be a positive integer, got ${this.concurrency}`);
+    }
+  }
+
+  /**
+   * Uploads the file, continuing the upload in the state file when it is for this key and this
+   * version of the file. Rejects with StorageUnavailableError (state kept: call again later),
+   * StorageRefusedError (credentials, policy, missing bucket), or StorageFailedError.
+   */
+  upload(): Promise<UploadResult> {
+    if (this.running) return Promise.reject(new Error(`an upload to ${this.options.uri} is already running`));
+    const controller = new AbortController();
+    this.stopRunning = controller;
+    const signal = this.options.signal
+      ? AbortSignal.any([this.options.signal, controller.signal])
+      : controller.signal;
+    const run = this.run(signal).finally(() => {
+      this.running = undefined;
+      this.stopRunning = undefined;
+    });
+    this.running = run;
+    return run;
+  }
+
+  /**
+   * Stops a running upload, aborts the multipart upload in the store and removes the state
+   * file. If the store cannot be reached the state file stays, so abort() can be tried again.
+   */
+  async abort(): Promise<void> {
+    if (this.running) {
+      const reason = Object.assign(new Error(`upload to ${this.options.uri} was aborted`), {
+        name: "AbortError",
+      });
+      this.stopRunning?.abort(reason);
+      await this.running.catch(() => {});
+    }
+    const saved = await readUploadState(this.options.statePath);
+    if (saved.status === "ok") await this.abortInStore(saved.state, this.options.signal);
+    await removeUploadState(this.options.statePath);
+  }
+
+  private context(operation: string, signal: AbortSignal): RetryContext {
+    return retryContext(operation, this.options.uri, { ...this.options, signal });
+  }
+
+  private get logger() {
+    return this.options.logger ?? silentLogger;
+  }
+
+  private async run(signal: AbortSignal): Promise<UploadResult> {
+    const { file, statePath } = this.options;
+    const stopHashing = new AbortController();
+    let hashing: Promise<string> | undefined;
+    try {
+      const info = await stat(file);
+      hashing = sha256OfFile(file, AbortSignal.any([signal, stopHashing.signal]));
+      hashing.catch(() => {});
+      let state = await this.resumeOrCreate(info, signal);
+      const partsResumed = state.parts.length;
+      let partsSent = 0;
+      let restarted = false;
+      for (;;) {
+        try {
+          partsSent += await this.sendMissingParts(state, signal);
+          await assertUnchanged(file, info);
+          const etag = await this.complete(state, signal);
+          const sha256 = await hashing;
+          await this.lastWrite;
+          await removeUploadState(statePath);
+          return { bytes: info.size, sha256, etag, partsSent, partsResumed };
+        } catch (error) {
+          if (restarted || signal.aborted || !uploadIsGone(error)) throw error;
+          // The store no longer knows the upload (aborted, or expired by a lifecycle rule):
+          // its parts are gone, so all of them go again, once.
+          restarted = true;
+          this.logger.warn("multipart upload is gone from the store; starting over", {
+            uri: this.options.uri,
+            uploadId: state.uploadId,
+            error,
+          });
+          state = await this.create(info, signal);
+        }
+      }
+    } catch (error) {
+      stopHashing.abort();
+      await hashing?.catch(() => {});
+      throw toStorageError(error, "upload", this.options.uri, signal);
+    }
+  }
+
+  private async resumeOrCreate(info: Stats, signal: AbortSignal): Promise<UploadState> {
+    const saved = await readUploadState(this.options.statePath);
+    if (saved.status === "corrupt") {
+      this.logger.warn("upload state file is unreadable; starting a new upload", {
+        statePath: this.options.statePath,
+        reason: saved.reason,
+      });
+    } else if (saved.status === "ok") {
+      const mismatch = stateMismatch(saved.state, this.location, info);
+      if (!mismatch) {
+        this.logger.info("resuming multipart upload", {
+          uri: this.options.uri,
+          uploadId: saved.state.uploadId,
+          partsStored: saved.state.parts.length,
+        });
+        return saved.state;
+      }
+      this.logger.warn("upload state is stale; aborting that upload and starting over", {
+        uri: this.options.uri,
+        reason: mismatch,
+      });
+      await this.abortStale(saved.state, signal);
+    }
+    return this.create(info, signal);
+  }
+
+  private async create(info: Stats, signal: AbortSignal): Promise<UploadState> {
+    const partSize = choosePartSize(info.size, this.options.partSize);
+    const { bucket, key } = this.location;
+    // A retry after a lost answer leaves an orphan upload; the bucket's lifecycle rule for
+    // incomplete multipart uploads removes it.
+    const created = await withRetry(
+      () =>
+        this.options.client.send(
+          new CreateMultipartUploadCommand({
+            Bucket: bucket,
+            Key: key,
+            ContentType: this.options.contentType,
+          }),
+          { abortSignal: signal },
+        ),
+      this.context("create multipart upload", signal),
+    );
+    if (!created.UploadId) {
+      throw new StorageFailedError("create multipart upload", this.options.uri, new Error("no UploadId"));
+    }
+    const state: UploadState = {
+      version: 1,
+      uploadId: created.UploadId,
+      bucket,
+      key,
+      fileSize: info.size,
+      fileMtimeMs: info.mtimeMs,
+      partSize,
+      parts: [],
+    };
+    await this.persist(state);
+    return state;
+  }
+
+  /** Sends the parts the state does not hold yet; returns how many it sent. */
+  private async sendMissingParts(state: UploadState, signal: AbortSignal): Promise<number> {
+    const plan = planParts(state.fileSize, state.partSize);
+    const todo = missingParts(
+      plan,
+      state.parts.map((part) => part.PartNumber),
+    );
+    let uploadedBytes = state.fileSize - todo.reduce((sum, part) => sum + part.length, 0);
+    this.options.onProgress?.({ uploadedBytes, totalBytes: state.fileSize });
+    if (todo.length === 0) return 0;
+    let sent = 0;
+    const handle = await open(this.options.file, "r");
+    try {
+      await runBounded(
+        todo,
+        this.concurrency,
+        async (part, poolSignal) => {
+          const completed = await this.sendPart(handle, state, part, signal, poolSignal);
+          state.parts = [...state.parts.filter((p) => p.PartNumber !== part.partNumber), completed].sort(
+            (a, b) => a.PartNumber - b.PartNumber,
+          );
+          await this.persist(state);
+          sent++;
+          uploadedBytes += part.length;
+          this.options.onProgress?.({ uploadedBytes, totalBytes: state.fileSize });
+        },
+        signal,
+      );
+    } finally {
+      await handle.close();
+    }
+    return sent;
+  }
+
+  private async sendPart(
+    handle: FileHandle,
+    state: UploadState,
+    part: PartRange,
+    signal: AbortSignal,
+    poolSignal: AbortSignal,
+  ): Promise<CompletedPart> {
+    // A Buffer body (not a stream) can be sent again as it is, and never triggers the SDK's
+    // aws-chunked encoding whatever the checksum setting.
+    const body = await readRange(handle, part.offset, part.length);
+    // Content-MD5 lets the store reject a part damaged in transit (BadDigest, retried).
+    const contentMd5 = createHash("md5").update(body).digest("base64");
+    const answer = await withRetry(
+      () =>
+        this.options.client.send(
+          new UploadPartCommand({
+            Bucket: state.bucket,
+            Key: state.key,
+            UploadId: state.uploadId,
+            PartNumber: part.partNumber,
+            Body: body,
+            ContentLength: part.length,
+            ContentMD5: contentMd5,
+          }),
+          { abortSignal: signal },
+        ),
+      retryContext(`upload part ${part.partNumber}`, this.options.uri, {
+        ...this.options,
+        signal: poolSignal,
+      }),
+    );
+    if (!answer.ETag) {
+      throw new StorageFailedError(`upload part ${part.partNumber}`, this.options.uri, new Error("no ETag"));
+    }
+    return { PartNumber: part.partNumber, ETag: answer.ETag };
+  }
+
+  private async complete(state: UploadState, signal: AbortSignal): Promise<string | undefined> {
+    const { client } = this.options;
+    const parts = [...state.parts].sort((a, b) => a.PartNumber - b.PartNumber);
+    let attempts = 0;
+    return withRetry(
+      async () => {
+        attempts++;
+        try {
+          const answer = await client.send(
+            new CompleteMultipartUploadCommand({
+              Bucket: state.bucket,
+              Key: state.key,
+              UploadId: state.uploadId,
+              MultipartUpload: { Parts: parts },
+            }),
+            { abortSignal: signal },
+          );
+          return answer.ETag;
+        } catch (error) {
+          if (attempts === 1 || classifyStorageError(error) !== "no-such-upload") throw error;
+          // An earlier attempt may have completed the upload and lost only its answer.
+          const etag = await this.completedBefore(state, parts, signal);
+          if (etag === undefined) throw error;
+          return etag;
+        }
+      },
+      this.context("complete multipart upload", signal),
+    );
+  }
+
+  private async completedBefore(
+    state: UploadState,
+    parts: CompletedPart[],
+    signal: AbortSignal,
+  ): Promise<string | undefined> {
+    let head: { ContentLength?: number | undefined; ETag?: string | undefined };
+    try {
+      head = await this.options.client.send(new HeadObjectCommand({ Bucket: state.bucket, Key: state.key }), {
+        abortSignal: signal,
+      });
+    } catch (error) {
+      if (classifyStorageError(error) === "no-such-key") return undefined;
+      throw error;
+    }
+    if (head.ContentLength !== state.fileSize || !head.ETag) return undefined;
+    const expected = multipartEtag(parts);
+    if (expected && head.ETag.endsWith(`-${parts.length}"`) && head.ETag !== expected) return undefined;
+    return head.ETag;
+  }
+
+  private async abortStale(state: UploadState, signal: AbortSignal): Promise<void> {
+    try {
+      await this.abortInStore(state, signal);
+    } catch (error) {
+      // Store unreachable: keep the state, so the next try aborts that upload first.
+      if (signal.aborted || classifyStorageError(error) === "recoverable") throw error;
+      // Refused or failed: the new upload does not depend on it, and the bucket's lifecycle
+      // rule removes an incomplete upload left behind.
+      this.logger.warn("could not abort the stale multipart upload; starting over anyway", {
+        uri: formatS3Uri(state),
+        uploadId: state.uploadId,
+        error,
+      });
+    }
+    await removeUploadState(this.options.statePath);
+  }
+
+  private async abortInStore(state: UploadState, signal: AbortSignal | undefined): Promise<void> {
+    const uri = formatS3Uri(state);
+    try {
+      await withRetry(
+        () =>
+          this.options.client.send(
+            new AbortMultipartUploadCommand({
+              Bucket: state.bucket,
+              Key: state.key,
+              UploadId: state.uploadId,
+            }),
+            { abortSignal: signal },
+          ),
+        retryContext("abort multipart upload", uri, { ...this.options, signal }),
+      );
+    } catch (error) {
+      const kind = classifyStorageError(error);
+      if (kind === "no-such-upload") return;
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 405 || status === 501) {
+        // s3rver answers 405: it has no AbortMultipartUpload. Its parts stay on its disk.
+        this.logger.warn("the store does not support AbortMultipartUpload; its parts are left behind", {
+          uri,
+          uploadId: state.uploadId,
+          status,
+        });
+        return;
+      }
+      throw toStorageError(error, "abort multipart upload", uri, signal);
+    }
+  }
+
+  /** Queues a write of the state as it is now; writes run one at a time, in order. */
+  private persist(state: UploadState): Promise<void> {
+    const snapshot: UploadState = { ...state, parts: [...state.parts] };
+    const write = this.lastWrite.then(() => writeUploadState(this.options.statePath, snapshot));
+    this.lastWrite = write.catch(() => {});
+    return write;
+  }
+}
+
+function uploadIsGone(error: unknown): boolean {
+  // InvalidPart on completion: the store lost parts the state says it holds.
+  return (
+    classifyStorageError(error) === "no-such-upload" || (error as { name?: unknown }).name === "InvalidPart"
+  );
+}
