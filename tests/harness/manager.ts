@@ -172,7 +172,10 @@ export class TestManager {
       manager,
       writes,
       async () => {
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        // Open streams (SSE) would hold close() forever.
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+        await closed;
         await manager.stop();
         const nc = broker.connection();
         if (nc) await deleteStreams(nc, subjectPrefix).catch(() => {});

@@ -4,8 +4,10 @@
  * until the instance cannot go on. Each start-up failure is an AgentExitError with its code.
  */
 import { mkdir } from "node:fs/promises";
-import type { WorkerRegistrationResponse } from "@tjm/protocol";
+import { PROTOCOL_VERSION, type Report, type WorkerRegistrationResponse } from "@tjm/protocol";
 import { FfmpegUnavailableError, probeFfmpeg } from "../probe/index.ts";
+import { AttemptRecords } from "./attempts/records.ts";
+import { AttemptRegistry } from "./attempts/registry.ts";
 import type { Config } from "./config.ts";
 import { register, reRegister, type StartupContext } from "./enroll.ts";
 import { AgentExitError, AgentStoppedError, ExitCode } from "./exit-codes.ts";
@@ -38,6 +40,7 @@ export class WorkerAgent {
   private readonly stopping = new AbortController();
   private instance: WorkerRegistrationResponse | undefined;
   private session: NatsSession | undefined;
+  private attempts: AttemptRegistry | undefined;
   private stopped: Promise<void> | undefined;
   private resolveExit: (exit: AgentExit) => void = () => {};
   /** Resolves once the agent has stopped, with the exit code the process should end with. */
@@ -86,8 +89,16 @@ export class WorkerAgent {
       probe,
     };
     const context = this.startupContext();
+    const capacity = effectiveCapacity(probe.capacity, config.WORKER_CAPACITY);
+    const attempts = this.createAttempts(capacity);
     const instance = state.identity
-      ? await reRegister(context, state.keyPair, state.identity.workerId, description)
+      ? await reRegister(
+          context,
+          state.keyPair,
+          state.identity.workerId,
+          description,
+          await attempts.restore(),
+        )
       : await this.enroll(context, state, config.ENROLLMENT_TOKEN as string, description);
     this.instance = instance;
     this.checkStopped();
@@ -99,14 +110,13 @@ export class WorkerAgent {
       userJwtExpiresAt: instance.userJwtExpiresAt,
     });
 
-    const capacity = effectiveCapacity(probe.capacity, config.WORKER_CAPACITY);
     this.session = new NatsSession({
       instance,
       keyPair: state.keyPair,
       seed: state.seed,
       api: this.api,
       logger: this.logger,
-      capacity,
+      attempts: () => attempts,
       connectTimeoutMs: config.WORKER_STARTUP_TIMEOUT_MS,
       signal: this.stopping.signal,
       onFatal: (code, message, fields) => this.fail(code, message, fields),
@@ -114,6 +124,7 @@ export class WorkerAgent {
       random: this.random,
     });
     await this.session.open();
+    attempts.startRestored();
     this.logger.info("worker started", {
       workerId: instance.workerId,
       instanceId: instance.instanceId,
@@ -132,6 +143,8 @@ export class WorkerAgent {
   private shutdown(exit: AgentExit): Promise<void> {
     this.stopped ??= (async () => {
       this.stopping.abort();
+      // Attempts first: their last reports need the connection.
+      await this.attempts?.stop();
       await this.session?.close();
       this.logger.info("worker stopped", { workerId: this.instance?.workerId, exitCode: exit.code });
       this.resolveExit(exit);
@@ -144,6 +157,59 @@ export class WorkerAgent {
     if (this.stopRequested) return;
     this.logger.error(message, { exitCode: code, ...fields });
     void this.shutdown({ code, message });
+  }
+
+  private createAttempts(capacity: number): AttemptRegistry {
+    const config = this.config;
+    const instance = () => {
+      if (!this.instance) throw new Error("the Worker has not registered yet");
+      return this.instance;
+    };
+    this.attempts = new AttemptRegistry({
+      pool: config.WORKER_POOL,
+      ffmpegPath: config.FFMPEG_PATH,
+      ffprobePath: config.FFPROBE_PATH,
+      records: new AttemptRecords(config.WORKER_WORK_DIR),
+      logger: this.logger,
+      capacity,
+      workDir: config.WORKER_WORK_DIR,
+      isDraining: () => this.isDraining,
+      storageRetry: {
+        budgetMs: config.WORKER_UPLOAD_RETRY_BUDGET_MS,
+        maxAttempts: config.WORKER_UPLOAD_RETRY_ATTEMPTS,
+      },
+      report: async (lease, type, body) => {
+        const { workerId, instanceId } = instance();
+        await this.session?.publishReport({
+          type,
+          protocolVersion: PROTOCOL_VERSION,
+          workerId,
+          instanceId,
+          attemptId: lease.attemptId,
+          fencingToken: lease.fencingToken,
+          sentAt: new Date().toISOString(),
+          ...body,
+        } as Report);
+      },
+      progress: (lease, update) => {
+        const { workerId, instanceId } = instance();
+        this.session?.publishProgress({
+          protocolVersion: PROTOCOL_VERSION,
+          workerId,
+          instanceId,
+          attemptId: lease.attemptId,
+          fencingToken: lease.fencingToken,
+          percent: update.percent,
+          fps: update.fps,
+          bitrateKbps: update.bitrateKbps,
+          speed: update.speed,
+          etaSeconds: update.etaSeconds,
+          outTimeMs: update.outTimeMs,
+          at: new Date().toISOString(),
+        });
+      },
+    });
+    return this.attempts;
   }
 
   private checkStopped(): void {

@@ -40,24 +40,16 @@ describe("decideCommand", () => {
     expect(decideCommand(drain("42"), seen)).toMatchObject({ kind: "drain", envelopeId: "42" });
   });
 
-  it.each([examples.commands.cancel, examples.commands.resumeUploads])(
-    "terminates a $type command, which this version cannot execute",
-    (command) => {
-      expect(decideCommand(envelope("7", command), new RecentIds())).toEqual({
-        action: "term",
-        kind: "unsupported",
-        envelopeId: "7",
-        type: command.type,
-        reason: `this agent version cannot execute ${command.type} commands`,
-      });
-    },
-  );
-
-  it("terminates a lease, which this version cannot execute", () => {
-    expect(decideCommand(envelope("8", examples.commands.lease), new RecentIds())).toMatchObject({
-      action: "term",
-      kind: "unsupported",
-      type: "lease",
+  it.each([
+    ["lease", examples.commands.lease],
+    ["cancel", examples.commands.cancel],
+    ["resume-uploads", examples.commands.resumeUploads],
+  ] as const)("hands a %s command to the attempts, acked", (kind, command) => {
+    expect(decideCommand(envelope("7", command), new RecentIds())).toEqual({
+      action: "ack",
+      kind,
+      envelopeId: "7",
+      command,
     });
   });
 

@@ -4,13 +4,22 @@
  * once and a repeat is only acked. A message that cannot be a command is terminated: it would
  * fail the same way on every redelivery.
  */
-import { type Command, CommandEnvelopeSchema, decodeMessage } from "@tjm/protocol";
+import {
+  type CancelCommand,
+  type Command,
+  CommandEnvelopeSchema,
+  decodeMessage,
+  type LeaseCommand,
+  type ResumeUploadsCommand,
+} from "@tjm/protocol";
 
 export type CommandDecision =
   | { action: "term"; kind: "invalid"; reason: string }
   | { action: "ack"; kind: "duplicate"; envelopeId: string; type: Command["type"] }
   | { action: "ack"; kind: "drain"; envelopeId: string }
-  | { action: "term"; kind: "unsupported"; envelopeId: string; type: Command["type"]; reason: string };
+  | { action: "ack"; kind: "lease"; envelopeId: string; command: LeaseCommand }
+  | { action: "ack"; kind: "cancel"; envelopeId: string; command: CancelCommand }
+  | { action: "ack"; kind: "resume-uploads"; envelopeId: string; command: ResumeUploadsCommand };
 
 /**
  * Remembers the last `limit` envelope ids. Redeliveries come within the consumer's ack wait,
@@ -45,16 +54,11 @@ export function decideCommand(data: Uint8Array, seen: RecentIds): CommandDecisio
     case "drain":
       return { action: "ack", kind: "drain", envelopeId: id };
     case "lease":
+      return { action: "ack", kind: "lease", envelopeId: id, command };
     case "cancel":
+      return { action: "ack", kind: "cancel", envelopeId: id, command };
     case "resume-uploads":
-      // Executing attempts is the next version's work; the Manager does not send these yet.
-      return {
-        action: "term",
-        kind: "unsupported",
-        envelopeId: id,
-        type: command.type,
-        reason: `this agent version cannot execute ${command.type} commands`,
-      };
+      return { action: "ack", kind: "resume-uploads", envelopeId: id, command };
     default:
       return assertNever(command);
   }

@@ -17,6 +17,8 @@ describe("parseEnv", () => {
         WORKER_POOL: "cpu",
         WORKER_NAME: "host-1",
         WORKER_STARTUP_TIMEOUT_MS: 60_000,
+        WORKER_UPLOAD_RETRY_BUDGET_MS: 30_000,
+        WORKER_UPLOAD_RETRY_ATTEMPTS: 5,
         LOG_LEVEL: "info",
       },
     });

@@ -48,6 +48,12 @@ export const configSchema = z.object({
   FFMPEG_PATH: z.string().min(1).optional(),
   FFPROBE_PATH: z.string().min(1).optional(),
 
+  // Uploads
+  /** How long an upload keeps retrying an unreachable store before it pauses (WAITING_FOR_STORAGE). */
+  WORKER_UPLOAD_RETRY_BUDGET_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
+  /** Tries per storage request within that budget. */
+  WORKER_UPLOAD_RETRY_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+
   // Logs
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
 });

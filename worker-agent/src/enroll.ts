@@ -107,14 +107,14 @@ export function reRegister(
   keyPair: KeyPair,
   workerId: string,
   description: WorkerDescription,
+  resumableAttempts: { attemptId: string; fencingToken: string }[],
 ): Promise<WorkerRegistrationResponse> {
   return untilAvailable(context, "re-register", async (timeoutMs) => {
     try {
       // A fresh challenge per try: a challenge is single use and expires.
       const proof = await answeredChallenge(context.api, keyPair, workerId, "re-registration", timeoutMs);
       const answer = await context.api.reRegister(
-        // Nothing to resume: this version runs no attempts, so it leaves none on disk.
-        { protocolVersion: PROTOCOL_VERSION, workerId, ...proof, ...description, resumableAttempts: [] },
+        { protocolVersion: PROTOCOL_VERSION, workerId, ...proof, ...description, resumableAttempts },
         timeoutMs,
       );
       if (answer.workerId !== workerId) {

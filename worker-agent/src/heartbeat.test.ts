@@ -47,9 +47,11 @@ describe("buildHeartbeat", () => {
     });
   });
 
-  it("counts running attempts against the capacity", () => {
+  it("lists the held attempts next to the free slots it is given", () => {
     const attempt = { attemptId: "1f2e3d4c-5b6a-4978-8a9b-0c1d2e3f4a5b", fencingToken: "7" };
-    expect(buildHeartbeat(instance, 0, [attempt], 2).freeCapacity).toBe(1);
-    expect(buildHeartbeat(instance, 0, [attempt, attempt], 1).freeCapacity).toBe(0);
+    expect(buildHeartbeat(instance, 0, [attempt], 1)).toMatchObject({
+      activeAttempts: [attempt],
+      freeCapacity: 1,
+    });
   });
 });

@@ -19,7 +19,7 @@ export function buildHeartbeat(
   instance: { workerId: string; instanceId: string },
   sentAt: number,
   activeAttempts: Heartbeat["activeAttempts"],
-  capacity: number,
+  freeCapacity: number,
 ): Heartbeat {
   return {
     protocolVersion: PROTOCOL_VERSION,
@@ -27,6 +27,6 @@ export function buildHeartbeat(
     instanceId: instance.instanceId,
     sentAt: new Date(sentAt).toISOString(),
     activeAttempts,
-    freeCapacity: Math.max(0, capacity - activeAttempts.length),
+    freeCapacity,
   };
 }

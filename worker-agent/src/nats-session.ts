@@ -18,12 +18,17 @@ import {
 import {
   encodeMessage,
   HeartbeatSchema,
+  type Progress,
+  ProgressSchema,
+  type Report,
+  ReportSchema,
   streams,
   subjects,
   type WorkerRegistrationResponse,
   workerConsumerName,
   workerInboxPrefix,
 } from "@tjm/protocol";
+import type { AttemptRegistry } from "./attempts/registry.ts";
 import { backoffDelayMs, DEFAULT_BACKOFF, retryDelayBefore } from "./backoff.ts";
 import { decideCommand, RecentIds } from "./commands.ts";
 import { refreshDelayMs, refreshRetryDelayMs } from "./credential-schedule.ts";
@@ -40,8 +45,8 @@ export interface SessionOptions {
   seed: Uint8Array;
   api: ManagerApi;
   logger: Logger;
-  /** Attempts this Worker runs at once (host capacity, lowered by WORKER_CAPACITY). */
-  capacity: number;
+  /** What the Worker holds: routes lease/cancel/resume-uploads, feeds heartbeats. */
+  attempts: () => AttemptRegistry;
   /** How long open() keeps retrying an unreachable NATS. */
   connectTimeoutMs: number;
   /** Aborted when the agent stops: every wait and retry ends. */
@@ -207,8 +212,13 @@ export class NatsSession {
     const subject = subjects.workerHeartbeat(instance.subjectPrefix, instance.workerId);
     const beat = () => {
       if (nc.isClosed() || nc.isDraining()) return;
-      // Attempts are not run yet (the execution issue): all capacity is free.
-      const heartbeat = buildHeartbeat(instance, this.clock.next(Date.now()), [], this.options.capacity);
+      const attempts = this.options.attempts();
+      const heartbeat = buildHeartbeat(
+        instance,
+        this.clock.next(Date.now()),
+        attempts.active(),
+        attempts.freeCapacity(),
+      );
       try {
         nc.publish(subject, encodeMessage(HeartbeatSchema, heartbeat));
       } catch (err) {
@@ -293,14 +303,62 @@ export class NatsSession {
         }
         msg.ack();
         return;
-      case "unsupported":
-        this.logger.warn(`${decision.reason}; terminating it`, {
-          ...fields,
-          commandId: decision.envelopeId,
-          type: decision.type,
-        });
-        msg.term(decision.reason);
+      case "lease":
+        // Acked once handed over: the attempt answers with accepted or rejected itself.
+        msg.ack();
+        void this.options
+          .attempts()
+          .lease(decision.command)
+          .catch((err) =>
+            this.logger.error("cannot take a lease", { attemptId: decision.command.attemptId, err }),
+          );
         return;
+      case "cancel":
+        msg.ack();
+        this.options.attempts().cancel(decision.command);
+        return;
+      case "resume-uploads":
+        msg.ack();
+        this.options.attempts().resume(decision.command);
+        return;
+    }
+  }
+
+  // ---- reports and progress -----------------------------------------------------------------
+
+  /**
+   * Stores a report in <PREFIX>_REPORTS, retrying until the stream acknowledges it (NATS may be
+   * reconnecting) or the session ends. Reports are how an attempt's outcome reaches the Manager.
+   */
+  async publishReport(report: Report): Promise<void> {
+    const subject = subjects.workerReports(this.instance.subjectPrefix, this.instance.workerId);
+    const data = encodeMessage(ReportSchema, report);
+    for (let failures = 0; ; failures++) {
+      const nc = this.nc;
+      try {
+        if (!nc) throw new Error("not connected to NATS yet");
+        await jetstream(nc).publish(subject, data);
+        return;
+      } catch (err) {
+        if (this.ended) throw new AgentStoppedError();
+        const delay = backoffDelayMs(failures, DEFAULT_BACKOFF, this.options.random);
+        this.logger.warn("cannot store a report yet; retrying", { type: report.type, retryInMs: delay, err });
+        await sleep(delay, this.options.signal).catch(() => {});
+      }
+    }
+  }
+
+  /** Progress is not stored: a lost update is replaced by the next one. */
+  publishProgress(progress: Progress): void {
+    const nc = this.nc;
+    if (!nc || nc.isClosed() || nc.isDraining()) return;
+    try {
+      nc.publish(
+        subjects.workerProgress(this.instance.subjectPrefix, this.instance.workerId),
+        encodeMessage(ProgressSchema, progress),
+      );
+    } catch (err) {
+      this.logger.debug("cannot publish progress", { err });
     }
   }
 

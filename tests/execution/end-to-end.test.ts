@@ -1,0 +1,344 @@
+/**
+ * Jobs end to end on real processes: the Manager (in-process, on real PostgreSQL and NATS),
+ * Worker agents on Bun running real ffmpeg, and an S3-compatible server (s3rver) behind a
+ * proxy the test can cut to take storage away.
+ */
+import { execFile } from "node:child_process";
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AgentProcess, agentDirs, killAgents, startAgent } from "../agent/agent-process.ts";
+import { TestManager } from "../harness/manager.ts";
+import { type S3Server, startS3 } from "../harness/s3.ts";
+import { waitFor } from "../harness/services.ts";
+import { subscribeEvents } from "../harness/sse.ts";
+import { TcpProxy } from "../harness/tcp-proxy.ts";
+import { issueToken } from "../harness/workers.ts";
+
+const run = promisify(execFile);
+
+let s3: S3Server;
+let proxy: TcpProxy;
+let manager: TestManager;
+let projectId: string;
+let scratch: Awaited<ReturnType<typeof agentDirs>>;
+
+beforeAll(async () => {
+  s3 = await startS3({ buckets: ["media-in", "media-out"] });
+  proxy = await TcpProxy.start({ host: "127.0.0.1", port: s3.port });
+  manager = await TestManager.start({
+    storage: { ...s3.settings, endpoint: `http://127.0.0.1:${proxy.port}` },
+    heartbeatIntervalMs: 300,
+    lostAfterMs: 2000,
+    dispatchTimeoutMs: 10_000,
+  });
+  ({ projectId } = await manager.createProject());
+  scratch = await agentDirs();
+  // A short clip (quick jobs) and a longer one (still encoding when a test interrupts it).
+  await clip("short.mp4", 4, "320x240");
+  await clip("long.mp4", 30, "640x360");
+  await s3
+    .client()
+    .send(new PutObjectCommand({ Bucket: "media-in", Key: "not-media.mp4", Body: "this is not a video" }));
+}, 120_000);
+
+afterAll(async () => {
+  await killAgents();
+  await manager?.close();
+  await proxy?.close();
+  await s3?.stop();
+  await scratch?.cleanup();
+});
+
+async function clip(name: string, seconds: number, size: string): Promise<void> {
+  const path = join(tmpdir(), `tjm-e2e-${crypto.randomUUID()}-${name}`);
+  await run("ffmpeg", [
+    ...["-hide_banner", "-loglevel", "error", "-y"],
+    ...["-f", "lavfi", "-i", `testsrc2=size=${size}:rate=25:duration=${seconds}`],
+    ...["-f", "lavfi", "-i", `sine=frequency=440:sample_rate=48000:duration=${seconds}`],
+    ...["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-shortest", path],
+  ]);
+  await s3.client().send(new PutObjectCommand({ Bucket: "media-in", Key: name, Body: await readFile(path) }));
+}
+
+let agentCount = 0;
+
+async function worker(extra: Record<string, string> = {}): Promise<AgentProcess> {
+  const index = ++agentCount;
+  const agent = startAgent({
+    MANAGER_URL: manager.baseUrl,
+    ENROLLMENT_TOKEN: await issueToken(manager),
+    WORKER_STATE_DIR: join(scratch.root, `state-${index}`),
+    WORKER_WORK_DIR: join(scratch.root, `work-${index}`),
+    WORKER_NAME: `e2e-${index}`,
+    WORKER_CAPACITY: "1",
+    WORKER_UPLOAD_RETRY_BUDGET_MS: "1500",
+    WORKER_UPLOAD_RETRY_ATTEMPTS: "2",
+    LOG_LEVEL: "debug",
+    ...extra,
+  });
+  await agent.waitForMessage("worker started", 30_000);
+  return agent;
+}
+
+const plan = (input: string, prefix: string) => ({
+  input: { uri: `s3://media-in/${input}` },
+  outputs: [
+    {
+      id: "small",
+      kind: "FILE",
+      container: "mp4",
+      destinationUri: `s3://media-out/${prefix}/small.mp4`,
+      video: { codec: "h264", height: 180, preset: "fastest" },
+      audio: { codec: "aac", bitrateKbps: 96 },
+    },
+    {
+      id: "web",
+      kind: "FILE",
+      container: "webm",
+      destinationUri: `s3://media-out/${prefix}/web.webm`,
+      video: { codec: "vp9", height: 144, preset: "fastest" },
+      audio: { codec: "opus", bitrateKbps: 64 },
+    },
+  ],
+  transforms: { removedSegments: [{ startMs: 1000, endMs: 2000 }] },
+  manifestUri: `s3://media-out/${prefix}/manifest.json`,
+});
+
+async function submit(executionPlan: unknown): Promise<string> {
+  const response = await manager.request("/api/v1/operations/jobs", {
+    method: "POST",
+    json: { projectId, executionPlan },
+  });
+  expect(response.status).toBe(201);
+  return (await response.json()).id;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read the job detail as JSON
+async function job(jobId: string): Promise<any> {
+  return (await manager.request(`/api/v1/operations/jobs/${jobId}`)).json();
+}
+
+async function until(jobId: string, state: string, timeoutMs = 60_000) {
+  await waitFor(`job ${jobId} ${state}`, async () => (await job(jobId)).state === state, timeoutMs, 100);
+  return job(jobId);
+}
+
+async function object(uri: string): Promise<Buffer> {
+  const [bucket, ...key] = uri.slice("s3://".length).split("/");
+  const answer = await s3.client().send(new GetObjectCommand({ Bucket: bucket, Key: key.join("/") }));
+  return Buffer.from(
+    await (answer.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray(),
+  );
+}
+
+async function keys(bucket: string, prefix: string): Promise<string[]> {
+  const listed = await s3.client().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+  return (listed.Contents ?? []).map((entry) => entry.Key ?? "");
+}
+
+async function ffprobe(bytes: Buffer) {
+  const path = join(tmpdir(), `tjm-e2e-probe-${crypto.randomUUID()}`);
+  await writeFile(path, bytes);
+  const { stdout } = await run("ffprobe", [
+    "-v",
+    "error",
+    "-print_format",
+    "json",
+    "-show_format",
+    "-show_streams",
+    path,
+  ]);
+  return JSON.parse(stdout) as {
+    format: { duration: string };
+    streams: { codec_type: string; codec_name: string; height?: number; width?: number }[];
+  };
+}
+
+const sha256 = async (bytes: Buffer) =>
+  Buffer.from(await crypto.subtle.digest("SHA-256", new Uint8Array(bytes))).toString("hex");
+
+describe("a job from submit to outputs in S3", () => {
+  let agent: AgentProcess;
+  beforeAll(async () => {
+    agent = await worker();
+  }, 60_000);
+  afterAll(async () => {
+    await agent.stop();
+  });
+
+  it("runs on a real Worker: outputs at their destinations, manifest, logs, progress, COMPLETED", async () => {
+    const events = await subscribeEvents(manager);
+    try {
+      await happyPath(events);
+    } finally {
+      await events.close();
+    }
+  });
+
+  async function happyPath(events: Awaited<ReturnType<typeof subscribeEvents>>) {
+    const jobId = await submit(plan("short.mp4", "happy"));
+    const done = await until(jobId, "COMPLETED");
+    expect(done.completedAt).not.toBeNull();
+    expect(done.currentAttempt.state).toBe("SUCCEEDED");
+    expect(done.attempts).toHaveLength(1);
+    expect(done.attempts[0].logsUri).toBe(`s3://media-out/.tjm-logs/${jobId}/attempt-1.log`);
+    // The attempt's ffmpeg log (its stderr) is in S3.
+    expect((await object(done.attempts[0].logsUri)).toString()).toContain("Input #0");
+
+    const small = await object("s3://media-out/happy/small.mp4");
+    const web = await object("s3://media-out/happy/web.webm");
+    const smallInfo = await ffprobe(small);
+    const webInfo = await ffprobe(web);
+    // 4 s less the removed second.
+    expect(Number(smallInfo.format.duration)).toBeCloseTo(3, 0);
+    expect(Math.abs(Number(smallInfo.format.duration) - 3)).toBeLessThanOrEqual(0.15);
+    expect(Math.abs(Number(webInfo.format.duration) - 3)).toBeLessThanOrEqual(0.15);
+    expect(smallInfo.streams.map((s) => [s.codec_type, s.codec_name, s.height])).toEqual([
+      ["video", "h264", 180],
+      ["audio", "aac", undefined],
+    ]);
+    expect(smallInfo.streams[0]?.width).toBe(240);
+    expect(webInfo.streams.map((s) => [s.codec_type, s.codec_name, s.height])).toEqual([
+      ["video", "vp9", 144],
+      ["audio", "opus", undefined],
+    ]);
+
+    const manifest = JSON.parse((await object("s3://media-out/happy/manifest.json")).toString());
+    expect(manifest).toMatchObject({ jobId, attemptNumber: 1 });
+    expect(manifest.outputs).toEqual([
+      expect.objectContaining({
+        id: "small",
+        uri: "s3://media-out/happy/small.mp4",
+        bytes: small.length,
+        sha256: await sha256(small),
+      }),
+      expect.objectContaining({
+        id: "web",
+        uri: "s3://media-out/happy/web.webm",
+        bytes: web.length,
+        sha256: await sha256(web),
+      }),
+    ]);
+    expect(manifest.outputs[0].codecs).toEqual(["h264", "aac"]);
+    // Staging objects are gone once promoted.
+    expect(await keys("media-out", `.tjm-staging/${jobId}/`)).toEqual([]);
+
+    await waitFor("job events", async () =>
+      events.events().some((e) => e.event === "job.updated" && e.data?.includes("COMPLETED")),
+    );
+    const kinds = events
+      .events()
+      .filter((e) => e.data?.includes(jobId))
+      .map((e) => e.event);
+    expect(kinds).toContain("job.progress");
+    expect(kinds.at(-1)).toBe("job.updated");
+    // The agent cleaned its workspace.
+    expect(await readdir(join(scratch.root, "work-1", "attempts")).catch(() => [])).toEqual([]);
+  }
+
+  it("a missing input fails the job at once with INPUT_NOT_FOUND; no retry loop", async () => {
+    const jobId = await submit(plan("nothing-here.mp4", "missing"));
+    const failed = await until(jobId, "FAILED");
+    expect(failed.attempts).toHaveLength(1);
+    expect(failed.attempts[0]).toMatchObject({ failureCode: "INPUT_NOT_FOUND" });
+    expect(failed.attempts[0].failureMessage).toContain("s3://media-in/nothing-here.mp4");
+  });
+
+  it("an input that is not media fails with INPUT_UNREADABLE", async () => {
+    const jobId = await submit(plan("not-media.mp4", "unreadable"));
+    const failed = await until(jobId, "FAILED");
+    expect(failed.attempts).toHaveLength(1);
+    expect(failed.attempts[0].failureCode).toBe("INPUT_UNREADABLE");
+  });
+
+  it("storage down during upload: WAITING_FOR_STORAGE, then resume-uploads completes it without re-encoding", async () => {
+    // The long clip: storage goes away while ffmpeg still encodes, so the uploads find it down.
+    const jobId = await submit(plan("long.mp4", "outage"));
+    const attemptId = (await job(jobId)).currentAttemptId;
+    await agent.waitForLog((line) => line.msg === "encoding" && line.attemptId === attemptId, 60_000);
+    await proxy.cut();
+    const waiting = await until(jobId, "WAITING_FOR_STORAGE", 60_000);
+    expect(waiting.attempts.at(-1)).toMatchObject({
+      state: "WAITING_FOR_STORAGE",
+      uploadResumeRequestedAt: null,
+    });
+    const pausedAt = Date.parse(waiting.attempts.at(-1).uploadPausedAt);
+    expect(Date.parse(waiting.attempts.at(-1).uploadPauseExpiresAt) - pausedAt).toBe(24 * 3600 * 1000);
+    const tooEarly = await manager.request(`/api/v1/operations/jobs/${crypto.randomUUID()}/resume-uploads`, {
+      method: "POST",
+    });
+    expect(tooEarly.status).toBe(404);
+
+    await proxy.restore();
+    const resumed = await manager.request(`/api/v1/operations/jobs/${jobId}/resume-uploads`, {
+      method: "POST",
+    });
+    expect(resumed.status).toBe(202);
+    const body = await resumed.json();
+    expect(body.attempts.at(-1).uploadResumeRequestedAt).not.toBeNull();
+    const done = await until(jobId, "COMPLETED");
+    expect(done.attempts).toHaveLength(1);
+    expect(done.attempts[0]).toMatchObject({ encodingRecoveryCount: 0, uploadRecoveryCount: 1 });
+    const again = await manager.request(`/api/v1/operations/jobs/${jobId}/resume-uploads`, {
+      method: "POST",
+    });
+    expect(again.status).toBe(409);
+    const manifest = JSON.parse((await object("s3://media-out/outage/manifest.json")).toString());
+    const small = await object("s3://media-out/outage/small.mp4");
+    expect(manifest.outputs[0].sha256).toBe(await sha256(small));
+    // One encode: the agent logged a single ffmpeg run for this attempt.
+    expect(
+      agent.logs.filter((line) => line.msg === "encoding" && line.attemptId === done.attempts[0].id),
+    ).toHaveLength(1);
+  });
+});
+
+describe("interruptions", () => {
+  it("cancel while encoding: ffmpeg is stopped, the workspace removed, the job CANCELLED", async () => {
+    const agent = await worker();
+    try {
+      const jobId = await submit(plan("long.mp4", "cancelled"));
+      const attemptId = (await job(jobId)).currentAttemptId;
+      await agent.waitForLog((line) => line.msg === "encoding" && line.attemptId === attemptId, 60_000);
+      const response = await manager.request(`/api/v1/operations/jobs/${jobId}/cancel`, { method: "POST" });
+      expect((await response.json()).state).toBe("CANCEL_REQUESTED");
+      await until(jobId, "CANCELLED");
+      await agent.waitForLog((line) => line.msg === "attempt cancelled" && line.attemptId === attemptId);
+      expect(await keys("media-out", "cancelled/")).toEqual([]);
+      expect(await keys("media-out", `.tjm-staging/${jobId}/`)).toEqual([]);
+    } finally {
+      await agent.stop();
+    }
+  });
+
+  it("kill -9 of the Worker mid-encode: WORKER_LOST, and another Worker completes the next attempt", async () => {
+    const doomed = await worker();
+    const jobId = await submit(plan("long.mp4", "rescued"));
+    const attemptId = (await job(jobId)).currentAttemptId;
+    const encoding = await doomed.waitForLog(
+      (line) => line.msg === "encoding" && line.attemptId === attemptId,
+      60_000,
+    );
+    // The whole host goes: the agent and its ffmpeg.
+    await doomed.stop("SIGKILL");
+    process.kill(encoding.pid as number, "SIGKILL");
+    const rescuer = await worker();
+    try {
+      const done = await until(jobId, "COMPLETED", 90_000);
+      expect(
+        done.attempts.map((a: { state: string; failureCode: string | null }) => [a.state, a.failureCode]),
+      ).toEqual([
+        ["FAILED", "WORKER_LOST"],
+        ["SUCCEEDED", null],
+      ]);
+      const small = await ffprobe(await object("s3://media-out/rescued/small.mp4"));
+      expect(Math.abs(Number(small.format.duration) - 29)).toBeLessThanOrEqual(0.15);
+    } finally {
+      await rescuer.stop();
+    }
+  });
+});

@@ -1,0 +1,330 @@
+/**
+ * One attempt on this Worker, from an accepted lease to its last report: inputs downloaded
+ * from S3, one ffmpeg run for every output, outputs uploaded to their attempt-scoped staging
+ * keys with resumable multipart uploads, the ffmpeg log to logsUri, then `completed`. When
+ * storage stays down past the uploader's retry budget it reports `upload-paused` and keeps
+ * the encoded files until `resume-uploads` (or a cancel). Nothing here throws to the caller:
+ * every ending is a report.
+ */
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { S3Client } from "@aws-sdk/client-s3";
+import type { LeaseCommand, OutputResult, Report, WorkerPool } from "@tjm/protocol";
+import { buildFfmpegCommand } from "../../run/args.ts";
+import { type RunningFfmpeg, startFfmpeg } from "../../run/ffmpeg-process.ts";
+import { type MediaInfo, probeMedia } from "../../run/media-info.ts";
+import type { ExecutionPlan } from "../../run/plan-types.ts";
+import type { ProgressUpdate } from "../../run/progress.ts";
+import { retimeSubtitles } from "../../run/subtitle-retime.ts";
+import {
+  createS3Client,
+  downloadObject,
+  MultipartUploader,
+  putSmallObject,
+  type RetryPolicy,
+  StorageUnavailableError,
+} from "../../storage/index.ts";
+import type { Logger } from "../logger.ts";
+import { describeFailure } from "./failures.ts";
+import type { AttemptRecord, AttemptRecords, EncodedOutput } from "./records.ts";
+
+type ReportBody<T extends Report["type"]> = Omit<
+  Extract<Report, { type: T }>,
+  "type" | "protocolVersion" | "workerId" | "instanceId" | "attemptId" | "fencingToken" | "sentAt"
+>;
+
+export interface AttemptEnvironment {
+  pool: WorkerPool;
+  ffmpegPath: string | undefined;
+  ffprobePath: string | undefined;
+  records: AttemptRecords;
+  logger: Logger;
+  /** Publishes a report of this attempt (JetStream); resolves once stored, retrying meanwhile. */
+  report<T extends Report["type"]>(lease: LeaseCommand, type: T, body: ReportBody<T>): Promise<void>;
+  /** Publishes a progress update (core NATS, at most twice a second). */
+  progress(lease: LeaseCommand, update: ProgressUpdate): void;
+  /** Storage retry budget before an upload pauses (tests shorten it). */
+  storageRetry?: Partial<RetryPolicy>;
+  /** How long ffmpeg gets after SIGTERM before SIGKILL. */
+  killGraceMs?: number;
+}
+
+const EXTENSIONS: Record<string, string> = { mp4: "mp4", mov: "mov", mkv: "mkv", webm: "webm", mpegts: "ts" };
+
+class Cancelled extends Error {
+  override name = "Cancelled";
+}
+
+export class Attempt {
+  private readonly abort = new AbortController();
+  private readonly client: S3Client;
+  private ffmpeg: RunningFfmpeg | undefined;
+  private resumeWaiter: (() => void) | undefined;
+  private cancelled = false;
+  private stopping = false;
+  /** Resolves once the attempt has ended (reported) or stopped with the agent. */
+  readonly done: Promise<void>;
+
+  constructor(
+    private readonly env: AttemptEnvironment,
+    private record: AttemptRecord,
+  ) {
+    this.client = createS3Client(record.lease.storage);
+    this.done = this.run()
+      .catch((err) =>
+        env.logger.error("attempt ended without its last report", { attemptId: record.lease.attemptId, err }),
+      )
+      .finally(() => this.client.destroy());
+  }
+
+  get lease(): LeaseCommand {
+    return this.record.lease;
+  }
+
+  /** Waiting for resume-uploads: its files are kept but it uses no encoding slot. */
+  get paused(): boolean {
+    return this.record.phase === "paused";
+  }
+
+  /** Kill ffmpeg, abort uploads, delete the files, report `cancelled`. */
+  cancel(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.abort.abort(new Cancelled("the Manager cancelled the attempt"));
+    this.ffmpeg?.cancel();
+    this.resumeWaiter?.();
+  }
+
+  /** resume-uploads: true when the attempt was waiting for it. */
+  resume(): boolean {
+    if (!this.resumeWaiter) return false;
+    this.resumeWaiter();
+    return true;
+  }
+
+  /**
+   * The agent is stopping: encoding is lost (the Manager fails it as WORKER_LOST), encoded
+   * outputs and upload state stay on disk for the next instance.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.abort.abort(new Cancelled("the Worker is stopping"));
+    this.ffmpeg?.cancel();
+    this.resumeWaiter?.();
+    await this.done;
+  }
+
+  private get directory(): string {
+    return join(this.record.directory, this.lease.attemptId);
+  }
+
+  private get retry() {
+    return { signal: this.abort.signal, retry: this.env.storageRetry, logger: this.env.logger };
+  }
+
+  private async run(): Promise<void> {
+    let phase: "input" | "encode" | "upload" = "input";
+    try {
+      if (this.record.phase === "encoding") {
+        await this.encode((next) => {
+          phase = next;
+        });
+      }
+      phase = "upload";
+      if (this.record.phase === "paused") await this.waitForResume();
+      const outputs = await this.uploadAll();
+      await this.env.report(this.lease, "completed", { outputs, logsUri: this.lease.logsUri });
+      this.env.logger.info("attempt completed", { attemptId: this.lease.attemptId, jobId: this.lease.jobId });
+      await this.discard({ abortUploads: false });
+    } catch (err) {
+      if (this.stopping) {
+        if (this.record.phase === "encoding") await this.discard({ abortUploads: false });
+        return;
+      }
+      if (this.cancelled) {
+        await this.discard({ abortUploads: true });
+        await this.env.report(this.lease, "cancelled", {});
+        this.env.logger.info("attempt cancelled", { attemptId: this.lease.attemptId });
+        return;
+      }
+      const failure = describeFailure(err, phase);
+      this.env.logger.warn("attempt failed", { attemptId: this.lease.attemptId, ...failure, err });
+      const logsUri = await this.uploadLog().then(
+        () => this.lease.logsUri,
+        () => undefined,
+      );
+      await this.discard({ abortUploads: true });
+      await this.env.report(this.lease, "failed", { ...failure, ...(logsUri ? { logsUri } : {}) });
+    }
+  }
+
+  private async encode(entering: (phase: "input" | "encode") => void): Promise<void> {
+    const plan = this.lease.plan as unknown as ExecutionPlan;
+    const signal = this.abort.signal;
+    await mkdir(this.directory, { recursive: true, mode: 0o700 });
+    const inputPath = join(this.directory, "input");
+    await downloadObject(this.client, plan.input.uri, inputPath, this.retry);
+    const info = await probeMedia(inputPath, { ffprobePath: this.env.ffprobePath });
+    const subtitlePaths = await this.fetchSubtitles(plan, info);
+    const watermarkPath = plan.transforms.watermark ? join(this.directory, "watermark") : undefined;
+    if (watermarkPath && plan.transforms.watermark) {
+      await downloadObject(this.client, plan.transforms.watermark.uri, watermarkPath, this.retry);
+    }
+    signal.throwIfAborted();
+
+    entering("encode");
+    const outputPaths = Object.fromEntries(
+      plan.outputs.map((output) => [
+        output.id,
+        join(this.directory, `output-${output.id}.${EXTENSIONS[output.container]}`),
+      ]),
+    );
+    const command = buildFfmpegCommand({
+      plan,
+      pool: this.env.pool,
+      input: { path: inputPath, info },
+      subtitlePaths,
+      ...(watermarkPath ? { watermarkPath } : {}),
+      outputPaths,
+    });
+    await this.env.report(this.lease, "started", {});
+    this.ffmpeg = startFfmpeg({
+      ...(this.env.ffmpegPath ? { ffmpegPath: this.env.ffmpegPath } : {}),
+      args: command.args,
+      expectedDurationMs: command.expectedDurationMs,
+      logPath: this.record.logPath,
+      onProgress: (update) => this.env.progress(this.lease, update),
+      ...(this.env.killGraceMs !== undefined ? { killGraceMs: this.env.killGraceMs } : {}),
+    });
+    this.env.logger.info("encoding", {
+      attemptId: this.lease.attemptId,
+      pid: this.ffmpeg.pid,
+      expectedDurationMs: command.expectedDurationMs,
+    });
+    if (signal.aborted) this.ffmpeg.cancel();
+    await this.ffmpeg.done;
+
+    const outputs: EncodedOutput[] = [];
+    for (const output of plan.outputs) {
+      const path = outputPaths[output.id] as string;
+      const produced = await probeMedia(path, { ffprobePath: this.env.ffprobePath });
+      outputs.push({ id: output.id, path, durationMs: produced.durationMs, codecs: codecsOf(produced) });
+    }
+    this.record = { ...this.record, phase: "uploading", outputs };
+    await this.env.records.save(this.record);
+    await this.env.report(this.lease, "encoded", {});
+  }
+
+  /** Subtitle files, in plan order; SOFT ones retimed when segments are removed (ffmpeg cannot cut them). */
+  private async fetchSubtitles(plan: ExecutionPlan, info: MediaInfo): Promise<string[]> {
+    const paths: string[] = [];
+    for (const [index, subtitle] of plan.transforms.subtitles.entries()) {
+      const path = join(this.directory, `subtitle-${index}`);
+      await downloadObject(this.client, subtitle.uri, path, this.retry);
+      if (subtitle.mode === "SOFT" && plan.transforms.removedSegments.length > 0) {
+        const text = await readFile(path, "utf8");
+        await writeFile(path, retimeSubtitles(text, plan.transforms.removedSegments, info.durationMs));
+      }
+      paths.push(path);
+    }
+    return paths;
+  }
+
+  /** Uploads every output to its staging key and the log; pauses (and waits) while storage is down. */
+  private async uploadAll(): Promise<OutputResult[]> {
+    for (;;) {
+      try {
+        const results: OutputResult[] = [];
+        for (const output of this.record.outputs) {
+          const uploaded = await this.uploader(output).upload();
+          results.push({
+            id: output.id,
+            uri: this.stagingUri(output.id),
+            bytes: uploaded.bytes,
+            sha256: uploaded.sha256,
+            durationMs: output.durationMs,
+            codecs: output.codecs,
+          });
+        }
+        await this.uploadLog();
+        return results;
+      } catch (err) {
+        if (!(err instanceof StorageUnavailableError) || this.cancelled || this.stopping) throw err;
+        this.record = { ...this.record, phase: "paused" };
+        await this.env.records.save(this.record);
+        const reason = err.message.replace(/\s+/g, " ").slice(0, 500);
+        this.env.logger.warn("storage unavailable; uploads paused until resume-uploads", {
+          attemptId: this.lease.attemptId,
+          reason,
+        });
+        await this.env.report(this.lease, "upload-paused", { reason, pausedAt: new Date().toISOString() });
+        await this.waitForResume();
+      }
+    }
+  }
+
+  private async waitForResume(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.resumeWaiter = resolve;
+    });
+    this.resumeWaiter = undefined;
+    this.abort.signal.throwIfAborted();
+    this.record = { ...this.record, phase: "uploading" };
+    await this.env.records.save(this.record);
+    await this.env.report(this.lease, "upload-resumed", {});
+    this.env.logger.info("uploads resumed", { attemptId: this.lease.attemptId });
+  }
+
+  private uploader(output: EncodedOutput): MultipartUploader {
+    return new MultipartUploader({
+      client: this.client,
+      file: output.path,
+      uri: this.stagingUri(output.id),
+      statePath: this.env.records.uploadStatePath(this.lease.attemptId, output.id),
+      ...this.retry,
+    });
+  }
+
+  private stagingUri(outputId: string): string {
+    const staged = this.lease.staging.find((entry) => entry.outputId === outputId);
+    if (!staged) throw new Error(`the lease names no staging location for output ${outputId}`);
+    return staged.uri;
+  }
+
+  private async uploadLog(): Promise<void> {
+    const log = await readFile(this.record.logPath).catch(() => Buffer.from("(ffmpeg did not run)\n"));
+    await putSmallObject(this.client, this.lease.logsUri, log, "text/plain; charset=utf-8", this.retry);
+  }
+
+  /** Deletes the attempt's files and records; with abortUploads, its unfinished multipart uploads too. */
+  private async discard(options: { abortUploads: boolean }): Promise<void> {
+    if (options.abortUploads) {
+      for (const output of this.record.outputs) {
+        // A fresh signal: the attempt's own is aborted by now.
+        await new MultipartUploader({
+          client: this.client,
+          file: output.path,
+          uri: this.stagingUri(output.id),
+          statePath: this.env.records.uploadStatePath(this.lease.attemptId, output.id),
+          retry: { maxAttempts: 2, budgetMs: 5000 },
+          logger: this.env.logger,
+        })
+          .abort()
+          .catch((err) =>
+            this.env.logger.warn("cannot abort a multipart upload", { output: output.id, err }),
+          );
+      }
+    }
+    await rm(this.directory, { recursive: true, force: true });
+    await rm(this.record.logPath, { force: true });
+    await this.env.records.remove(this.lease);
+  }
+}
+
+function codecsOf(info: MediaInfo): string[] {
+  return [
+    ...(info.video ? [info.video.codec] : []),
+    ...info.audioStreams.map((stream) => stream.codec),
+    ...info.subtitleStreams.map((stream) => stream.codec),
+  ];
+}

@@ -1,0 +1,61 @@
+/**
+ * What the Worker reports when an attempt cannot finish, from the error that stopped it. No
+ * I/O. Each code says whose problem it is: the input, the plan, storage or the encode.
+ */
+import { messageLimits } from "@tjm/protocol";
+import { PlanNotApplicableError } from "../../run/args.ts";
+import { FfmpegFailedError } from "../../run/ffmpeg-process.ts";
+import { InputUnreadableError } from "../../run/media-info.ts";
+import {
+  InputNotFoundError,
+  StorageFailedError,
+  StorageRefusedError,
+  StorageUnavailableError,
+} from "../../storage/index.ts";
+
+export interface AttemptFailure {
+  failureCode: string;
+  failureMessage: string;
+}
+
+/** Keeps the end of long text (ffmpeg's last lines say what went wrong) within the report's bound. */
+function bounded(text: string): string {
+  // Control characters other than tab and newline are not allowed in the report.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
+  const clean = text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, " ").trim() || "(no details)";
+  const max = messageLimits.failureMessageLength;
+  return clean.length <= max ? clean : `…${clean.slice(clean.length - max + 1)}`;
+}
+
+export function describeFailure(error: unknown, phase: "input" | "encode" | "upload"): AttemptFailure {
+  if (error instanceof InputNotFoundError) {
+    return { failureCode: "INPUT_NOT_FOUND", failureMessage: bounded(error.message) };
+  }
+  if (error instanceof StorageRefusedError) {
+    return {
+      failureCode: error.reason === "no-such-bucket" ? "STORAGE_BUCKET_NOT_FOUND" : "STORAGE_ACCESS_DENIED",
+      failureMessage: bounded(error.message),
+    };
+  }
+  if (error instanceof StorageUnavailableError) {
+    // Only uploads wait for storage (WAITING_FOR_STORAGE); without its input an attempt cannot start.
+    return { failureCode: "STORAGE_UNAVAILABLE", failureMessage: bounded(error.message) };
+  }
+  if (error instanceof StorageFailedError) {
+    return { failureCode: "STORAGE_FAILED", failureMessage: bounded(error.message) };
+  }
+  if (error instanceof InputUnreadableError) {
+    return { failureCode: error.failureCode, failureMessage: bounded(error.message) };
+  }
+  if (error instanceof PlanNotApplicableError) {
+    return { failureCode: error.failureCode, failureMessage: bounded(error.message) };
+  }
+  if (error instanceof FfmpegFailedError) {
+    return {
+      failureCode: "ENCODE_FAILED",
+      failureMessage: bounded(error.message),
+    };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { failureCode: "WORKER_ERROR", failureMessage: bounded(`${phase}: ${message}`) };
+}

@@ -1,0 +1,86 @@
+/**
+ * What the Worker keeps on disk about each attempt it holds, so a restarted instance can tell
+ * the Manager which attempts it can still finish (encoded outputs waiting to be uploaded) and
+ * carry on. One JSON file per attempt under WORKER_WORK_DIR/attempts, written atomically with
+ * mode 0600: the lease in it carries storage credentials.
+ */
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { type LeaseCommand, LeaseCommandSchema } from "@tjm/protocol";
+import { z } from "zod";
+
+export const ENCODED_OUTPUT = z.object({
+  id: z.string(),
+  path: z.string(),
+  durationMs: z.number().int().min(0),
+  codecs: z.array(z.string()),
+});
+export type EncodedOutput = z.infer<typeof ENCODED_OUTPUT>;
+
+const RecordSchema = z.object({
+  lease: LeaseCommandSchema,
+  /** Where the attempt's files live (the lease's workDirectory or WORKER_WORK_DIR). */
+  directory: z.string(),
+  /** encoding: nothing worth keeping yet; uploading/paused: the outputs below are complete. */
+  phase: z.enum(["encoding", "uploading", "paused"]),
+  outputs: z.array(ENCODED_OUTPUT),
+  logPath: z.string(),
+});
+export type AttemptRecord = z.infer<typeof RecordSchema>;
+
+export class AttemptRecords {
+  constructor(private readonly workDir: string) {}
+
+  private get dir(): string {
+    return join(this.workDir, "attempts");
+  }
+
+  path(attemptId: string): string {
+    return join(this.dir, `${attemptId}.json`);
+  }
+
+  /** The attempt's ffmpeg log (uploaded to logsUri when it ends). */
+  logPath(attemptId: string): string {
+    return join(this.dir, `${attemptId}.log`);
+  }
+
+  /** Where the uploader keeps the multipart state of one output. */
+  uploadStatePath(attemptId: string, outputId: string): string {
+    return join(this.dir, `${attemptId}.${outputId}.upload.json`);
+  }
+
+  async save(record: AttemptRecord): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const target = this.path(record.lease.attemptId);
+    const temporary = `${target}.${process.pid}.tmp`;
+    await writeFile(temporary, JSON.stringify(record), { mode: 0o600 });
+    await rename(temporary, target);
+  }
+
+  /** Forgets the attempt: its record and every upload state next to it. */
+  async remove(lease: Pick<LeaseCommand, "attemptId">): Promise<void> {
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    await Promise.all(
+      names
+        .filter((name) => name.startsWith(`${lease.attemptId}.`))
+        .map((name) => rm(join(this.dir, name), { force: true })),
+    );
+  }
+
+  /** Every readable record; unreadable ones are returned as names so the caller can log and remove them. */
+  async list(): Promise<{ records: AttemptRecord[]; unreadable: string[] }> {
+    const names = (await readdir(this.dir).catch(() => [] as string[])).filter(
+      (name) => name.endsWith(".json") && !name.endsWith(".upload.json"),
+    );
+    const records: AttemptRecord[] = [];
+    const unreadable: string[] = [];
+    for (const name of names) {
+      try {
+        records.push(RecordSchema.parse(JSON.parse(await readFile(join(this.dir, name), "utf8"))));
+      } catch {
+        unreadable.push(join(this.dir, name));
+      }
+    }
+    return { records, unreadable };
+  }
+}

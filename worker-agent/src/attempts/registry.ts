@@ -1,0 +1,139 @@
+/**
+ * The attempts this Worker holds: takes or rejects leases (draining, no free slot, too late),
+ * routes cancel and resume-uploads to their attempt, tells heartbeats what is held, and after
+ * a restart picks up the attempts whose encoded outputs were still waiting to be uploaded.
+ */
+import type { CancelCommand, Heartbeat, LeaseCommand, ResumeUploadsCommand } from "@tjm/protocol";
+import { Attempt, type AttemptEnvironment } from "./attempt.ts";
+import type { AttemptRecord } from "./records.ts";
+
+export interface RegistryOptions extends AttemptEnvironment {
+  /** Attempts encoded at once. */
+  capacity: number;
+  workDir: string;
+  isDraining: () => boolean;
+}
+
+export class AttemptRegistry {
+  private readonly attempts = new Map<string, Attempt>();
+  private restored: AttemptRecord[] = [];
+
+  constructor(private readonly options: RegistryOptions) {}
+
+  /** Held attempts, for heartbeats (paused ones too: their files are kept here). */
+  active(): Heartbeat["activeAttempts"] {
+    return [...this.attempts.values()].map(({ lease }) => ({
+      attemptId: lease.attemptId,
+      fencingToken: lease.fencingToken,
+    }));
+  }
+
+  /** Slots free for new leases; an attempt waiting for storage does not use one. */
+  freeCapacity(): number {
+    const busy = [...this.attempts.values()].filter((attempt) => !attempt.paused).length;
+    return Math.max(0, this.options.capacity - busy);
+  }
+
+  /**
+   * Reads what a previous instance left: encoded outputs still to upload can be finished
+   * (returned, for the re-registration); half-done encodes cannot and are deleted.
+   */
+  async restore(): Promise<{ attemptId: string; fencingToken: string }[]> {
+    const { records, unreadable } = await this.options.records.list();
+    for (const path of unreadable)
+      this.options.logger.warn("ignoring an unreadable attempt record", { path });
+    this.restored = [];
+    for (const record of records) {
+      if (record.phase === "encoding") {
+        this.options.logger.info("discarding an attempt whose encode the previous instance did not finish", {
+          attemptId: record.lease.attemptId,
+        });
+        await this.options.records.remove(record.lease);
+      } else this.restored.push(record);
+    }
+    return this.restored.map(({ lease }) => ({
+      attemptId: lease.attemptId,
+      fencingToken: lease.fencingToken,
+    }));
+  }
+
+  /** Continues the restored attempts: uploads go on, paused ones wait for resume-uploads. */
+  startRestored(): void {
+    for (const record of this.restored.splice(0)) {
+      this.options.logger.info("continuing an attempt of the previous instance", {
+        attemptId: record.lease.attemptId,
+        phase: record.phase,
+      });
+      this.track(new Attempt(this.options, record));
+    }
+  }
+
+  async lease(lease: LeaseCommand): Promise<void> {
+    if (this.attempts.has(lease.attemptId)) return;
+    const refusal = this.options.isDraining()
+      ? "the Worker is draining"
+      : this.freeCapacity() === 0
+        ? "the Worker has no free slot"
+        : Date.parse(lease.dispatchDeadline) <= Date.now()
+          ? "the lease arrived after its dispatch deadline"
+          : undefined;
+    if (refusal) {
+      this.options.logger.warn("lease rejected", { attemptId: lease.attemptId, reason: refusal });
+      await this.options.report(lease, "rejected", { reason: refusal });
+      return;
+    }
+    const record: AttemptRecord = {
+      lease,
+      directory: lease.workDirectory ?? this.options.workDir,
+      phase: "encoding",
+      outputs: [],
+      logPath: this.options.records.logPath(lease.attemptId),
+    };
+    await this.options.records.save(record);
+    await this.options.report(lease, "accepted", {});
+    this.options.logger.info("lease accepted", {
+      attemptId: lease.attemptId,
+      jobId: lease.jobId,
+      attemptNumber: lease.attemptNumber,
+    });
+    this.track(new Attempt(this.options, record));
+  }
+
+  cancel(command: CancelCommand): void {
+    const attempt = this.find(command);
+    if (attempt) attempt.cancel();
+    else
+      this.options.logger.debug("cancel of an attempt this Worker does not hold", {
+        attemptId: command.attemptId,
+      });
+  }
+
+  resume(command: ResumeUploadsCommand): void {
+    const attempt = this.find(command);
+    if (!attempt?.resume()) {
+      this.options.logger.warn("resume-uploads for an attempt that is not waiting here", {
+        attemptId: command.attemptId,
+      });
+    }
+  }
+
+  /** The agent stops: attempts end without reports; uploads stay on disk for the next instance. */
+  async stop(): Promise<void> {
+    await Promise.all([...this.attempts.values()].map((attempt) => attempt.stop()));
+  }
+
+  private find(command: { attemptId: string; fencingToken: string }): Attempt | undefined {
+    const attempt = this.attempts.get(command.attemptId);
+    return attempt && attempt.lease.fencingToken === command.fencingToken ? attempt : undefined;
+  }
+
+  private track(attempt: Attempt): void {
+    this.attempts.set(attempt.lease.attemptId, attempt);
+    void attempt.done.finally(() => {
+      this.attempts.delete(attempt.lease.attemptId);
+      if (this.options.isDraining() && this.attempts.size === 0) {
+        this.options.logger.info("drained: this Worker holds no more attempts");
+      }
+    });
+  }
+}
