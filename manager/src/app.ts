@@ -32,6 +32,8 @@ export interface AppDeps {
     "subjectPrefix" | "natsUrl" | "credentials" | "heartbeatIntervalMs" | "monitor" | "hooks" | "statistics"
   >;
   jobs: Pick<JobsDeps, "jobDeadlineHours" | "cancelHeldAttempt" | "resumeUploads">;
+  /** Interval of the SSE keep-alive comment; 15 s unless a test shortens it. */
+  sseKeepAliveMs?: number | undefined;
   /** Audience a tenant token must carry (OIDC_TENANT_AUDIENCE). */
   tenantAudience: string;
 }
@@ -68,7 +70,7 @@ export function createApp(deps: AppDeps) {
   app.route("/api/v1/operations", jobsApp(jobs));
   app.route("/api/v1/projects", tenantJobsApp(jobs));
   app.route("/api/v1/operations", enrollmentApp({ sql: deps.sql, hashToken }));
-  app.route("/api/v1/operations", eventsApp(deps.events));
+  app.route("/api/v1/operations", eventsApp(deps.events, deps.sseKeepAliveMs));
   const workers: WorkersDeps = {
     ...deps.workers,
     sql: deps.sql,

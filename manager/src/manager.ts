@@ -16,7 +16,10 @@ import type { Logger } from "./platform/logger.ts";
 import { type CredentialIssuer, WorkerMonitor } from "./workers/index.ts";
 
 export interface ManagerOptions
-  extends Pick<AppDeps, "auth" | "maxBodyBytes" | "scalarBundle" | "enrollmentTokenSecret"> {
+  extends Pick<
+    AppDeps,
+    "auth" | "maxBodyBytes" | "scalarBundle" | "enrollmentTokenSecret" | "sseKeepAliveMs"
+  > {
   sql: Sql;
   broker: Broker;
   logger: Logger;
@@ -114,6 +117,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
       execution.dispatcher.wake();
     },
     tenantAudience: options.tenantAudience,
+    sseKeepAliveMs: options.sseKeepAliveMs,
     workers: {
       subjectPrefix,
       natsUrl: options.workers.natsUrl,

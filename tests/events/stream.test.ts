@@ -75,6 +75,26 @@ describe("GET /api/v1/operations/events", () => {
     }
   });
 
+  it("sends a keep-alive comment every interval, and the request id header like every route", async () => {
+    const quick = await TestManager.start({ sseKeepAliveMs: 200 });
+    try {
+      const stream = await subscribeEvents(quick);
+      try {
+        expect(stream.response.headers.get("x-request-id")).toBeTruthy();
+        await waitFor(
+          "three keep-alives",
+          async () => stream.comments().filter((c) => c === "keep-alive").length >= 3,
+          5000,
+          50,
+        );
+      } finally {
+        await stream.close();
+      }
+    } finally {
+      await quick.close();
+    }
+  });
+
   it("refuses unknown kinds and a malformed job id, and needs an operator token", async () => {
     const bad = await manager.request("/api/v1/operations/events?kinds=job.exploded&jobId=42");
     expect(bad.status).toBe(400);

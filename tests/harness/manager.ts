@@ -72,6 +72,7 @@ export interface TestManagerOptions {
   storage?: StorageSettings;
   dispatchTimeoutMs?: number;
   maxAttempts?: number;
+  sseKeepAliveMs?: number;
 }
 
 /** Execution settings for a Manager that runs no job unless a test gives it storage. */
@@ -138,6 +139,7 @@ export class TestManager {
       scalarBundle: async () => new TextEncoder().encode("/* scalar */"),
       enrollmentTokenSecret: TEST_ENROLLMENT_SECRET,
       tenantAudience: TENANT_AUDIENCE,
+      sseKeepAliveMs: options.sseKeepAliveMs,
       execution: testExecutionSettings(options),
       workers: {
         natsUrl,

@@ -49,6 +49,7 @@ export async function subscribeEvents(manager: TestManager, query = "") {
   return {
     response,
     events: () => received.filter((event) => event.event !== undefined),
+    comments: () => received.flatMap((event) => (event.comment === undefined ? [] : [event.comment])),
     async close() {
       controller.abort();
       await reading;

@@ -1,5 +1,4 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { streamSSE } from "hono/streaming";
 import type { EventEnvelope } from "../outbox/relay.ts";
 import { errorResponses } from "../platform/errors.ts";
 import { type AppRouteHandler, operatorSecurity } from "../platform/http.ts";
@@ -85,25 +84,81 @@ function matches(
   return jobId === undefined || event.data.jobId === jobId;
 }
 
+const encoder = new TextEncoder();
+const KEEP_ALIVE = encoder.encode(": keep-alive\n\n");
+const CONNECTED = encoder.encode(": connected\n\n");
+
+/**
+ * One event's SSE frame, encoded once however many subscribers receive it: with thousands of
+ * subscribers, serialising per subscriber was most of the fan-out's CPU and garbage.
+ */
+const frames = new WeakMap<EventEnvelope, Uint8Array>();
+function frameOf(event: EventEnvelope): Uint8Array {
+  let frame = frames.get(event);
+  if (!frame) {
+    frame = encoder.encode(`id: ${event.id}\nevent: ${event.kind}\ndata: ${JSON.stringify(event)}\n\n`);
+    frames.set(event, frame);
+  }
+  return frame;
+}
+
+/**
+ * A plain ReadableStream per subscriber, fed synchronously by the hub: no per-subscriber
+ * async writer, promise chain or timer beyond the keep-alive. A subscriber that stops reading
+ * is dropped once it has more than MAX_QUEUED_BYTES waiting, instead of holding memory.
+ */
+const MAX_QUEUED_BYTES = 1024 * 1024;
+
 export const streamEvents =
-  (hub: EventHub): AppRouteHandler<typeof streamEventsRoute> =>
+  (hub: EventHub, keepAliveMs = KEEP_ALIVE_MS): AppRouteHandler<typeof streamEventsRoute> =>
   (c) => {
     const { kinds, jobId } = c.req.valid("query");
-    // Reverse proxies (nginx) must not buffer the stream.
-    c.header("x-accel-buffering", "no");
-    c.header("cache-control", "no-cache");
-    return streamSSE(c, async (stream) => {
-      const { unsubscribe, ready } = hub.subscribe((event) => {
-        if (!matches(event, kinds, jobId)) return;
-        void stream.writeSSE({ id: event.id, event: event.kind, data: JSON.stringify(event) });
-      });
-      const aborted = new Promise<void>((resolve) => stream.onAbort(resolve));
-      const keepAlive = setInterval(() => void stream.write(": keep-alive\n\n"), KEEP_ALIVE_MS);
-      // "connected" once events flow (or after a bounded wait while NATS is away).
-      await Promise.race([ready, aborted, new Promise((resolve) => setTimeout(resolve, READY_WAIT_MS))]);
-      await stream.write(": connected\n\n");
-      await aborted;
-      clearInterval(keepAlive);
-      unsubscribe();
+    let close = () => {};
+    const body = new ReadableStream<Uint8Array>(
+      {
+        start(controller) {
+          let open = true;
+          const send = (bytes: Uint8Array) => {
+            if (!open) return;
+            if ((controller.desiredSize ?? 0) < -MAX_QUEUED_BYTES) {
+              close();
+              return;
+            }
+            controller.enqueue(bytes);
+          };
+          const { unsubscribe, ready } = hub.subscribe((event) => {
+            if (matches(event, kinds, jobId)) send(frameOf(event));
+          });
+          const keepAlive = setInterval(() => send(KEEP_ALIVE), keepAliveMs);
+          close = () => {
+            if (!open) return;
+            open = false;
+            clearInterval(keepAlive);
+            unsubscribe();
+            try {
+              controller.close();
+            } catch {
+              // already closed by the client going away
+            }
+          };
+          // "connected" once events flow (or after a bounded wait while NATS is away).
+          void Promise.race([ready, new Promise((resolve) => setTimeout(resolve, READY_WAIT_MS))]).then(() =>
+            send(CONNECTED),
+          );
+        },
+        cancel() {
+          close();
+        },
+      },
+      // Queue size counted in bytes, so the back-pressure bound above means what it says.
+      { highWaterMark: 0, size: (chunk) => chunk.byteLength },
+    );
+    c.req.raw.signal.addEventListener("abort", () => close());
+    return c.newResponse(body, 200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+      // Reverse proxies (nginx) must not buffer the stream.
+      "x-accel-buffering": "no",
     }) as never;
   };
