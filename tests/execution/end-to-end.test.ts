@@ -298,12 +298,31 @@ describe("a job from submit to outputs in S3", () => {
 });
 
 describe("interruptions", () => {
-  it("cancel while encoding: ffmpeg is stopped, the workspace removed, the job CANCELLED", async () => {
+  it("progress and Worker statistics while encoding; cancel stops ffmpeg, removes the workspace, CANCELLED", async () => {
     const agent = await worker();
     try {
       const jobId = await submit(plan("long.mp4", "cancelled"));
       const attemptId = (await job(jobId)).currentAttemptId;
       await agent.waitForLog((line) => line.msg === "encoding" && line.attemptId === attemptId, 60_000);
+      // Live figures while it encodes: the job's progress and the Worker's statistics.
+      const { workerId } = await agent.waitForMessage("worker registered");
+      await waitFor(
+        "live progress",
+        async () => {
+          const progress = (await job(jobId)).currentAttempt.progress;
+          const shown = await (await manager.request(`/api/v1/operations/workers/${workerId}`)).json();
+          return (
+            typeof progress === "number" &&
+            progress > 0 &&
+            progress < 100 &&
+            shown.statistics.some(
+              (s: { attemptId: string; fps: number | null }) => s.attemptId === attemptId && s.fps !== null,
+            )
+          );
+        },
+        30_000,
+        50,
+      );
       const response = await manager.request(`/api/v1/operations/jobs/${jobId}/cancel`, { method: "POST" });
       expect((await response.json()).state).toBe("CANCEL_REQUESTED");
       await until(jobId, "CANCELLED");
