@@ -7,6 +7,7 @@
 import { PROTOCOL_VERSION, type WorkerPool } from "@tjm/protocol";
 import type { Sql } from "../platform/db.ts";
 import type { Logger } from "../platform/logger.ts";
+import { WakeableLoop } from "../platform/loop.ts";
 import { chooseAssignments } from "./scheduler.ts";
 import { candidateWorkers, dispatch, type LeaseSettings, lockQueuedJobs } from "./store.ts";
 
@@ -22,55 +23,32 @@ export interface DispatcherOptions {
 }
 
 export class Dispatcher {
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = true;
+  private readonly loop: WakeableLoop;
   readonly counters = { leases: 0 };
 
-  constructor(private readonly options: DispatcherOptions) {}
-
-  start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.wake();
+  constructor(private readonly options: DispatcherOptions) {
+    const batchSize = options.batchSize ?? 100;
+    this.loop = new WakeableLoop(
+      async () => {
+        const { dispatched, full } = await this.scheduleOnce(batchSize);
+        if (dispatched > 0) this.options.dispatched();
+        return full;
+      },
+      { tickMs: options.tickMs ?? 1000, logger: options.logger, what: "scheduling" },
+    );
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** Schedules now (or right after the run in progress). */
   wake(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    clearTimeout(this.timer);
-    this.running = this.run().finally(() => {
-      this.running = undefined;
-      if (this.stopped) return;
-      if (this.again) {
-        this.again = false;
-        this.wake();
-      } else this.timer = setTimeout(() => this.wake(), this.options.tickMs ?? 1000);
-    });
-  }
-
-  private async run(): Promise<void> {
-    const batchSize = this.options.batchSize ?? 100;
-    try {
-      for (;;) {
-        const { dispatched, full } = await this.scheduleOnce(batchSize);
-        if (dispatched > 0) this.options.dispatched();
-        if (!full || this.stopped) return;
-      }
-    } catch (err) {
-      this.options.logger.warn("scheduling failed; retrying at the next tick", { err });
-    }
+    this.loop.wake();
   }
 
   /** One scheduling transaction; `full` when the batch was full and more may be waiting. */

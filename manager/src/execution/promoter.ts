@@ -8,6 +8,7 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { Sql } from "../platform/db.ts";
 import type { Logger } from "../platform/logger.ts";
+import { WakeableLoop } from "../platform/loop.ts";
 import { copyObject, deleteObject, putJson } from "./storage.ts";
 import { completeAttempt, lockPendingPromotions, type PromotedOutput } from "./store.ts";
 
@@ -26,46 +27,27 @@ interface PlanOutputs {
 }
 
 export class Promoter {
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = true;
+  private readonly loop: WakeableLoop;
   readonly counters = { promoted: 0, failures: 0 };
 
-  constructor(private readonly options: PromoterOptions) {}
-
-  start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.wake();
+  constructor(private readonly options: PromoterOptions) {
+    this.loop = new WakeableLoop(async () => (await this.promoteOnce()) > 0, {
+      tickMs: options.tickMs ?? 1000,
+      logger: options.logger,
+      what: "promotion",
+    });
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   wake(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    clearTimeout(this.timer);
-    this.running = this.promoteOnce()
-      .then((count) => {
-        if (count > 0) this.again = true;
-      })
-      .catch((err) => this.options.logger.warn("promotion pass failed; retrying", { err }))
-      .finally(() => {
-        this.running = undefined;
-        if (this.stopped) return;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        } else this.timer = setTimeout(() => this.wake(), this.options.tickMs ?? 1000);
-      });
+    this.loop.wake();
   }
 
   /** Promotes what it can lock; returns how many jobs it completed. */
