@@ -3,8 +3,7 @@
  * (parseProbeJson) and the thin runner (probeMedia). An input ffprobe cannot read becomes
  * InputUnreadableError, which the Worker reports as the INPUT_UNREADABLE failure.
  */
-import { spawn } from "node:child_process";
-import { FfmpegUnavailableError } from "../probe/run-ffmpeg.ts";
+import { FfmpegUnavailableError, runFfmpeg } from "../probe/run-ffmpeg.ts";
 
 export interface VideoStreamInfo {
   /** Index among the input's video streams (`0:v:N`); cover art is never chosen. */
@@ -178,46 +177,22 @@ export function redactLocation(text: string, location: string): string {
  * Runs ffprobe on a local path or URL. ffprobe's own error line ("Invalid data found when
  * processing input", "No such file or directory") becomes the InputUnreadableError message.
  */
-export function probeMedia(pathOrUrl: string, options: ProbeOptions = {}): Promise<MediaInfo> {
+export async function probeMedia(pathOrUrl: string, options: ProbeOptions = {}): Promise<MediaInfo> {
   const ffprobePath = options.ffprobePath ?? "ffprobe";
   const timeoutMs = options.timeoutMs ?? 30_000;
-  return new Promise((resolve, reject) => {
-    const child = spawn(ffprobePath, probeArgs(pathOrUrl), { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    let timedOut = false;
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGKILL");
-    }, timeoutMs);
-    child.on("error", (error: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      reject(
-        error.code === "ENOENT" || error.code === "EACCES"
-          ? new FfmpegUnavailableError(`ffprobe cannot be run from ${ffprobePath}: ${error.code}`)
-          : error,
-      );
-    });
-    child.on("close", (exitCode) => {
-      clearTimeout(timer);
-      if (timedOut) {
-        reject(new InputUnreadableError(`ffprobe did not finish reading the input within ${timeoutMs} ms`));
-      } else if (exitCode !== 0) {
-        const reason = redactLocation(stderr.trim().split("\n").at(-1) ?? "", pathOrUrl);
-        reject(new InputUnreadableError(`ffprobe cannot read the input (exit ${exitCode}): ${reason}`));
-      } else {
-        try {
-          resolve(parseProbeJson(stdout));
-        } catch (error) {
-          reject(error);
-        }
-      }
-    });
+  const run = await runFfmpeg(ffprobePath, probeArgs(pathOrUrl), timeoutMs).catch((error: unknown) => {
+    throw error instanceof FfmpegUnavailableError
+      ? new FfmpegUnavailableError(
+          error.message.replace(/ffmpeg/g, "ffprobe").replace("FFMPEG_PATH", "FFPROBE_PATH"),
+        )
+      : error;
   });
+  if (run.timedOut) {
+    throw new InputUnreadableError(`ffprobe did not finish reading the input within ${timeoutMs} ms`);
+  }
+  if (run.exitCode !== 0) {
+    const reason = redactLocation(run.stderr.trim().split("\n").at(-1) ?? "", pathOrUrl);
+    throw new InputUnreadableError(`ffprobe cannot read the input (exit ${run.exitCode}): ${reason}`);
+  }
+  return parseProbeJson(run.stdout);
 }
