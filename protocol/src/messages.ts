@@ -499,3 +499,8 @@ export type CompletedReport = z.infer<typeof CompletedReportSchema>;
 export type FailedReport = z.infer<typeof FailedReportSchema>;
 export type CancelledReport = z.infer<typeof CancelledReportSchema>;
 export type Report = z.infer<typeof ReportSchema>;
+/** What one kind of report says beyond the fields every report carries. */
+export type ReportBody<T extends Report["type"]> = Omit<
+  Extract<Report, { type: T }>,
+  "type" | "protocolVersion" | "workerId" | "instanceId" | "attemptId" | "fencingToken" | "sentAt"
+>;

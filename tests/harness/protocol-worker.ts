@@ -15,6 +15,7 @@ import {
   type LeaseCommand,
   PROTOCOL_VERSION,
   type Report,
+  type ReportBody,
   ReportSchema,
   streams,
   subjects,
@@ -24,11 +25,6 @@ import {
 import type { TestManager } from "./manager.ts";
 import { waitFor } from "./services.ts";
 import { type EnrolledWorker, enroll, heartbeat } from "./workers.ts";
-
-type ReportBody<T extends Report["type"]> = Omit<
-  Extract<Report, { type: T }>,
-  "type" | "protocolVersion" | "workerId" | "instanceId" | "attemptId" | "fencingToken" | "sentAt"
->;
 
 export class ProtocolWorker {
   readonly commands: Command[] = [];

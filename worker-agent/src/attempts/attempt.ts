@@ -9,7 +9,7 @@
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { S3Client } from "@aws-sdk/client-s3";
-import type { LeaseCommand, OutputResult, Report, WorkerPool } from "@tjm/protocol";
+import type { LeaseCommand, OutputResult, Report, ReportBody, WorkerPool } from "@tjm/protocol";
 import { buildFfmpegCommand } from "../../run/args.ts";
 import { type RunningFfmpeg, startFfmpeg } from "../../run/ffmpeg-process.ts";
 import { type MediaInfo, probeMedia } from "../../run/media-info.ts";
@@ -27,11 +27,6 @@ import {
 import type { Logger } from "../logger.ts";
 import { describeFailure } from "./failures.ts";
 import type { AttemptRecord, AttemptRecords, EncodedOutput } from "./records.ts";
-
-type ReportBody<T extends Report["type"]> = Omit<
-  Extract<Report, { type: T }>,
-  "type" | "protocolVersion" | "workerId" | "instanceId" | "attemptId" | "fencingToken" | "sentAt"
->;
 
 export interface AttemptEnvironment {
   pool: WorkerPool;
