@@ -1,95 +1,615 @@
 /**
- * `npm run demo`: finds (or starts) PostgreSQL and NATS, migrates a demo schema, starts the
- * Manager, submits a sample job through the SDK and prints it with the docs URL.
- * `npm run demo -- --once` exits after printing instead of serving until Ctrl-C.
+ * `npm run demo`: the whole system on one machine, end to end. Finds (or starts) PostgreSQL
+ * and NATS, starts an S3-compatible server (s3rver, in this process), the Manager and one
+ * Worker agent, generates a test clip with ffmpeg, uploads it, submits a job with two outputs
+ * and a removed segment, shows its progress live, then prints where the outputs are, what
+ * ffprobe says of them and the manifest. Serves until Ctrl-C; `npm run demo -- --once` exits
+ * after printing. Everything it started is stopped, and its temp files removed, on exit and on
+ * failure.
  */
+import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createTjmClient } from "@tjm/sdk";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { createTjmClient, type TjmClient } from "@tjm/sdk";
 import { createSql } from "../manager/src/platform/db.ts";
 import { loadMigrations, migrate } from "../manager/src/platform/migrations.ts";
 import { createProject } from "../manager/src/projects/store.ts";
-import { startManagerProcess } from "../tests/harness/manager-process.ts";
+import { AgentProcess } from "../tests/agent/agent-process.ts";
+import {
+  type ManagerProcess,
+  REPOSITORY_ROOT,
+  startManagerProcess,
+} from "../tests/harness/manager-process.ts";
 import { OPERATIONS_AUDIENCE, TestIssuer } from "../tests/harness/oidc.ts";
-import { samplePlan } from "../tests/harness/plans.ts";
-import { canConnect, findOrStartServices, freePort } from "../tests/harness/services.ts";
+import { S3RVER_CREDENTIALS, type S3Server, startS3 } from "../tests/harness/s3.ts";
+import { canConnect, findOrStartServices, freePort, type Services } from "../tests/harness/services.ts";
 
+const run = promisify(execFile);
+// The AWS SDK's notice that its releases after January 2027 need Node 22 is not the demo's news.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 const once = process.argv.includes("--once");
-const say = (line: string) => console.log(line);
 const schema = process.env.DEMO_SCHEMA ?? "tjm_demo";
+const say = (line = "") => console.log(line);
 
-const services = await findOrStartServices((line) => say(`• ${line}`));
-// A local OIDC issuer with its own key pair stands in for your identity provider.
-const issuer = await TestIssuer.start();
-const cleanups: (() => Promise<unknown>)[] = [() => services.stop(), () => issuer.close()];
-const cleanup = async () => {
-  for (const step of cleanups.reverse()) await step().catch(() => {});
-};
+/** The test clip: 20 s of testsrc2 with a 440 Hz tone. */
+const CLIP = { seconds: 20, width: 640, height: 360, fps: 25 };
+/** Keys of this run: a job an earlier run left behind cannot find this run's input or outputs. */
+const RUN = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+const INPUT_URI = `s3://media-in/demo/${RUN}/clip.mp4`;
+/** Two outputs from one ffmpeg run, with 5–8 s cut out: both last 17 s. */
+const PLAN = {
+  input: { uri: INPUT_URI },
+  outputs: [
+    {
+      id: "360p",
+      kind: "FILE",
+      container: "mp4",
+      destinationUri: `s3://media-out/demo/${RUN}/360p.mp4`,
+      video: { codec: "h264", height: 360, preset: "fastest" },
+      audio: { codec: "aac", bitrateKbps: 128 },
+    },
+    {
+      id: "240p",
+      kind: "FILE",
+      container: "webm",
+      destinationUri: `s3://media-out/demo/${RUN}/240p.webm`,
+      video: { codec: "vp9", height: 240, preset: "fastest" },
+      audio: { codec: "opus", bitrateKbps: 96 },
+    },
+  ],
+  transforms: { removedSegments: [{ startMs: 5000, endMs: 8000 }] },
+  manifestUri: `s3://media-out/demo/${RUN}/manifest.json`,
+} as const;
+const JOB_TIMEOUT_MS = 5 * 60_000;
+const TERMINAL_STATES = ["COMPLETED", "FAILED", "CANCELLED"];
 
-try {
+// ---- steps, clean-up and Ctrl-C --------------------------------------------------------------
+
+/** What has to be undone, newest first at exit. */
+const cleanups: { what: string; undo: () => Promise<unknown> }[] = [];
+const interrupted = new AbortController();
+
+class StepFailed extends Error {
+  constructor(
+    readonly step: string,
+    readonly reason: unknown,
+  ) {
+    super(`${step}: ${reason instanceof Error ? reason.message : String(reason)}`);
+  }
+}
+
+/** Runs one named step; a failure names the step. */
+async function step<T>(name: string, body: () => Promise<T>): Promise<T> {
+  interrupted.signal.throwIfAborted();
+  try {
+    return await body();
+  } catch (err) {
+    throw err instanceof StepFailed || interrupted.signal.aborted ? err : new StepFailed(name, err);
+  }
+}
+
+function onCleanup(what: string, undo: () => Promise<unknown>): void {
+  cleanups.push({ what, undo });
+}
+
+async function cleanUp(): Promise<void> {
+  const steps = cleanups.splice(0).reverse();
+  if (steps.length === 0) return;
+  say(`\nCleaning up: ${steps.map((c) => c.what).join(", ")}.`);
+  for (const { what, undo } of steps) {
+    await undo().catch((err: Error) => say(`  could not stop ${what}: ${err.message}`));
+  }
+  say("Done.");
+}
+
+function onSignal(signal: NodeJS.Signals): void {
+  if (interrupted.signal.aborted) {
+    say(`\n${signal} again: exiting without finishing the clean-up.`);
+    process.exit(130);
+  }
+  interrupted.abort(new Error(`interrupted by ${signal}`));
+}
+
+/** Resolves after `ms`, or rejects at once on Ctrl-C. */
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const stop = () => {
+      clearTimeout(timer);
+      reject(interrupted.signal.reason);
+    };
+    const timer = setTimeout(() => {
+      interrupted.signal.removeEventListener("abort", stop);
+      resolve();
+    }, ms);
+    interrupted.signal.addEventListener("abort", stop, { once: true });
+  });
+}
+
+/** `promise`, or a rejection saying what did not happen within `ms`. */
+async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} within ${ms / 1000} s`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// ---- the demo ---------------------------------------------------------------------------------
+
+async function demo(): Promise<void> {
+  const services = await step("find or start PostgreSQL and NATS", findServices);
+  const issuer = await step("start a local OIDC issuer", startIssuer);
+  await step("migrate the demo schema", () => migrateSchema(services));
+  const scratch = await step("create a temp directory", makeScratch);
+  const s3 = await step("start the S3-compatible server (s3rver)", startStorage);
+  const manager = await step("start the Manager", () => startManager(services, issuer, s3));
+  const token = await step("issue an operator token", () => issuer.token({ expiresInSeconds: 3600 }));
+  const client = createTjmClient({ baseUrl: manager.baseUrl, token });
+  const projectId = await step("create a project", () => makeProject(services));
+  await step("tidy up after earlier demo runs", () => retireLeftovers(client));
+  const agent = await step("start a Worker agent", () => startWorker(client, manager, scratch));
+  const clip = await step("generate a test clip with ffmpeg", () => generateClip(scratch));
+  await step(`upload the clip to ${INPUT_URI}`, () => upload(s3, clip));
+  const events = await step("subscribe to the event stream", () => subscribe(manager, token));
+  const jobId = await step("submit the job", () => submit(client, projectId));
+  await step("run the job", () => watch(client, jobId, events, agent));
+  await step("inspect the outputs", () => inspectOutputs(s3, scratch));
+  await step("read the manifest", () => printManifest(s3));
+  printNextSteps(manager, s3, token, jobId);
+
+  if (once) return;
+  say(`\nServing until Ctrl-C; it stops the Worker, the Manager and s3rver and removes the temp files.`);
+  await new Promise<void>((resolve) => interrupted.signal.addEventListener("abort", () => resolve()));
+}
+
+async function findServices(): Promise<Services> {
+  const services = await findOrStartServices((line) => say(`• ${line}`));
+  const names: Record<string, string> = { postgres: "embedded PostgreSQL", nats: "nats-server" };
+  const started = services.started.map((name) => names[name] ?? name).join(" and ");
+  if (started) onCleanup(started, () => services.stop());
+  return services;
+}
+
+async function startIssuer(): Promise<TestIssuer> {
+  // A local OIDC issuer with its own key pair stands in for your identity provider.
+  const issuer = await TestIssuer.start();
+  onCleanup("the OIDC issuer", () => issuer.close());
+  return issuer;
+}
+
+async function migrateSchema(services: Services): Promise<void> {
   const sql = createSql({ url: services.databaseUrl, schema, poolMax: 2, applicationName: "tjm-demo" });
-  const applied = await migrate(sql, schema, await loadMigrations());
-  say(
-    `• migrations: ${applied.length ? `applied ${applied.map((m) => m.name).join(", ")}` : "up to date"} (schema ${schema})`,
-  );
-  await sql.end();
+  try {
+    const applied = await migrate(sql, schema, await loadMigrations());
+    const what = applied.length ? `applied ${applied.map((m) => m.name).join(", ")}` : "up to date";
+    say(`• migrations: ${what} (schema ${schema})`);
+  } finally {
+    await sql.end();
+  }
+}
 
+async function makeScratch(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "tjm-demo-"));
+  onCleanup("temp files", () => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function startStorage(): Promise<S3Server> {
+  const s3 = await startS3({ buckets: ["media-in", "media-out"] });
+  onCleanup("s3rver", () => s3.stop());
+  say(`• S3: s3rver at ${s3.endpoint} (buckets media-in, media-out; data in ${s3.directory})`);
+  return s3;
+}
+
+async function startManager(services: Services, issuer: TestIssuer, s3: S3Server): Promise<ManagerProcess> {
   const env = {
     DATABASE_URL: services.databaseUrl,
     DATABASE_SCHEMA: schema,
     NATS_URL: services.natsUrl,
+    // The demo's NATS has no accounts; the Manager says so in a warning at start.
+    NATS_AUTH: "none",
     OIDC_ISSUER_URL: issuer.issuer,
     OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
     // A fresh key per demo run: tokens issued by an earlier run simply stop matching.
     ENROLLMENT_TOKEN_SECRET: randomBytes(32).toString("hex"),
-    // The demo's NATS has no accounts; the Manager says so in a warning at start.
-    NATS_AUTH: "none",
-    S3_ENDPOINT: "http://127.0.0.1:1",
-    S3_ACCESS_KEY_ID: "unused",
-    S3_SECRET_ACCESS_KEY: "unused",
+    S3_ENDPOINT: s3.endpoint,
+    S3_REGION: s3.settings.region,
+    S3_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+    S3_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    S3_FORCE_PATH_STYLE: "true",
+    S3_CHECKSUMS: "WHEN_REQUIRED",
     LOG_LEVEL: "warn",
   };
   // 8080 (or PORT) when it is free, so the printed URLs are easy to remember.
   const wanted = Number(process.env.PORT ?? 8080);
   const taken = wanted === 0 || (await canConnect(`http://127.0.0.1:${wanted}`));
-  const port = taken ? await freePort() : wanted;
-  const manager = await startManagerProcess("node", env, port);
-  cleanups.push(() => manager.stop());
+  const manager = await startManagerProcess("node", env, taken ? await freePort() : wanted);
+  onCleanup("the Manager", () => manager.stop());
   say(`• Manager on Node at ${manager.baseUrl}`);
+  return manager;
+}
 
-  const projectSql = createSql({
-    url: services.databaseUrl,
-    schema,
-    poolMax: 1,
-    applicationName: "tjm-demo",
+async function makeProject(services: Services): Promise<string> {
+  const sql = createSql({ url: services.databaseUrl, schema, poolMax: 1, applicationName: "tjm-demo" });
+  try {
+    const { projectId } = await createProject(sql, "demo", `demo-${new Date().toISOString()}`);
+    return projectId;
+  } finally {
+    await sql.end();
+  }
+}
+
+/**
+ * A demo schema outlives its runs. A run that could not clean up (killed) leaves its Worker,
+ * gone with its identity, looking ONLINE to a Manager just started, and a job interrupted by
+ * Ctrl-C stays unfinished. Disable those Workers and cancel those jobs, so this run's job goes
+ * to this run's Worker.
+ */
+async function retireLeftovers(client: TjmClient): Promise<void> {
+  const workers = await client.GET("/api/v1/operations/workers", { params: { query: { limit: 100 } } });
+  const jobs = await client.GET("/api/v1/operations/jobs", {
+    params: { query: { states: ["QUEUED", "RUNNING", "WAITING_FOR_STORAGE"], limit: 100 } },
   });
-  const { projectId } = await createProject(projectSql, "demo", `demo-${new Date().toISOString()}`);
-  await projectSql.end();
+  if (!workers.data || !jobs.data)
+    throw new Error(`cannot list: ${JSON.stringify(workers.error ?? jobs.error)}`);
+  const stale = workers.data.items.filter((w) => !w.conditions.some((c) => c.type === "DISABLED"));
+  for (const { workerId } of stale) {
+    await client.POST("/api/v1/operations/workers/{workerId}/disable", { params: { path: { workerId } } });
+  }
+  for (const { id } of jobs.data.items) {
+    await client.POST("/api/v1/operations/jobs/{jobId}/cancel", { params: { path: { jobId: id } } });
+  }
+  if (stale.length || jobs.data.items.length) {
+    say(
+      `• earlier runs left ${stale.length} Worker(s) and ${jobs.data.items.length} unfinished job(s) in schema ${schema}: disabled and cancelled`,
+    );
+  }
+}
 
-  const token = await issuer.token({ expiresInSeconds: 3600 });
-  const client = createTjmClient({ baseUrl: manager.baseUrl, token });
+/** `npm run worker`, enrolled with a token the demo issues as an operator. */
+async function startWorker(
+  client: TjmClient,
+  manager: ManagerProcess,
+  scratch: string,
+): Promise<AgentProcess> {
+  const issued = await client.POST("/api/v1/operations/enrollment-tokens", { body: { label: "demo" } });
+  if (!issued.data) throw new Error(`no enrollment token: ${JSON.stringify(issued.error)}`);
+  const child = spawn(join(REPOSITORY_ROOT, "node_modules/.bin/bun"), ["worker-agent/src/main.ts"], {
+    cwd: REPOSITORY_ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      MANAGER_URL: manager.baseUrl,
+      ENROLLMENT_TOKEN: issued.data.token,
+      WORKER_STATE_DIR: join(scratch, "worker-state"),
+      WORKER_WORK_DIR: join(scratch, "worker-work"),
+      WORKER_NAME: "demo-worker",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+    // Its own process group: Ctrl-C reaches the demo, which stops the agent in order.
+    detached: true,
+  });
+  const agent = new AgentProcess(child);
+  let workerId: string | undefined;
+  onCleanup("the Worker agent", async () => {
+    await agent.stop("SIGTERM", 15_000);
+    // An ffmpeg it ran outlives an agent that had to be killed; the group holds both.
+    try {
+      process.kill(-(child.pid as number), "SIGKILL");
+    } catch {
+      // nothing left
+    }
+    // Its identity goes with the temp files: retire it, so no later run leases to it.
+    if (workerId) {
+      await client.POST("/api/v1/operations/workers/{workerId}/disable", { params: { path: { workerId } } });
+    }
+  });
+  const started = await agent.waitForMessage("worker started", 60_000);
+  workerId = String(started.workerId);
+  say(
+    `• Worker agent on Bun (pid ${child.pid}): worker ${workerId}, pool ${started.pool}, capacity ${started.capacity}`,
+  );
+  return agent;
+}
+
+async function generateClip(scratch: string): Promise<string> {
+  const path = join(scratch, "clip.mp4");
+  const { seconds, width, height, fps } = CLIP;
+  await run("ffmpeg", [
+    ...["-hide_banner", "-loglevel", "error", "-y"],
+    ...["-f", "lavfi", "-i", `testsrc2=size=${width}x${height}:rate=${fps}:duration=${seconds}`],
+    ...["-f", "lavfi", "-i", `sine=frequency=440:sample_rate=48000:duration=${seconds}`],
+    ...["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", path],
+  ]);
+  say(`• test clip: ${seconds} s, ${width}x${height} at ${fps} fps, H.264 and AAC (ffmpeg testsrc2 + sine)`);
+  return path;
+}
+
+async function upload(s3: S3Server, path: string): Promise<void> {
+  const { bucket, key } = parseUri(INPUT_URI);
+  const body = await readFile(path);
+  await s3
+    .client()
+    .send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: "video/mp4" }));
+  say(`• uploaded ${INPUT_URI} (${megabytes(body.length)})`);
+}
+
+async function submit(client: TjmClient, projectId: string): Promise<string> {
   const submitted = await client.POST("/api/v1/operations/jobs", {
-    body: { projectId, executionPlan: samplePlan() as never },
+    body: { projectId, executionPlan: PLAN as never },
   });
-  if (!submitted.data) throw new Error(`submit failed: ${JSON.stringify(submitted.error)}`);
-  const detail = await client.GET("/api/v1/operations/jobs/{jobId}", {
-    params: { path: { jobId: submitted.data.id } },
-  });
+  if (!submitted.data) throw new Error(`the Manager refused the job: ${JSON.stringify(submitted.error)}`);
+  say(`\nSubmitted job ${submitted.data.id} through the SDK with this execution plan:`);
+  say(JSON.stringify(PLAN, null, 2));
+  say("");
+  return submitted.data.id;
+}
 
-  say("\nSubmitted a sample job through the SDK:");
-  say(JSON.stringify(detail.data, null, 2));
+/** Follows the job until it ends: state changes and a progress bar from SSE, the state polled. */
+async function watch(
+  client: TjmClient,
+  jobId: string,
+  events: EventStream,
+  agent: AgentProcess,
+): Promise<void> {
+  const view = new ProgressView();
+  const attemptNumbers = new Map<string, number>();
+  events.onEvent((kind, data) => {
+    if (data.jobId !== jobId) return;
+    const attempt = String(data.attemptId ?? "");
+    const label = `job ${short(jobId)} attempt ${attemptNumbers.get(attempt) ?? short(attempt)}`;
+    if (kind === "job.updated") {
+      // A failed attempt says why and, when the job goes on, which attempt comes next.
+      const failed = data.failureCode ? `; the attempt failed with ${data.failureCode}` : "";
+      if (typeof data.nextAttemptId === "string" && typeof data.nextAttemptNumber === "number")
+        attemptNumbers.set(data.nextAttemptId, data.nextAttemptNumber);
+      const next = data.nextAttemptNumber ? `, attempt ${data.nextAttemptNumber} queued` : "";
+      const paused = data.reason ? ` (${data.reason})` : "";
+      view.note(`${label}: ${data.from} -> ${data.to}${paused}${failed}${next}`);
+    }
+    if (kind === "job.progress") view.update(attempt, label, data);
+  });
+  const startedAt = Date.now();
+  try {
+    for (;;) {
+      const { data: job } = await client.GET("/api/v1/operations/jobs/{jobId}", {
+        params: { path: { jobId } },
+      });
+      if (!job) throw new Error(`job ${jobId} is gone`);
+      for (const attempt of job.attempts) attemptNumbers.set(attempt.id, attempt.attemptNumber);
+      if (TERMINAL_STATES.includes(job.state)) {
+        view.done();
+        const last = job.attempts.at(-1);
+        const took = ((Date.now() - startedAt) / 1000).toFixed(1);
+        const attempts = job.attempts.length === 1 ? "1 attempt" : `${job.attempts.length} attempts`;
+        say(`Job ${jobId} ${job.state} after ${took} s (${attempts}).`);
+        if (last?.logsUri) say(`ffmpeg log of the last attempt: ${last.logsUri}`);
+        if (job.state !== "COMPLETED") {
+          throw new Error(`the job ended ${job.state}: ${last?.failureCode} ${last?.failureMessage ?? ""}`);
+        }
+        return;
+      }
+      if (!agent.running) throw new Error(`the Worker agent exited:\n${agent.describe()}`);
+      if (Date.now() - startedAt > JOB_TIMEOUT_MS) {
+        throw new Error(`the job is still ${job.state} after ${JOB_TIMEOUT_MS / 60_000} min`);
+      }
+      await sleep(500);
+    }
+  } finally {
+    view.done();
+  }
+}
+
+interface Probe {
+  format: { duration: string };
+  streams: {
+    codec_type: string;
+    codec_name: string;
+    width?: number;
+    height?: number;
+    sample_rate?: string;
+    channels?: number;
+  }[];
+}
+
+/** Downloads every output, runs ffprobe on it and prints what it says. */
+async function inspectOutputs(s3: S3Server, scratch: string): Promise<void> {
+  say(
+    `\nOutputs, in s3rver at ${s3.endpoint} (path-style; access key ${S3RVER_CREDENTIALS.accessKeyId}, secret ${S3RVER_CREDENTIALS.secretAccessKey}):`,
+  );
+  const dir = join(scratch, "outputs");
+  await mkdir(dir, { recursive: true });
+  for (const output of PLAN.outputs) {
+    const body = await download(s3, output.destinationUri);
+    const path = join(dir, output.destinationUri.split("/").at(-1) as string);
+    await writeFile(path, body);
+    const { stdout } = await run("ffprobe", [
+      ...["-v", "error", "-print_format", "json", "-show_format", "-show_streams", path],
+    ]);
+    say(`  ${output.destinationUri}  (${megabytes(body.length)})`);
+    say(`    ffprobe: ${describeProbe(JSON.parse(stdout) as Probe)}`);
+  }
+  say(`Downloaded copies: ${dir} (removed at exit)`);
+}
+
+function describeProbe(probe: Probe): string {
+  const parts = [`duration ${Number(probe.format.duration).toFixed(2)} s`];
+  for (const stream of probe.streams) {
+    if (stream.codec_type === "video")
+      parts.push(`video ${stream.codec_name} ${stream.width}x${stream.height}`);
+    if (stream.codec_type === "audio") {
+      const khz = Number(stream.sample_rate) / 1000;
+      parts.push(`audio ${stream.codec_name} ${khz} kHz ${stream.channels} ch`);
+    }
+  }
+  return parts.join(", ");
+}
+
+async function printManifest(s3: S3Server): Promise<void> {
+  const manifest = JSON.parse((await download(s3, PLAN.manifestUri)).toString());
+  say(`\nManifest (${PLAN.manifestUri}):`);
+  say(JSON.stringify(manifest, null, 2));
+}
+
+function printNextSteps(manager: ManagerProcess, s3: S3Server, token: string, jobId: string): void {
   say(`\nAPI docs (Scalar):  ${manager.baseUrl}/api/docs`);
   say(`OpenAPI document:   ${manager.baseUrl}/api/v1/openapi.json`);
   say(`Operator token (1 h): ${token}`);
-  say(`Try: curl -H "authorization: Bearer $TOKEN" ${manager.baseUrl}/api/v1/operations/jobs`);
-  say("\nNo Worker runs yet, so the job stays QUEUED; Workers and transcoding arrive in later stages.");
+  say(`Try: curl -H "authorization: Bearer $TOKEN" ${manager.baseUrl}/api/v1/operations/jobs/${jobId}`);
+  say(
+    `     AWS_ACCESS_KEY_ID=${S3RVER_CREDENTIALS.accessKeyId} AWS_SECRET_ACCESS_KEY=${S3RVER_CREDENTIALS.secretAccessKey} aws --endpoint-url ${s3.endpoint} s3 ls s3://media-out/demo/${RUN}/`,
+  );
+}
 
-  if (!once) {
-    say("\nServing until Ctrl-C.");
-    await new Promise<void>((resolve) => {
-      process.once("SIGINT", resolve);
-      process.once("SIGTERM", resolve);
-    });
+// ---- the event stream and the progress bar ----------------------------------------------------
+
+type EventData = Record<string, unknown>;
+
+interface EventStream {
+  onEvent(listener: (kind: string, data: EventData) => void): void;
+}
+
+/** GET /api/v1/operations/events, read until the clean-up; resolves once the Manager says "connected". */
+async function subscribe(manager: ManagerProcess, token: string): Promise<EventStream> {
+  const controller = new AbortController();
+  const response = await fetch(`${manager.baseUrl}/api/v1/operations/events?kinds=job.updated,job.progress`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: controller.signal,
+  });
+  if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+  let listener: (kind: string, data: EventData) => void = () => {};
+  let connected: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    connected = resolve;
+  });
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  const reading = (async () => {
+    let buffer = "";
+    try {
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+        buffer += chunk.value;
+        for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+          const lines = buffer.slice(0, end).split("\n");
+          buffer = buffer.slice(end + 2);
+          if (lines.includes(": connected")) connected();
+          const kind = lines.find((line) => line.startsWith("event: "))?.slice(7);
+          const data = lines.find((line) => line.startsWith("data: "))?.slice(6);
+          if (kind && data) listener(kind, (JSON.parse(data) as { data: EventData }).data);
+        }
+      }
+    } catch {
+      // aborted by close()
+    }
+  })();
+  await within(10_000, "the Manager did not confirm the subscription", ready).catch(async (err) => {
+    controller.abort();
+    throw err;
+  });
+  onCleanup("the event stream", async () => {
+    controller.abort();
+    await reading;
+  });
+  return {
+    onEvent(next) {
+      listener = next;
+    },
+  };
+}
+
+/**
+ * One progress bar per attempt: redrawn in place with \r on a terminal, a plain line every
+ * 10 % otherwise (logs, CI, the demo's test).
+ */
+class ProgressView {
+  private readonly tty = process.stdout.isTTY === true;
+  private attempt: string | undefined;
+  private line = "";
+  private lastTenth = -1;
+
+  update(attempt: string, label: string, data: EventData): void {
+    const percent = Math.min(100, Math.max(0, Number(data.percent)));
+    if (attempt !== this.attempt) {
+      this.done();
+      this.attempt = attempt;
+      this.lastTenth = -1;
+    }
+    const details = [
+      typeof data.fps === "number" ? `${Math.round(data.fps)} fps` : undefined,
+      typeof data.speed === "number" ? `${data.speed.toFixed(1)}x` : undefined,
+      typeof data.etaSeconds === "number" ? `eta ${Math.ceil(data.etaSeconds)} s` : undefined,
+    ].filter(Boolean);
+    if (this.tty) {
+      const filled = Math.round((percent / 100) * 30);
+      this.line = `${label}  [${"#".repeat(filled)}${"-".repeat(30 - filled)}] ${percent.toFixed(0).padStart(3)}%  ${details.join("  ")}`;
+      process.stdout.write(`\r${this.line}\x1b[K`);
+      return;
+    }
+    const tenth = Math.floor(percent / 10);
+    if (tenth > this.lastTenth) {
+      this.lastTenth = tenth;
+      say(`${label}: ${percent.toFixed(0).padStart(3)}%${details.length ? `  (${details.join(", ")})` : ""}`);
+    }
+  }
+
+  /** A line of its own: the bar so far stays above it, and the next update starts a new one. */
+  note(text: string): void {
+    this.done();
+    say(text);
+  }
+
+  /** Ends the current bar's line. */
+  done(): void {
+    if (this.tty && this.line) process.stdout.write("\n");
+    this.line = "";
+  }
+}
+
+// ---- small helpers ----------------------------------------------------------------------------
+
+function parseUri(uri: string): { bucket: string; key: string } {
+  const [bucket, ...key] = uri.slice("s3://".length).split("/");
+  return { bucket: bucket as string, key: key.join("/") };
+}
+
+async function download(s3: S3Server, uri: string): Promise<Buffer> {
+  const { bucket, key } = parseUri(uri);
+  const answer = await s3.client().send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  if (!answer.Body) throw new Error(`${uri} has no body`);
+  return Buffer.from(await answer.Body.transformToByteArray());
+}
+
+const short = (id: string) => id.slice(0, 8);
+const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(2)} MB`;
+
+// ---- main -------------------------------------------------------------------------------------
+
+process.on("SIGINT", onSignal);
+process.on("SIGTERM", onSignal);
+let exitCode = 0;
+try {
+  await demo();
+} catch (err) {
+  if (interrupted.signal.aborted) {
+    say(`\nStopped: ${(interrupted.signal.reason as Error).message}.`);
+    exitCode = 130;
+  } else if (err instanceof StepFailed) {
+    console.error(
+      `\nThe demo failed at step "${err.step}":\n${err.reason instanceof Error ? err.reason.message : err.reason}`,
+    );
+    exitCode = 1;
+  } else {
+    console.error(`\nThe demo failed: ${(err as Error).stack ?? err}`);
+    exitCode = 1;
   }
 } finally {
-  await cleanup();
+  await cleanUp();
 }
+process.exit(exitCode);
