@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type AgentProcess, agentDirs, killAgents, startAgent } from "../agent/agent-process.ts";
 import { TestManager } from "../harness/manager.ts";
 import { type S3Server, startS3 } from "../harness/s3.ts";
@@ -19,6 +19,9 @@ import { TcpProxy } from "../harness/tcp-proxy.ts";
 import { issueToken } from "../harness/workers.ts";
 
 const run = promisify(execFile);
+
+// Real encodes share two cores with every other test file: generous, not tight, limits.
+vi.setConfig({ testTimeout: 120_000 });
 
 let s3: S3Server;
 let proxy: TcpProxy;
