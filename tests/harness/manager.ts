@@ -73,6 +73,19 @@ export interface TestManagerOptions {
   dispatchTimeoutMs?: number;
   maxAttempts?: number;
   sseKeepAliveMs?: number;
+  /**
+   * Serve on this port instead of a free one the OS picks: a Manager restarted on the same
+   * port is where its Workers' MANAGER_URL still points.
+   */
+  port?: number;
+}
+
+export interface CloseOptions {
+  /**
+   * Leave the subject prefix's streams (and the Workers' consumers on them) in place: another
+   * replica still runs on them, or a restarted Manager takes over.
+   */
+  keepStreams?: boolean;
 }
 
 /** Execution settings for a Manager that runs no job unless a test gives it storage. */
@@ -105,7 +118,7 @@ export class TestManager {
     readonly manager: Manager,
     /** How many times the app told the relay that a request committed a change. */
     readonly outboxWrites: { count: number },
-    private readonly shutdown: () => Promise<void>,
+    private readonly shutdown: (options: CloseOptions) => Promise<void>,
   ) {}
 
   static async start(options: TestManagerOptions = {}): Promise<TestManager> {
@@ -160,7 +173,9 @@ export class TestManager {
       },
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-      const s = serve({ fetch: manager.app.fetch, hostname: "127.0.0.1", port: 0 }, () => resolve(s));
+      const s = serve({ fetch: manager.app.fetch, hostname: "127.0.0.1", port: options.port ?? 0 }, () =>
+        resolve(s),
+      );
     });
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : 0;
@@ -173,14 +188,14 @@ export class TestManager {
       issuer,
       manager,
       writes,
-      async () => {
+      async ({ keepStreams = false }: CloseOptions) => {
         // Open streams (SSE) would hold close() forever.
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();
         await closed;
         await manager.stop();
         const nc = broker.connection();
-        if (nc) await deleteStreams(nc, subjectPrefix).catch(() => {});
+        if (nc && !keepStreams) await deleteStreams(nc, subjectPrefix).catch(() => {});
         await broker.close();
         await issuer.close();
         await sql.end({ timeout: 2 });
@@ -222,7 +237,7 @@ export class TestManager {
     });
   }
 
-  close(): Promise<void> {
-    return this.shutdown();
+  close(options: CloseOptions = {}): Promise<void> {
+    return this.shutdown(options);
   }
 }

@@ -66,10 +66,11 @@ export interface NatsServer {
 
 /**
  * Runs nats-server (from PATH or /usr/sbin) with `args`, which must make it pick its own port
- * (-p -1, or port: -1 in a config file); the port is read from its log, so there is no race
- * with other files for a port. `dir` is removed when it stops.
+ * (-p -1, or port: -1 in a config file) unless the caller restarts a server on a port it
+ * knows; the port is read from its log, so there is no race with other files for a port.
+ * `dir` is removed when it stops (unless undefined: the caller keeps it).
  */
-export async function spawnNatsServer(args: string[], dir: string): Promise<NatsServer> {
+export async function spawnNatsServer(args: string[], dir: string | undefined): Promise<NatsServer> {
   const binary = process.env.NATS_SERVER_BIN ?? "nats-server";
   const child = spawn(binary, args, {
     stdio: ["ignore", "ignore", "pipe"],
@@ -81,7 +82,7 @@ export async function spawnNatsServer(args: string[], dir: string): Promise<Nats
       child.kill("SIGTERM");
       await new Promise((resolve) => child.once("exit", resolve));
     }
-    await rm(dir, { recursive: true, force: true });
+    if (dir) await rm(dir, { recursive: true, force: true });
   };
   let log = "";
   const port = await new Promise<number>((resolve, reject) => {
@@ -114,10 +115,19 @@ export async function spawnNatsServer(args: string[], dir: string): Promise<Nats
   return { url: `nats://127.0.0.1:${port}`, process: child, stop };
 }
 
-/** A private nats-server with JetStream and its own store, no authentication. */
-export async function startNatsServer(): Promise<NatsServer> {
-  const storeDir = await mkdtemp(join(tmpdir(), "tjm-nats-"));
-  return spawnNatsServer(["-a", "127.0.0.1", "-p", "-1", "-js", "-sd", storeDir], storeDir);
+/**
+ * A private nats-server with JetStream and its own store, no authentication. Given a store
+ * directory, the store is the caller's: it outlives stop(), so a server started again on it
+ * (and on the first one's port) is that server restarted, with its streams and consumers.
+ */
+export async function startNatsServer(
+  options: { port?: number; storeDir?: string } = {},
+): Promise<NatsServer> {
+  const storeDir = options.storeDir ?? (await mkdtemp(join(tmpdir(), "tjm-nats-")));
+  return spawnNatsServer(
+    ["-a", "127.0.0.1", "-p", String(options.port ?? -1), "-js", "-sd", storeDir],
+    options.storeDir ? undefined : storeDir,
+  );
 }
 
 async function startEmbeddedPostgres(): Promise<{ url: string; stop(): Promise<void> }> {

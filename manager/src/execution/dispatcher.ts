@@ -11,6 +11,8 @@ import { WakeableLoop } from "../platform/loop.ts";
 import { chooseAssignments } from "./scheduler.ts";
 import { candidateWorkers, dispatch, type LeaseSettings, lockQueuedJobs } from "./store.ts";
 
+const BUSY_RETRY_MS = 50;
+
 export interface DispatcherOptions {
   sql: Sql;
   schema: string;
@@ -30,8 +32,14 @@ export class Dispatcher {
     const batchSize = options.batchSize ?? 100;
     this.loop = new WakeableLoop(
       async () => {
-        const { dispatched, full } = await this.scheduleOnce(batchSize);
+        const { dispatched, full, busy } = await this.scheduleOnce(batchSize);
         if (dispatched > 0) this.options.dispatched();
+        if (busy) {
+          // Another replica is scheduling and may have read the queue before this wake-up's
+          // job arrived: try again shortly rather than at the next tick.
+          await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
+          return true;
+        }
         return full;
       },
       { tickMs: options.tickMs ?? 1000, logger: options.logger, what: "scheduling" },
@@ -52,12 +60,12 @@ export class Dispatcher {
   }
 
   /** One scheduling transaction; `full` when the batch was full and more may be waiting. */
-  async scheduleOnce(batchSize: number): Promise<{ dispatched: number; full: boolean }> {
+  async scheduleOnce(batchSize: number): Promise<{ dispatched: number; full: boolean; busy?: boolean }> {
     const { sql, schema } = this.options;
     return sql.begin(async (tx) => {
       const [turn] = await tx<{ locked: boolean }[]>`
         select pg_try_advisory_xact_lock(hashtext(${`tjm.scheduler:${schema}`})) as locked`;
-      if (!turn?.locked) return { dispatched: 0, full: false };
+      if (!turn?.locked) return { dispatched: 0, full: false, busy: true };
       const workers = await candidateWorkers(tx);
       // Only pools with a free slot: jobs of a pool without Workers must not crowd out the rest.
       const pools = [...new Set(workers.filter((w) => w.load < w.capacity).map((w) => w.pool))];

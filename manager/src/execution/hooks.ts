@@ -20,6 +20,9 @@ export function workerLifecycleHooks(maxAttempts: number): WorkerLifecycleHooks 
     /** OFFLINE: every attempt that needed the Worker alive is lost and goes to the next attempt. */
     async offline(tx, workerId) {
       for (const attempt of await lockAttemptsNeedingWorker(tx, workerId)) {
+        // Waits in its durable consumer: a Worker that was only frozen (a zombie) stops the
+        // attempt and cleans up as soon as it runs again, instead of encoding for nothing.
+        await sendCancel(tx, attempt);
         await failAttempt(
           tx,
           attempt,
@@ -70,7 +73,14 @@ export function workerLifecycleHooks(maxAttempts: number): WorkerLifecycleHooks 
  */
 export async function cancelHeldAttempt(tx: TransactionSql, attemptId: string): Promise<void> {
   const attempt = await lockAttempt(tx, attemptId);
-  if (!attempt?.workerId) return;
+  if (attempt) await sendCancel(tx, attempt);
+}
+
+async function sendCancel(
+  tx: TransactionSql,
+  attempt: { attemptId: string; fencingToken: string; workerId: string | null },
+): Promise<void> {
+  if (!attempt.workerId) return;
   await sendCommand(tx, attempt.workerId, {
     type: "cancel",
     protocolVersion: PROTOCOL_VERSION,

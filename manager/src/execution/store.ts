@@ -130,7 +130,7 @@ export interface CandidateWorkerRow {
   load: number;
 }
 
-/** ONLINE Workers that take leases, with how many slots their held attempts occupy. */
+/** ONLINE Workers that take leases, with how many slots their held attempts occupy; share-locked. */
 export async function candidateWorkers(tx: TransactionSql): Promise<CandidateWorkerRow[]> {
   return tx<CandidateWorkerRow[]>`
     select w.id as worker_id, w.instance_id, w.pool, w.protocol_version, w.capabilities,
@@ -138,7 +138,10 @@ export async function candidateWorkers(tx: TransactionSql): Promise<CandidateWor
            (select count(*)::int from attempts a
              where a.worker_id = w.id and a.state in ('DISPATCHED', 'RUNNING', 'UPLOADING')) as load
     from workers w
-    where w.connectivity = 'ONLINE' and w.drain_requested_at is null and w.disabled_at is null`;
+    where w.connectivity = 'ONLINE' and w.drain_requested_at is null and w.disabled_at is null
+    -- A drain, disable or connectivity change of one of these Workers waits for the leases
+    -- written here, then sees (and fails or finishes) them.
+    for share of w`;
 }
 
 export interface LeaseSettings {

@@ -1,0 +1,134 @@
+/**
+ * What tests running real jobs on real agents share: test clips in s3rver, a two-output
+ * execution plan with a manifest, reading objects back, agents with their own directories,
+ * and freezing a process (SIGSTOP) the test must thaw again whatever happens.
+ */
+import { execFile } from "node:child_process";
+import { readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
+import { type AgentProcess, startAgent } from "../agent/agent-process.ts";
+import type { TestManager } from "./manager.ts";
+import type { S3Server } from "./s3.ts";
+import { issueToken } from "./workers.ts";
+
+const run = promisify(execFile);
+
+/** A test-pattern clip with a tone, encoded fast, stored as s3://<bucket>/<key>. */
+export async function putClip(
+  s3: S3Server,
+  where: { bucket: string; key: string },
+  seconds: number,
+  size: string,
+): Promise<void> {
+  const path = join(tmpdir(), `tjm-clip-${crypto.randomUUID()}.mp4`);
+  try {
+    await run("ffmpeg", [
+      ...["-hide_banner", "-loglevel", "error", "-y"],
+      ...["-f", "lavfi", "-i", `testsrc2=size=${size}:rate=25:duration=${seconds}`],
+      ...["-f", "lavfi", "-i", `sine=frequency=440:sample_rate=48000:duration=${seconds}`],
+      ...["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-shortest", path],
+    ]);
+    await s3
+      .client()
+      .send(new PutObjectCommand({ Bucket: where.bucket, Key: where.key, Body: await readFile(path) }));
+  } finally {
+    await rm(path, { force: true });
+  }
+}
+
+/** Two outputs (h264/aac mp4 and vp9/opus webm) under s3://media-out/<prefix>/, with a manifest. */
+export function twoOutputPlan(inputUri: string, prefix: string) {
+  return {
+    input: { uri: inputUri },
+    outputs: [
+      {
+        id: "small",
+        kind: "FILE",
+        container: "mp4",
+        destinationUri: `s3://media-out/${prefix}/small.mp4`,
+        video: { codec: "h264", height: 180, preset: "fastest" },
+        audio: { codec: "aac", bitrateKbps: 96 },
+      },
+      {
+        id: "web",
+        kind: "FILE",
+        container: "webm",
+        destinationUri: `s3://media-out/${prefix}/web.webm`,
+        video: { codec: "vp9", height: 144, preset: "fastest" },
+        audio: { codec: "opus", bitrateKbps: 64 },
+      },
+    ],
+    manifestUri: `s3://media-out/${prefix}/manifest.json`,
+  };
+}
+
+export async function readObject(s3: S3Server, uri: string): Promise<Buffer> {
+  const [bucket, ...key] = uri.slice("s3://".length).split("/");
+  const answer = await s3.client().send(new GetObjectCommand({ Bucket: bucket, Key: key.join("/") }));
+  return Buffer.from(
+    await (answer.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray(),
+  );
+}
+
+export async function listKeys(s3: S3Server, bucket: string, prefix: string): Promise<string[]> {
+  const listed = await s3.client().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+  return (listed.Contents ?? []).map((entry) => entry.Key ?? "").sort();
+}
+
+export async function sha256(bytes: Uint8Array): Promise<string> {
+  return Buffer.from(await crypto.subtle.digest("SHA-256", new Uint8Array(bytes))).toString("hex");
+}
+
+/** An agent with its own state and work directories under `root`, started and registered. */
+export async function startTestAgent(
+  manager: TestManager,
+  root: string,
+  name: string,
+  extra: Record<string, string> = {},
+): Promise<AgentProcess> {
+  const agent = startAgent({
+    MANAGER_URL: manager.baseUrl,
+    ENROLLMENT_TOKEN: await issueToken(manager),
+    WORKER_STATE_DIR: join(root, `state-${name}`),
+    WORKER_WORK_DIR: join(root, `work-${name}`),
+    WORKER_NAME: name,
+    WORKER_CAPACITY: "1",
+    LOG_LEVEL: "debug",
+    ...extra,
+  });
+  await agent.waitForMessage("worker started", 30_000);
+  return agent;
+}
+
+/**
+ * Processes the test froze with SIGSTOP; `thawAll` (in a finally or afterAll) continues every
+ * one still frozen, so a failed test never leaves a stopped process behind.
+ */
+export class Freezer {
+  private readonly frozen = new Set<number>();
+
+  freeze(...pids: number[]): void {
+    for (const pid of pids) {
+      process.kill(pid, "SIGSTOP");
+      this.frozen.add(pid);
+    }
+  }
+
+  thaw(...pids: number[]): void {
+    for (const pid of pids) {
+      this.frozen.delete(pid);
+      try {
+        process.kill(pid, "SIGCONT");
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+
+  thawAll(): void {
+    this.thaw(...this.frozen);
+  }
+}
