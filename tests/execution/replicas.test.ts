@@ -238,7 +238,7 @@ describe("two Manager replicas on one schema", () => {
       50,
     );
     for (const replica of [a, b, a, b]) {
-      expect(await execution(replica).dispatcher.scheduleOnce(100)).toEqual({ dispatched: 0, full: false });
+      expect(await execution(replica).dispatcher.scheduleOnce(100)).toMatchObject({ dispatched: 0 });
     }
     const after = await attemptsOf(jobs);
     for (const { lease } of failing) {
