@@ -251,6 +251,39 @@ describe("a job from submit to outputs in S3", () => {
     expect(failed.attempts[0].failureMessage).toContain("s3://media-in/nothing-here.mp4");
   });
 
+  it("retry of that FAILED job, once the input exists, encodes from scratch and completes", async () => {
+    const jobId = await submit(plan("arrives-late.mp4", "retried"));
+    await until(jobId, "FAILED");
+    await s3.client().send(
+      new PutObjectCommand({
+        Bucket: "media-in",
+        Key: "arrives-late.mp4",
+        Body: await object("s3://media-in/short.mp4"),
+      }),
+    );
+    const retried = await manager.request(`/api/v1/operations/jobs/${jobId}/retry`, { method: "POST" });
+    expect(retried.status).toBe(202);
+    const done = await until(jobId, "COMPLETED");
+    expect(
+      done.attempts.map((a: { state: string; failureCode: string | null }) => [a.state, a.failureCode]),
+    ).toEqual([
+      ["FAILED", "INPUT_NOT_FOUND"],
+      ["SUCCEEDED", null],
+    ]);
+  });
+
+  it("a destination bucket that does not exist fails the job at once with STORAGE_BUCKET_NOT_FOUND", async () => {
+    const executionPlan = plan("short.mp4", "nowhere");
+    for (const output of executionPlan.outputs)
+      output.destinationUri = output.destinationUri.replace("media-out", "no-such-bucket");
+    executionPlan.manifestUri = "s3://no-such-bucket/nowhere/manifest.json";
+    const jobId = await submit(executionPlan);
+    const failed = await until(jobId, "FAILED");
+    expect(failed.attempts).toHaveLength(1);
+    expect(failed.attempts[0].failureCode).toBe("STORAGE_BUCKET_NOT_FOUND");
+    expect(failed.attempts[0].failureMessage).toContain("no-such-bucket");
+  });
+
   it("an input that is not media fails with INPUT_UNREADABLE", async () => {
     const jobId = await submit(plan("not-media.mp4", "unreadable"));
     const failed = await until(jobId, "FAILED");
