@@ -35,6 +35,16 @@ export function percentile(sorted: number[], fraction: number): number {
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1] as number;
 }
 
+/** The middle value (the mean of the two middle ones for an even count); NaN when empty. */
+export function median(values: number[]): number {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
 export async function closedLoop(
   operation: () => Promise<unknown>,
   options: LoadOptions,

@@ -56,6 +56,14 @@ export function findProcessTree(name: string, value: string): ProcessTree {
   return { pids, manager };
 }
 
+/** Every process whose command name (/proc/<pid>/comm) is `name`, e.g. "postgres". */
+export function processesNamed(name: string): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => readOrUndefined(`/proc/${pid}/comm`)?.trim() === name);
+}
+
 /** User + system CPU seconds the processes used so far (the ones gone since count nothing). */
 export function cpuSeconds(pids: number[]): number {
   let ticks = 0;
@@ -65,6 +73,30 @@ export function cpuSeconds(pids: number[]): number {
     if (fields) ticks += Number(fields[11]) + Number(fields[12]);
   }
   return ticks / CLOCK_TICKS_PER_SECOND;
+}
+
+/**
+ * User + system CPU seconds of the processes' children that have ended and been waited for
+ * (cutime + cstime): for a Worker agent, the ffmpeg and ffprobe runs it finished.
+ */
+export function reapedChildrenCpuSeconds(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    const fields = statFields(pid);
+    // cutime and cstime are fields 16 and 17.
+    if (fields) ticks += Number(fields[13]) + Number(fields[14]);
+  }
+  return ticks / CLOCK_TICKS_PER_SECOND;
+}
+
+/** CPU seconds of the whole machine so far, all cores: busy and in total (busy + idle + iowait). */
+export function machineCpuSeconds(): { busy: number; total: number } {
+  const line = (readOrUndefined("/proc/stat") ?? "").split("\n").find((entry) => entry.startsWith("cpu "));
+  const values = (line ?? "").trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is already in user).
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = values;
+  const busy = user + nice + system + irq + softirq + steal;
+  return { busy: busy / CLOCK_TICKS_PER_SECOND, total: (busy + idle + iowait) / CLOCK_TICKS_PER_SECOND };
 }
 
 /** Resident set size in bytes (VmRSS), NaN once the process is gone. */

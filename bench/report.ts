@@ -1,11 +1,15 @@
 /** Markdown output: every number is printed, none is asserted. */
+import type { Spread } from "./cluster.ts";
+import type { DispatchResult } from "./dispatch.ts";
 import type { HeartbeatResult, LagSummary } from "./heartbeats.ts";
 import { type ListSizeResult, PAGE } from "./list.ts";
-import type { LoadResult } from "./load.ts";
+import { type LoadResult, median } from "./load.ts";
 import type { ManagerRuntime } from "./manager-process.ts";
+import type { OverheadResult } from "./overhead.ts";
 import type { RelayResult } from "./relay.ts";
 import type { ScenarioName } from "./settings.ts";
 import type { SseResult } from "./sse.ts";
+import type { TinyJobsResult } from "./tiny-jobs.ts";
 
 export const TARGETS = {
   submitsPerSecondAt64OnNode: 2000,
@@ -19,6 +23,13 @@ export const TARGETS = {
   transitionLagIntervals: 1,
   sseP99MsAt1000: 100,
   sseBytesPerSubscriber: 25 * 1024,
+  /** A TJM job's submit -> COMPLETED over the plain ffmpeg command's wall time, at most. */
+  overheadWallRatio: 1.05,
+  /** ffmpeg's fps inside the agent over the plain command's, at least. */
+  overheadFpsRatio: 0.97,
+  /** Submit -> accepted, and submit -> ffmpeg spawned, with one idle Worker. */
+  dispatchP50Ms: 10,
+  dispatchP99Ms: 50,
 };
 
 export function table(headers: string[], rows: string[][]): string {
@@ -61,6 +72,9 @@ export interface Results {
   relay?: RelayResult;
   heartbeats?: HeartbeatResult;
   sse?: SseResult;
+  overhead?: OverheadResult;
+  dispatch?: DispatchResult;
+  tinyJobs?: TinyJobsResult;
   failures: string[];
 }
 
@@ -175,6 +189,9 @@ export function targetsSection(
   }
   if (scenarios.includes("heartbeats")) heartbeatTargets(results.heartbeats, rows);
   if (scenarios.includes("sse")) sseTargets(results.sse, rows);
+  if (scenarios.includes("overhead")) overheadTargets(results.overhead, rows);
+  if (scenarios.includes("dispatch")) dispatchTargets(results.dispatch, rows);
+  if (scenarios.includes("tiny-jobs")) tinyJobsTargets(results.tinyJobs, rows);
   return `## Targets (printed, not asserted)\n\n${table(["target", "measured", "met"], rows)}`;
 }
 
@@ -425,4 +442,274 @@ export function sseSection(results: Results): string {
     )
     .join("");
   return `${title}\n\nManager memory (RSS of its node process; a bare Node SSE server holds about 12 KiB per subscriber):\n\n${memory}\n\nDelay from each event's commit (\`outbox.created_at\`, the envelope's \`occurredAt\`) to its arrival at each subscriber:\n\n${delivery}\n\nWhere the time goes, each from the event's commit: the relay's transaction taking it (\`outbox.published_at\`), JetStream storing it, and its first arrival at a subscriber (through the hub; the writes to all subscribers advance together through promise chains, so this includes much of the fan-out's CPU); the fan-out is an event's last arrival minus its first; delivery runs from the first submission until every subscriber had every event, and CPU is shared over that time (100 % = one core):\n\n${breakdown}${errors}`;
+}
+
+const seconds = (value: number) => (Number.isFinite(value) ? value.toFixed(2) : "n/a");
+const fine = (value: number) => (Number.isFinite(value) ? `${value.toFixed(3)}x` : "n/a");
+const fps = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : "n/a");
+
+function overheadTargets(result: OverheadResult | undefined, rows: string[][]): void {
+  const wall = result ? result.tjmSeconds / result.rawSeconds : Number.NaN;
+  const speed = result ? result.tjmFps / result.rawFps : Number.NaN;
+  rows.push([
+    `720p job from S3 to S3 <= ${TARGETS.overheadWallRatio.toFixed(2)}x the plain ffmpeg command's wall time (medians)`,
+    fine(wall),
+    met(Number.isFinite(wall) ? wall <= TARGETS.overheadWallRatio : undefined),
+  ]);
+  rows.push([
+    `ffmpeg fps in the job >= ${TARGETS.overheadFpsRatio.toFixed(2)}x the plain command's (medians)`,
+    fine(speed),
+    met(Number.isFinite(speed) ? speed >= TARGETS.overheadFpsRatio : undefined),
+  ]);
+}
+
+export function overheadSection(results: Results): string {
+  const title = "## Overhead: one 720p transcode, plain ffmpeg vs a TJM job (S3 to S3 on loopback)";
+  const result = results.overhead;
+  if (!result) return `${title}\n\nnot measured`;
+  const wall = result.tjmSeconds / result.rawSeconds;
+  const speed = result.tjmFps / result.rawFps;
+  const busy = (runs: { busyCores: number }[]) => median(runs.map((run) => run.busyCores));
+  // Cores busy with anything but ffmpeg and (for TJM) the Manager, the agent and s3rver.
+  const others = (run: {
+    busyCores: number;
+    cpuSeconds: number;
+    seconds: number;
+    platformCpuSeconds?: number;
+  }) => run.busyCores - (run.cpuSeconds + (run.platformCpuSeconds ?? 0)) / run.seconds;
+  const pairs = result.raw.flatMap((raw, index) => {
+    const tjm = result.tjm[index];
+    return tjm ? [{ index, raw, tjm, others: Math.max(others(raw), others(tjm)) }] : [];
+  });
+  const quietest = pairs.reduce<(typeof pairs)[number] | undefined>(
+    (best, pair) => (best && best.others <= pair.others ? best : pair),
+    undefined,
+  );
+  const summary = table(
+    [`median of ${result.raw.length} runs each`, "plain ffmpeg", "TJM job", "TJM / plain", "target"],
+    [
+      [
+        "wall time s (plain: spawn to exit; TJM: submit to COMPLETED)",
+        seconds(result.rawSeconds),
+        seconds(result.tjmSeconds),
+        fine(wall),
+        `<= ${TARGETS.overheadWallRatio.toFixed(2)}x`,
+      ],
+      ["same, median of the per-pair ratios", "", "", fine(result.pairedWallRatio), ""],
+      [
+        `same, the pair with the least other load (pair ${quietest ? quietest.index + 1 : "n/a"})`,
+        seconds(quietest?.raw.seconds ?? Number.NaN),
+        seconds(quietest?.tjm.seconds ?? Number.NaN),
+        fine(quietest ? quietest.tjm.seconds / quietest.raw.seconds : Number.NaN),
+        "",
+      ],
+      [
+        "ffmpeg's fps (its last progress block: frames / its run time)",
+        fps(result.rawFps),
+        fps(result.tjmFps),
+        fine(speed),
+        `>= ${TARGETS.overheadFpsRatio.toFixed(2)}x`,
+      ],
+      ["same, median of the per-pair ratios", "", "", fine(result.pairedFpsRatio), ""],
+      [
+        `same, the pair with the least other load (pair ${quietest ? quietest.index + 1 : "n/a"})`,
+        fps(quietest?.raw.fps ?? Number.NaN),
+        fps(quietest?.tjm.fps ?? Number.NaN),
+        fine(quietest ? quietest.tjm.fps / quietest.raw.fps : Number.NaN),
+        "",
+      ],
+      [
+        "ffmpeg's own run s (TJM: spawned to its last progress message)",
+        seconds(result.rawSeconds),
+        seconds(result.ffmpegInAgentSeconds),
+        fine(result.ffmpegInAgentSeconds / result.rawSeconds),
+        "",
+      ],
+      [
+        "ffmpeg's CPU s, user + system (TJM: with the agent's two ffprobes)",
+        seconds(result.rawCpuSeconds),
+        seconds(result.tjmCpuSeconds),
+        fine(result.tjmCpuSeconds / result.rawCpuSeconds),
+        "",
+      ],
+      [
+        "whole machine busy during the run, cores (ffmpeg included)",
+        seconds(busy(result.raw)),
+        seconds(busy(result.tjm)),
+        "",
+        "",
+      ],
+    ],
+  );
+  const runs = table(
+    [
+      "pair",
+      "order",
+      "plain s / fps / CPU s",
+      "TJM s / fps / CPU s",
+      "TJM ffmpeg s",
+      "TJM / plain wall, fps",
+      "machine busy plain / TJM (cores)",
+      "of which others' (not ffmpeg, not TJM)",
+      "TJM's processes CPU s",
+      "load avg at start",
+    ],
+    result.raw.map((raw, index) => {
+      const tjm = result.tjm[index];
+      if (!tjm) return [String(index + 1), "", "", "", "", "", "", "", "", ""];
+      return [
+        String(index + 1),
+        index % 2 === 0 ? "plain, TJM" : "TJM, plain",
+        `${seconds(raw.seconds)} / ${fps(raw.fps)} / ${seconds(raw.cpuSeconds)}`,
+        `${seconds(tjm.seconds)} / ${fps(tjm.fps)} / ${seconds(tjm.cpuSeconds)}`,
+        seconds(tjm.ffmpegSeconds),
+        `${fine(tjm.seconds / raw.seconds)}, ${fine(tjm.fps / raw.fps)}`,
+        `${seconds(raw.busyCores)} / ${seconds(tjm.busyCores)}`,
+        `${seconds(others(raw))} / ${seconds(others(tjm))}`,
+        seconds(tjm.platformCpuSeconds),
+        `${raw.loadAverage.toFixed(1)} / ${tjm.loadAverage.toFixed(1)}`,
+      ];
+    }),
+  );
+  const stages = result.stageMedians;
+  const steps: [string, number, number][] = [
+    ["Manager applied `accepted` (attempt RUNNING)", stages.accepted, stages.accepted],
+    [
+      "agent spawned ffmpeg (input downloaded and probed, `started` stored)",
+      stages.ffmpegSpawned,
+      stages.ffmpegSpawned - stages.accepted,
+    ],
+    ["ffmpeg's last progress message", stages.ffmpegDone, stages.ffmpegDone - stages.ffmpegSpawned],
+    [
+      "Manager applied `completed` (output probed, uploaded to staging, log uploaded)",
+      stages.completionAccepted,
+      stages.completionAccepted - stages.ffmpegDone,
+    ],
+    [
+      "job COMPLETED (staged output promoted, manifest written)",
+      stages.completed,
+      stages.completed - stages.completionAccepted,
+    ],
+  ];
+  const breakdown = table(
+    ["step of the TJM job", "ms from submit (median)", "ms since the previous step"],
+    steps.map(([label, at, step]) => [label, ms(at), ms(step)]),
+  );
+  const outsideMs = median(result.tjm.map((run) => (run.seconds - run.ffmpegSeconds) * 1000));
+  return `${title}\n\nInput: ${result.clipSeconds} s ${result.clipSize} at ${result.clipRate} fps, testsrc2 + 440 Hz sine, H.264 CRF 18 + AAC (${mib(result.clipBytes)}). Output: the plan's H.264 720p at preset "fast" (x264 veryfast, CRF 23) + AAC 128k in MP4. One Worker agent (Bun), s3rver in a child process, one Manager on Node. Runs go in adjacent pairs, plain first in odd pairs and TJM first in even ones. The plain command is the agent's own (buildFfmpegCommand on the plan as stored by the Manager, probeMedia of the clip):\n\n\`\`\`text\nffmpeg ${result.args.join(" ")}\n\`\`\`\n\n${summary}\n\n${runs}\n\nffmpeg is CPU-bound on every core it finds, so anything else busy on the machine slows whichever contender runs at the time: compare the pairs whose "others'" load (the machine's busy cores less ffmpeg's CPU and, for TJM, less the CPU of the Manager, the agent and s3rver, shown apart) is near zero. ffmpeg's CPU seconds hardly depend on that load. Where a TJM job's time goes (medians of each step; median time outside ffmpeg per job ${ms(outsideMs)} ms):\n\n${breakdown}`;
+}
+
+function spreadRow(label: string, value: Spread, target = ""): string[] {
+  return [label, ms(value.p50), ms(value.p99), ms(value.max), target];
+}
+
+function dispatchTargets(result: DispatchResult | undefined, rows: string[][]): void {
+  for (const [label, value] of [
+    ["submit -> accepted", result?.accepted],
+    ["submit -> ffmpeg spawned", result?.ffmpegSpawned],
+  ] as const) {
+    rows.push([
+      `${label} p50 <= ${TARGETS.dispatchP50Ms} ms (one idle Worker)`,
+      value ? `${ms(value.p50)} ms` : "n/a",
+      met(value ? value.p50 <= TARGETS.dispatchP50Ms : undefined),
+    ]);
+    rows.push([
+      `${label} p99 <= ${TARGETS.dispatchP99Ms} ms (one idle Worker)`,
+      value ? `${ms(value.p99)} ms` : "n/a",
+      met(value ? value.p99 <= TARGETS.dispatchP99Ms : undefined),
+    ]);
+  }
+}
+
+export function dispatchSection(results: Results): string {
+  const title = "## Dispatch: submit to accepted and to ffmpeg spawned, one idle Worker";
+  const result = results.dispatch;
+  if (!result) return `${title}\n\nnot measured`;
+  const target = `p50 <= ${TARGETS.dispatchP50Ms}, p99 <= ${TARGETS.dispatchP99Ms}`;
+  const latency = table(
+    ["from the submit (bench sends the POST) to", "p50 ms", "p99 ms", "max ms", "target"],
+    [
+      spreadRow("201 read by the bench", result.answered),
+      spreadRow("job row written (`jobs.created_at`)", result.created),
+      spreadRow("lease written by the scheduler (`attempts.dispatched_at`)", result.dispatched),
+      spreadRow(
+        "relay's transaction publishing the lease began (`outbox.published_at`)",
+        result.leasePublished,
+      ),
+      spreadRow('agent stored its `accepted` report (its "lease accepted" log line)', result.agentAccepted),
+      spreadRow(
+        "**accepted**: Manager applied it (`attempts.accepted_at`, job RUNNING)",
+        result.accepted,
+        target,
+      ),
+      spreadRow("job.updated QUEUED -> RUNNING arrived at an SSE subscriber", result.runningEvent),
+      spreadRow('**ffmpeg spawned** (agent\'s "encoding" log line)', result.ffmpegSpawned, target),
+    ],
+  );
+  const hops = table(
+    ["hop", "p50 ms", "p99 ms", "max ms", ""],
+    [
+      spreadRow("lease written -> relay publishing it", result.dispatchedToPublished),
+      spreadRow("relay publishing the lease -> Manager applied `accepted`", result.publishedToAccepted),
+      spreadRow(
+        "accepted -> ffmpeg spawned (S3 download, ffprobe, `started` report)",
+        result.acceptedToSpawned,
+      ),
+      spreadRow("of which, on their own: one GET of the clip from s3rver", result.downloadAlone),
+      spreadRow("of which, on their own: one ffprobe of the clip", result.probeAlone),
+    ],
+  );
+  return `${title}\n\n${result.jobs} one-second jobs (256x144 in, 144p "fastest" + AAC out), one at a time after 3 unmeasured ones, each submitted once the previous was COMPLETED and 200 ms had passed; ${result.failed} not COMPLETED, ${result.retried} retried (failed attempts: ${result.failedAttempts.join("; ") || "none"}); ${result.seconds.toFixed(0)} s in all; the whole machine was ${percent(result.machineBusyCores)} busy of ${result.cores} cores meanwhile (a quiet machine is mostly idle here: one job at a time). Timestamps: the bench's clock for the submit, PostgreSQL's \`now()\` of each recording transaction, the agent's log lines (whole ms); one machine, one clock. Percentiles are nearest-rank (with fewer than 100 jobs p99 is the largest).\n\n${latency}\n\n${hops}\n\nFor scale: graphile-worker's add -> start averages about 4 ms; Temporal Cloud's minimum is about 100 ms.`;
+}
+
+function tinyJobsTargets(result: TinyJobsResult | undefined, rows: string[][]): void {
+  rows.push([
+    `tiny jobs: jobs/s with ${result?.workers ?? "n/a"} Workers (no target set)`,
+    result
+      ? `${result.jobsPerSecond.toFixed(2)} jobs/s, Manager CPU ${percent(result.managerCpuShare)}`
+      : "n/a",
+    "n/a",
+  ]);
+}
+
+export function tinyJobsSection(results: Results): string {
+  const title = "## Tiny jobs: many one-second jobs through several Workers";
+  const result = results.tinyJobs;
+  if (!result) return `${title}\n\nnot measured`;
+  const rows: string[][] = [
+    [
+      "jobs COMPLETED / not / retried",
+      `${count(result.completed)} / ${count(result.failed)} / ${count(result.retried)}`,
+      `${count(result.jobs)} / 0 / 0`,
+    ],
+    ["failed attempts by code", result.failedAttempts.join("; ") || "none", ""],
+    ["time to submit them all (8 clients)", `${seconds(result.submitSeconds)} s`, ""],
+    ["first submit -> last COMPLETED", `${seconds(result.elapsedSeconds)} s`, ""],
+    ["throughput", `${result.jobsPerSecond.toFixed(2)} jobs/s`, "none set"],
+    [
+      "submit -> COMPLETED per job p50 / p99 (mostly queued behind the others)",
+      `${seconds(result.latencyMs.p50 / 1000)} / ${seconds(result.latencyMs.p99 / 1000)} s`,
+      "",
+    ],
+    ["Manager CPU (its node process), share of one core", percent(result.managerCpuShare), "none set"],
+    ["Manager CPU per job", `${result.managerCpuMsPerJob.toFixed(1)} ms`, ""],
+    ["same, with npm, sh and tsx's CLI above it", percent(result.managerTreeCpuShare), ""],
+    ["Manager RSS at the end", mib(result.managerRssEndBytes), ""],
+    [`Worker agents (${result.workers} Bun processes)`, percent(result.agentsCpuShare), ""],
+    ["ffmpeg and ffprobe runs the agents finished", percent(result.encodersCpuShare), ""],
+    ["s3rver (child process)", percent(result.s3CpuShare), ""],
+    ["this bench process", percent(result.benchCpuShare), ""],
+    [
+      "PostgreSQL: every postgres process (the machine's, other users' too; ones that ended meanwhile missed)",
+      percent(result.postgresCpuShare),
+      "",
+    ],
+    ["nats-server (the machine's: other users' too)", percent(result.natsCpuShare), ""],
+    [
+      "whole machine busy (PostgreSQL, NATS and anything else included)",
+      `${percent(result.machineBusyCores)} of ${result.cores.toFixed(0)} cores`,
+      "",
+    ],
+  ];
+  return `${title}\n\n${count(result.jobs)} jobs (256x144 in, 144p "fastest" + AAC out, one MP4), submitted at once, run by ${result.workers} Worker agents with WORKER_CAPACITY=1 each, one Manager on Node, s3rver on loopback. CPU is measured over ${seconds(result.windowSeconds)} s from the first submit until every job had ended, as a share of one core (100 % = one core).\n\n${table(["measure", "value", "target"], rows)}`;
 }

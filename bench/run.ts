@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: submit throughput on Node and Deno, the same against pg-boss and raw
  * INSERTs, list latency with 100k and 1M jobs, the outbox relay, the heartbeat monitor with
- * 1,000 Workers and SSE fan-out to 1,000 and 10,000 subscribers. Prints markdown; asserts
- * nothing. BENCH_SCENARIOS picks which run.
+ * 1,000 Workers, SSE fan-out to 1,000 and 10,000 subscribers, and real jobs on Worker agents:
+ * a 720p transcode against plain ffmpeg, dispatch latency and 1,000 tiny jobs. Prints
+ * markdown; asserts nothing. BENCH_SCENARIOS picks which run.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -14,15 +15,19 @@ import { TestIssuer } from "../tests/harness/oidc.ts";
 import { findOrStartServices } from "../tests/harness/services.ts";
 import { Cleanup } from "./cleanup.ts";
 import { checkpoint, openAdminSql } from "./database.ts";
+import { benchDispatch } from "./dispatch.ts";
 import { benchHeartbeats } from "./heartbeats.ts";
 import { benchList } from "./list.ts";
 import type { Contender } from "./load.ts";
 import { REPOSITORY_ROOT } from "./manager-process.ts";
+import { benchOverhead } from "./overhead.ts";
 import { startPgBossContender, startRawInsertContender } from "./peers.ts";
 import { benchRelay } from "./relay.ts";
 import {
+  dispatchSection,
   heartbeatSection,
   listSection,
+  overheadSection,
   peersSection,
   type Results,
   ratioSection,
@@ -32,10 +37,12 @@ import {
   type ThroughputKey,
   table,
   targetsSection,
+  tinyJobsSection,
 } from "./report.ts";
 import { type BenchContext, readSettings, type ScenarioName, type Settings } from "./settings.ts";
 import { benchSse } from "./sse.ts";
 import { startSubmitContender } from "./submit.ts";
+import { benchTinyJobs } from "./tiny-jobs.ts";
 
 const TOKEN_LIFETIME_S = 24 * 3600;
 
@@ -187,6 +194,18 @@ async function main(): Promise<void> {
     if (selected("sse")) {
       results.sse = await scenario("sse", () => benchSse(context));
       print(sseSection(results));
+    }
+    if (selected("overhead")) {
+      results.overhead = await scenario("overhead", () => benchOverhead(context));
+      print(overheadSection(results));
+    }
+    if (selected("dispatch")) {
+      results.dispatch = await scenario("dispatch", () => benchDispatch(context));
+      print(dispatchSection(results));
+    }
+    if (selected("tiny-jobs")) {
+      results.tinyJobs = await scenario("tiny-jobs", () => benchTinyJobs(context));
+      print(tinyJobsSection(results));
     }
     print(targetsSection(results, settings.concurrency, settings.scenarios));
   } catch (err) {

@@ -3,7 +3,16 @@ import type { Cleanup } from "./cleanup.ts";
 import type { LoadOptions } from "./load.ts";
 import type { ManagerRuntime } from "./manager-process.ts";
 
-export const SCENARIOS = ["submit", "list", "relay", "heartbeats", "sse"] as const;
+export const SCENARIOS = [
+  "submit",
+  "list",
+  "relay",
+  "heartbeats",
+  "sse",
+  "overhead",
+  "dispatch",
+  "tiny-jobs",
+] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface HeartbeatSettings {
@@ -33,6 +42,19 @@ export interface SseSettings {
   perProcess: number;
 }
 
+export interface ExecutionSettings {
+  /** Runs of each contender (plain ffmpeg, TJM job) in the overhead scenario; medians are reported. */
+  overheadRuns: number;
+  /** Length of the overhead scenario's 720p clip. */
+  overheadClipSeconds: number;
+  /** Measured one-second jobs in the dispatch scenario, run one at a time. */
+  dispatchJobs: number;
+  /** One-second jobs in the tiny-jobs scenario. */
+  tinyJobs: number;
+  /** Worker agents (WORKER_CAPACITY=1 each) in the tiny-jobs scenario. */
+  tinyWorkers: number;
+}
+
 export interface Settings {
   /** Which scenarios run, in the order of SCENARIOS. */
   scenarios: ScenarioName[];
@@ -47,6 +69,7 @@ export interface Settings {
   listSeconds: number;
   heartbeats: HeartbeatSettings;
   sse: SseSettings;
+  execution: ExecutionSettings;
 }
 
 function positiveNumbers(env: NodeJS.ProcessEnv, name: string, fallback: string): number[] {
@@ -107,6 +130,13 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
       jobs: positiveInteger(env, "BENCH_SSE_JOBS", "20"),
       jobsPerSecond: positiveNumber(env, "BENCH_SSE_JOBS_PER_SECOND", "5"),
       perProcess: positiveInteger(env, "BENCH_SSE_PER_PROCESS", "2500"),
+    },
+    execution: {
+      overheadRuns: positiveInteger(env, "BENCH_OVERHEAD_RUNS", "3"),
+      overheadClipSeconds: positiveInteger(env, "BENCH_OVERHEAD_SECONDS", "60"),
+      dispatchJobs: positiveInteger(env, "BENCH_DISPATCH_JOBS", "50"),
+      tinyJobs: positiveInteger(env, "BENCH_TINY_JOBS", "1000"),
+      tinyWorkers: positiveInteger(env, "BENCH_TINY_WORKERS", "4"),
     },
   };
 }

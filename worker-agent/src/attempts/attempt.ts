@@ -57,6 +57,7 @@ export class Attempt {
   private resumeWaiter: (() => void) | undefined;
   private cancelled = false;
   private stopping = false;
+  private ending = false;
   /** Resolves once the attempt has ended (reported) or stopped with the agent. */
   readonly done: Promise<void>;
 
@@ -79,6 +80,14 @@ export class Attempt {
   /** Waiting for resume-uploads: its files are kept but it uses no encoding slot. */
   get paused(): boolean {
     return this.record.phase === "paused";
+  }
+
+  /**
+   * Its last report is on its way: it no longer takes a slot. The Manager may lease the next
+   * job as soon as it applies that report, before the files are gone.
+   */
+  get finishing(): boolean {
+    return this.ending;
   }
 
   /** Kill ffmpeg, abort uploads, delete the files, report `cancelled`. */
@@ -128,6 +137,7 @@ export class Attempt {
       phase = "upload";
       if (this.record.phase === "paused") await this.waitForResume();
       const outputs = await this.uploadAll();
+      this.ending = true;
       await this.env.report(this.lease, "completed", { outputs, logsUri: this.lease.logsUri });
       this.env.logger.info("attempt completed", { attemptId: this.lease.attemptId, jobId: this.lease.jobId });
       await this.discard({ abortUploads: false });
@@ -138,6 +148,7 @@ export class Attempt {
       }
       if (this.cancelled) {
         await this.discard({ abortUploads: true });
+        this.ending = true;
         await this.env.report(this.lease, "cancelled", {});
         this.env.logger.info("attempt cancelled", { attemptId: this.lease.attemptId });
         return;
@@ -149,6 +160,7 @@ export class Attempt {
         () => undefined,
       );
       await this.discard({ abortUploads: true });
+      this.ending = true;
       await this.env.report(this.lease, "failed", { ...failure, ...(logsUri ? { logsUri } : {}) });
     }
   }

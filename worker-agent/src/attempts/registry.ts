@@ -28,9 +28,11 @@ export class AttemptRegistry {
     }));
   }
 
-  /** Slots free for new leases; an attempt waiting for storage does not use one. */
+  /** Slots free for new leases; an attempt waiting for storage or sending its last report does not use one. */
   freeCapacity(): number {
-    const busy = [...this.attempts.values()].filter((attempt) => !attempt.paused).length;
+    const busy = [...this.attempts.values()].filter(
+      (attempt) => !attempt.paused && !attempt.finishing,
+    ).length;
     return Math.max(0, this.options.capacity - busy);
   }
 
