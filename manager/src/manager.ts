@@ -62,9 +62,9 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
   const { sql, broker, logger, subjectPrefix } = options;
   const relay = createOutboxRelay({ sql, schema: options.schema, subjectPrefix, broker, logger });
   const events = new EventHub(broker, subjectPrefix, logger);
-  const outboxWritten = () => {
+  const outboxWritten = (urgent = false) => {
     options.onOutboxWritten?.();
-    relay.wake();
+    relay.wake(urgent);
   };
   const execution = createExecution({
     sql,

@@ -26,8 +26,8 @@ export interface ExecutionOptions {
   storage: StorageSettings;
   dispatchTimeoutMs: number;
   maxAttempts: number;
-  /** Told whenever execution committed outbox rows. */
-  outboxWritten: () => void;
+  /** Told whenever execution committed outbox rows; `urgent` for leases on their way to a Worker. */
+  outboxWritten: (urgent?: boolean) => void;
 }
 
 export function createExecution(options: ExecutionOptions) {
@@ -58,7 +58,7 @@ export function createExecution(options: ExecutionOptions) {
     schema: options.schema,
     logger,
     lease: { storage: options.storage, dispatchTimeoutMs: options.dispatchTimeoutMs },
-    dispatched: options.outboxWritten,
+    dispatched: () => options.outboxWritten(true),
   });
   const reports = new ReportsConsumer({
     sql,

@@ -61,6 +61,9 @@ export class OutboxRelay {
   private wakeSleeper: (() => void) | undefined;
   /** A wake-up that arrived while a batch was being published. */
   private wokenEarly = false;
+  /** A wake-up for rows that should not wait for the linger. */
+  private urgent = false;
+  private endLinger: (() => void) | undefined;
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.batchSize = options.batchSize ?? 500;
@@ -129,13 +132,32 @@ export class OutboxRelay {
         await this.sleep(this.pollIntervalMs);
         // Under load wake-ups come with every request; lingering lets a batch gather them
         // instead of paying a transaction per row.
-        if (!this.stopped) await new Promise((resolve) => setTimeout(resolve, this.lingerMs));
+        // A lease waiting to reach its Worker cuts it short: dispatch latency matters more there.
+        if (!this.stopped && !this.urgent) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(done, this.lingerMs);
+            function done() {
+              clearTimeout(timer);
+              resolve();
+            }
+            this.endLinger = done;
+          });
+          this.endLinger = undefined;
+        }
+        this.urgent = false;
       }
     }
   }
 
-  /** Call after committing outbox rows: the relay publishes them now rather than at its next poll. */
-  wake(): void {
+  /**
+   * Call after committing outbox rows: the relay publishes them now rather than at its next
+   * poll. `urgent` (leases) also skips the linger that batches concurrent commits.
+   */
+  wake(urgent = false): void {
+    if (urgent) {
+      this.urgent = true;
+      this.endLinger?.();
+    }
     if (this.wakeSleeper) this.wakeSleeper();
     else this.wokenEarly = true;
   }
