@@ -4,14 +4,15 @@
  * proxy the test can cut to take storage away.
  */
 import { execFile } from "node:child_process";
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
+import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type AgentProcess, agentDirs, killAgents, startAgent } from "../agent/agent-process.ts";
 import { TestManager } from "../harness/manager.ts";
+import { listKeys, putClip, readObject, sha256, twoOutputPlan } from "../harness/media-jobs.ts";
 import { type S3Server, startS3 } from "../harness/s3.ts";
 import { waitFor } from "../harness/services.ts";
 import { subscribeEvents } from "../harness/sse.ts";
@@ -41,8 +42,8 @@ beforeAll(async () => {
   ({ projectId } = await manager.createProject());
   scratch = await agentDirs();
   // A short clip (quick jobs) and a longer one (still encoding when a test interrupts it).
-  await clip("short.mp4", 4, "320x240");
-  await clip("long.mp4", 30, "640x360");
+  await putClip(s3, { bucket: "media-in", key: "short.mp4" }, 4, "320x240");
+  await putClip(s3, { bucket: "media-in", key: "long.mp4" }, 30, "640x360");
   await s3
     .client()
     .send(new PutObjectCommand({ Bucket: "media-in", Key: "not-media.mp4", Body: "this is not a video" }));
@@ -55,17 +56,6 @@ afterAll(async () => {
   await s3?.stop();
   await scratch?.cleanup();
 });
-
-async function clip(name: string, seconds: number, size: string): Promise<void> {
-  const path = join(tmpdir(), `tjm-e2e-${crypto.randomUUID()}-${name}`);
-  await run("ffmpeg", [
-    ...["-hide_banner", "-loglevel", "error", "-y"],
-    ...["-f", "lavfi", "-i", `testsrc2=size=${size}:rate=25:duration=${seconds}`],
-    ...["-f", "lavfi", "-i", `sine=frequency=440:sample_rate=48000:duration=${seconds}`],
-    ...["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-shortest", path],
-  ]);
-  await s3.client().send(new PutObjectCommand({ Bucket: "media-in", Key: name, Body: await readFile(path) }));
-}
 
 let agentCount = 0;
 
@@ -87,28 +77,10 @@ async function worker(extra: Record<string, string> = {}): Promise<AgentProcess>
   return agent;
 }
 
+/** The shared two-output plan, with one second (1–2 s) cut out. */
 const plan = (input: string, prefix: string) => ({
-  input: { uri: `s3://media-in/${input}` },
-  outputs: [
-    {
-      id: "small",
-      kind: "FILE",
-      container: "mp4",
-      destinationUri: `s3://media-out/${prefix}/small.mp4`,
-      video: { codec: "h264", height: 180, preset: "fastest" },
-      audio: { codec: "aac", bitrateKbps: 96 },
-    },
-    {
-      id: "web",
-      kind: "FILE",
-      container: "webm",
-      destinationUri: `s3://media-out/${prefix}/web.webm`,
-      video: { codec: "vp9", height: 144, preset: "fastest" },
-      audio: { codec: "opus", bitrateKbps: 64 },
-    },
-  ],
+  ...twoOutputPlan(`s3://media-in/${input}`, prefix),
   transforms: { removedSegments: [{ startMs: 1000, endMs: 2000 }] },
-  manifestUri: `s3://media-out/${prefix}/manifest.json`,
 });
 
 async function submit(executionPlan: unknown): Promise<string> {
@@ -130,19 +102,6 @@ async function until(jobId: string, state: string, timeoutMs = 60_000) {
   return job(jobId);
 }
 
-async function object(uri: string): Promise<Buffer> {
-  const [bucket, ...key] = uri.slice("s3://".length).split("/");
-  const answer = await s3.client().send(new GetObjectCommand({ Bucket: bucket, Key: key.join("/") }));
-  return Buffer.from(
-    await (answer.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray(),
-  );
-}
-
-async function keys(bucket: string, prefix: string): Promise<string[]> {
-  const listed = await s3.client().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
-  return (listed.Contents ?? []).map((entry) => entry.Key ?? "");
-}
-
 async function ffprobe(bytes: Buffer) {
   const path = join(tmpdir(), `tjm-e2e-probe-${crypto.randomUUID()}`);
   await writeFile(path, bytes);
@@ -160,9 +119,6 @@ async function ffprobe(bytes: Buffer) {
     streams: { codec_type: string; codec_name: string; height?: number; width?: number }[];
   };
 }
-
-const sha256 = async (bytes: Buffer) =>
-  Buffer.from(await crypto.subtle.digest("SHA-256", new Uint8Array(bytes))).toString("hex");
 
 describe("a job from submit to outputs in S3", () => {
   let agent: AgentProcess;
@@ -190,10 +146,10 @@ describe("a job from submit to outputs in S3", () => {
     expect(done.attempts).toHaveLength(1);
     expect(done.attempts[0].logsUri).toBe(`s3://media-out/.tjm-logs/${jobId}/attempt-1.log`);
     // The attempt's ffmpeg log (its stderr) is in S3.
-    expect((await object(done.attempts[0].logsUri)).toString()).toContain("Input #0");
+    expect((await readObject(s3, done.attempts[0].logsUri)).toString()).toContain("Input #0");
 
-    const small = await object("s3://media-out/happy/small.mp4");
-    const web = await object("s3://media-out/happy/web.webm");
+    const small = await readObject(s3, "s3://media-out/happy/small.mp4");
+    const web = await readObject(s3, "s3://media-out/happy/web.webm");
     const smallInfo = await ffprobe(small);
     const webInfo = await ffprobe(web);
     // 4 s less the removed second.
@@ -210,7 +166,7 @@ describe("a job from submit to outputs in S3", () => {
       ["audio", "opus", undefined],
     ]);
 
-    const manifest = JSON.parse((await object("s3://media-out/happy/manifest.json")).toString());
+    const manifest = JSON.parse((await readObject(s3, "s3://media-out/happy/manifest.json")).toString());
     expect(manifest).toMatchObject({ jobId, attemptNumber: 1 });
     expect(manifest.outputs).toEqual([
       expect.objectContaining({
@@ -228,7 +184,7 @@ describe("a job from submit to outputs in S3", () => {
     ]);
     expect(manifest.outputs[0].codecs).toEqual(["h264", "aac"]);
     // Staging objects are gone once promoted.
-    expect(await keys("media-out", `.tjm-staging/${jobId}/`)).toEqual([]);
+    expect(await listKeys(s3, "media-out", `.tjm-staging/${jobId}/`)).toEqual([]);
 
     await waitFor("job events", async () =>
       events.events().some((e) => e.event === "job.updated" && e.data?.includes("COMPLETED")),
@@ -258,7 +214,7 @@ describe("a job from submit to outputs in S3", () => {
       new PutObjectCommand({
         Bucket: "media-in",
         Key: "arrives-late.mp4",
-        Body: await object("s3://media-in/short.mp4"),
+        Body: await readObject(s3, "s3://media-in/short.mp4"),
       }),
     );
     const retried = await manager.request(`/api/v1/operations/jobs/${jobId}/retry`, { method: "POST" });
@@ -323,8 +279,8 @@ describe("a job from submit to outputs in S3", () => {
       method: "POST",
     });
     expect(again.status).toBe(409);
-    const manifest = JSON.parse((await object("s3://media-out/outage/manifest.json")).toString());
-    const small = await object("s3://media-out/outage/small.mp4");
+    const manifest = JSON.parse((await readObject(s3, "s3://media-out/outage/manifest.json")).toString());
+    const small = await readObject(s3, "s3://media-out/outage/small.mp4");
     expect(manifest.outputs[0].sha256).toBe(await sha256(small));
     // One encode: the agent logged a single ffmpeg run for this attempt.
     expect(
@@ -363,8 +319,8 @@ describe("interruptions", () => {
       expect((await response.json()).state).toBe("CANCEL_REQUESTED");
       await until(jobId, "CANCELLED");
       await agent.waitForLog((line) => line.msg === "attempt cancelled" && line.attemptId === attemptId);
-      expect(await keys("media-out", "cancelled/")).toEqual([]);
-      expect(await keys("media-out", `.tjm-staging/${jobId}/`)).toEqual([]);
+      expect(await listKeys(s3, "media-out", "cancelled/")).toEqual([]);
+      expect(await listKeys(s3, "media-out", `.tjm-staging/${jobId}/`)).toEqual([]);
     } finally {
       await agent.stop();
     }
@@ -390,7 +346,7 @@ describe("interruptions", () => {
         ["FAILED", "WORKER_LOST"],
         ["SUCCEEDED", null],
       ]);
-      const small = await ffprobe(await object("s3://media-out/rescued/small.mp4"));
+      const small = await ffprobe(await readObject(s3, "s3://media-out/rescued/small.mp4"));
       expect(Math.abs(Number(small.format.duration) - 29)).toBeLessThanOrEqual(0.15);
     } finally {
       await rescuer.stop();
