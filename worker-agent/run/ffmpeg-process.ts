@@ -101,7 +101,8 @@ export function startFfmpeg(options: FfmpegRunOptions): RunningFfmpeg {
   const keep = (text: string) => {
     if (!logWriteError) log.write(text);
     tail += text;
-    if (tail.length > 2 * STDERR_TAIL_CHARS) tail = tail.slice(-STDERR_TAIL_CHARS);
+    // Cut at a line start, so a tail that ends up no longer than the limit still begins with a whole line.
+    if (tail.length > 2 * STDERR_TAIL_CHARS) tail = trimmedTail(tail);
   };
 
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
