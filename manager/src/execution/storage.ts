@@ -12,6 +12,7 @@ import {
   UploadPartCopyCommand,
 } from "@aws-sdk/client-s3";
 import type { StorageSettings } from "@tjm/protocol";
+import { parseS3Uri } from "../jobs/index.ts";
 
 /** CopyObject copies at most 5 GiB; larger objects are copied in parts. */
 const SINGLE_COPY_MAX_BYTES = 5 * 1024 ** 3;
@@ -28,10 +29,11 @@ export function createStorageClient(settings: StorageSettings): S3Client {
   });
 }
 
+/** The bucket and key of a location the Manager stored or derived (so already valid). */
 export function splitS3Uri(uri: string): { bucket: string; key: string } {
-  const rest = uri.slice("s3://".length);
-  const slash = rest.indexOf("/");
-  return { bucket: rest.slice(0, slash), key: rest.slice(slash + 1) };
+  const parsed = parseS3Uri(uri);
+  if (!parsed.ok) throw new Error(`${uri}: ${parsed.problem}`);
+  return parsed.location;
 }
 
 /** S3 wants the copy source URL-encoded, slashes kept. */

@@ -8,6 +8,7 @@ import type { AttemptState, JobState } from "../jobs/lifecycle.ts";
 import type { TransactionSql } from "../platform/db.ts";
 import { enqueueOutbox } from "../platform/outbox.ts";
 import { type AfterFailure, afterAttemptFailed, HELD_ATTEMPT_STATES } from "./lifecycle.ts";
+import { splitS3Uri } from "./storage.ts";
 
 /** An attempt with its job, locked for a change. */
 export interface LockedAttempt {
@@ -195,7 +196,7 @@ export async function dispatch(
   });
 }
 
-const bucketOf = (uri: string) => uri.slice("s3://".length).split("/")[0] ?? "";
+const bucketOf = (uri: string) => splitS3Uri(uri).bucket;
 
 /** Attempt-scoped staging key in the destination's bucket; only the Manager promotes it. */
 export function stagingUri(
@@ -205,10 +206,6 @@ export function stagingUri(
   outputId: string,
 ): string {
   return `s3://${bucketOf(destinationUri)}/.tjm-staging/${jobId}/${attemptId}/${outputId}`;
-}
-
-export function stagingPrefix(destinationUri: string, jobId: string, attemptId: string): string {
-  return `s3://${bucketOf(destinationUri)}/.tjm-staging/${jobId}/${attemptId}/`;
 }
 
 /** The attempt's ffmpeg log, in the first output's bucket. */
