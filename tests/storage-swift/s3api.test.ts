@@ -19,6 +19,7 @@ import {
   ListPartsCommand,
   PutObjectCommand,
   type S3Client,
+  UploadPartCommand,
 } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { copyObject } from "../../worker-agent/storage/copy.ts";
@@ -154,6 +155,78 @@ describe("MultipartUploader against Swift s3api", () => {
     expect(await objectKeys(bucket)).toEqual([{ key, size: 21 * MIB }]);
     expect(await incompleteUploads(bucket)).toEqual([]);
     expect((await readUploadState(statePath)).status).toBe("absent");
+  });
+
+  it("a part the store kept but the state missed (death between answer and state write) is adopted, not sent again", async () => {
+    const { bucket, file, digest, key, uri, statePath } = await fixture(21 * MIB);
+
+    // Part 3 reaches the store; its answer is lost as the process dies. Parts 4-5 never leave.
+    const dying = createS3Client(swift.settings);
+    dying.middlewareStack.add(
+      (next) => async (args) => {
+        const { PartNumber } = args.input as { PartNumber?: number };
+        if (PartNumber !== undefined && PartNumber >= 4) throw connectionReset();
+        const answer = await next(args);
+        if (PartNumber === 3) throw connectionReset();
+        return answer;
+      },
+      { step: "finalizeRequest", name: "dieAfterPart3" },
+    );
+    const error = await uploader(dying, { file, uri, statePath, partSize: 5 * MIB, concurrency: 1 })
+      .upload()
+      .catch((e: unknown) => e);
+    dying.destroy();
+    expect(error).toBeInstanceOf(StorageUnavailableError);
+    const saved = await readUploadState(statePath);
+    if (saved.status !== "ok") throw new Error(`state is ${saved.status}`);
+    expect(saved.state.parts.map((part) => part.PartNumber)).toEqual([1, 2]);
+    expect((await storedParts(bucket, key, saved.state.uploadId)).map((part) => part.PartNumber)).toEqual([
+      1, 2, 3,
+    ]);
+
+    const client = createS3Client(swift.settings);
+    const sent = recordRequests(client);
+    const logger = capturingLogger();
+    const result = await uploader(client, { file, uri, statePath, partSize: 5 * MIB, logger }).upload();
+    client.destroy();
+    expect(result).toMatchObject({ sha256: digest, partsSent: 2, partsResumed: 3 });
+    expect(partsSent(sent)).toEqual([4, 5]);
+    expect(count(sent, "ListPartsCommand")).toBe(1);
+    expect(logger.lines.find((line) => line.msg === "resuming multipart upload")?.fields).toMatchObject({
+      partsStored: 3,
+      partsAdopted: 1,
+      partsLost: 0,
+    });
+    expect(sha256(await readObject(admin, bucket, key))).toBe(digest);
+    expect(await incompleteUploads(bucket)).toEqual([]);
+  });
+
+  it("a part the state lists but the store lost is sent again", async () => {
+    const { bucket, file, digest, key, uri, statePath } = await fixture(16 * MIB);
+    const error = await uploader(failingFromPart(3), { file, uri, statePath, partSize: 5 * MIB })
+      .upload()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StorageUnavailableError);
+    const saved = await readUploadState(statePath);
+    if (saved.status !== "ok") throw new Error(`state is ${saved.status}`);
+    // The store has part 1 only as other bytes: its ETag no longer matches the state's.
+    await admin.send(
+      new UploadPartCommand({
+        Bucket: bucket,
+        Key: key,
+        UploadId: saved.state.uploadId,
+        PartNumber: 1,
+        Body: Buffer.alloc(5 * MIB, 7),
+      }),
+    );
+
+    const client = createS3Client(swift.settings);
+    const sent = recordRequests(client);
+    const result = await uploader(client, { file, uri, statePath, partSize: 5 * MIB }).upload();
+    client.destroy();
+    expect(partsSent(sent)).toEqual([1, 3, 4]);
+    expect(result).toMatchObject({ sha256: digest, partsResumed: 1, partsSent: 3 });
+    expect(sha256(await readObject(admin, bucket, key))).toBe(digest);
   });
 
   it("abort() by a restarted Worker removes the multipart upload: none listed, no object, NoSuchUpload", async () => {

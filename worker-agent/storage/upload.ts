@@ -12,6 +12,7 @@ import {
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
   HeadObjectCommand,
+  ListPartsCommand,
   type S3Client,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
@@ -178,12 +179,13 @@ export class MultipartUploader {
     } else if (saved.status === "ok") {
       const mismatch = stateMismatch(saved.state, this.location, info);
       if (!mismatch) {
-        this.logger.info("resuming multipart upload", {
+        const reconciled = await this.reconcile(saved.state, signal);
+        if (reconciled) return reconciled;
+        this.logger.warn("multipart upload is gone from the store; starting over", {
           uri: this.options.uri,
           uploadId: saved.state.uploadId,
-          partsStored: saved.state.parts.length,
         });
-        return saved.state;
+        return this.create(info, signal);
       }
       this.logger.warn("upload state is stale; aborting that upload and starting over", {
         uri: this.options.uri,
@@ -192,6 +194,92 @@ export class MultipartUploader {
       await this.abortStale(saved.state, signal);
     }
     return this.create(info, signal);
+  }
+
+  /**
+   * What the store really holds of a saved upload, from ListParts: a part the store kept but
+   * the state missed (the process died between the store's answer and the state write) is
+   * adopted when its ETag is the MD5 of the local bytes, so no part goes up twice; a part the
+   * state lists but the store lacks is sent again. Undefined when the upload is gone. A store
+   * without ListParts (s3rver: 405) leaves the state file as the record.
+   */
+  private async reconcile(state: UploadState, signal: AbortSignal): Promise<UploadState | undefined> {
+    let stored: Map<number, { etag: string; size: number }>;
+    try {
+      stored = await this.listStoredParts(state, signal);
+    } catch (error) {
+      if (classifyStorageError(error) === "no-such-upload") return undefined;
+      if (!unsupported(error)) throw error;
+      this.logger.info("resuming multipart upload from the state file (the store has no ListParts)", {
+        uri: this.options.uri,
+        uploadId: state.uploadId,
+        partsStored: state.parts.length,
+      });
+      return state;
+    }
+    const recorded = new Map(state.parts.map((part) => [part.PartNumber, part.ETag]));
+    const parts: CompletedPart[] = [];
+    let adopted = 0;
+    const handle = await open(this.options.file, "r");
+    try {
+      for (const planned of planParts(state.fileSize, state.partSize)) {
+        const found = stored.get(planned.partNumber);
+        if (!found || found.size !== planned.length) continue;
+        if (recorded.get(planned.partNumber) === found.etag) {
+          parts.push({ PartNumber: planned.partNumber, ETag: found.etag });
+          continue;
+        }
+        const local = await readRange(handle, planned.offset, planned.length);
+        if (found.etag === `"${createHash("md5").update(local).digest("hex")}"`) {
+          parts.push({ PartNumber: planned.partNumber, ETag: found.etag });
+          adopted++;
+        }
+      }
+    } finally {
+      await handle.close();
+    }
+    const lost = state.parts.filter((part) => !parts.some((kept) => kept.PartNumber === part.PartNumber));
+    this.logger.info("resuming multipart upload", {
+      uri: this.options.uri,
+      uploadId: state.uploadId,
+      partsStored: parts.length,
+      partsAdopted: adopted,
+      partsLost: lost.length,
+    });
+    const next = { ...state, parts };
+    await this.persist(next);
+    return next;
+  }
+
+  /** Every part ListParts shows for the upload (it pages at 1,000). */
+  private async listStoredParts(
+    state: UploadState,
+    signal: AbortSignal,
+  ): Promise<Map<number, { etag: string; size: number }>> {
+    const stored = new Map<number, { etag: string; size: number }>();
+    let marker: string | undefined;
+    do {
+      const page = await withRetry(
+        () =>
+          this.options.client.send(
+            new ListPartsCommand({
+              Bucket: state.bucket,
+              Key: state.key,
+              UploadId: state.uploadId,
+              PartNumberMarker: marker,
+            }),
+            { abortSignal: signal },
+          ),
+        this.context("list parts", signal),
+      );
+      for (const part of page.Parts ?? []) {
+        if (part.PartNumber !== undefined && part.ETag && part.Size !== undefined) {
+          stored.set(part.PartNumber, { etag: part.ETag, size: part.Size });
+        }
+      }
+      marker = page.IsTruncated ? page.NextPartNumberMarker : undefined;
+    } while (marker);
+    return stored;
   }
 
   private async create(info: Stats, signal: AbortSignal): Promise<UploadState> {
@@ -382,15 +470,13 @@ export class MultipartUploader {
         retryContext("abort multipart upload", uri, { ...this.options, signal }),
       );
     } catch (error) {
-      const kind = classifyStorageError(error);
-      if (kind === "no-such-upload") return;
-      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      if (status === 405 || status === 501) {
+      if (classifyStorageError(error) === "no-such-upload") return;
+      if (unsupported(error)) {
         // s3rver answers 405: it has no AbortMultipartUpload. Its parts stay on its disk.
         this.logger.warn("the store does not support AbortMultipartUpload; its parts are left behind", {
           uri,
           uploadId: state.uploadId,
-          status,
+          status: httpStatus(error),
         });
         return;
       }
@@ -405,6 +491,16 @@ export class MultipartUploader {
     this.lastWrite = write.catch(() => {});
     return write;
   }
+}
+
+/** 405 or 501: the store does not implement the operation (s3rver's ListParts and AbortMultipartUpload). */
+function unsupported(error: unknown): boolean {
+  const status = httpStatus(error);
+  return status === 405 || status === 501;
+}
+
+function httpStatus(error: unknown): number | undefined {
+  return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
 }
 
 function uploadIsGone(error: unknown): boolean {
