@@ -10,6 +10,7 @@ import type { RelayResult } from "./relay.ts";
 import type { ScenarioName } from "./settings.ts";
 import type { SseResult } from "./sse.ts";
 import type { TinyJobsResult } from "./tiny-jobs.ts";
+import type { UploadResult } from "./upload.ts";
 
 export const TARGETS = {
   submitsPerSecondAt64OnNode: 2000,
@@ -30,6 +31,8 @@ export const TARGETS = {
   /** Submit -> accepted, and submit -> ffmpeg spawned, with one idle Worker. */
   dispatchP50Ms: 10,
   dispatchP99Ms: 50,
+  /** The Worker's uploader over a plain lib-storage Upload of the same file, at its defaults. */
+  uploadRatio: 0.9,
 };
 
 export function table(headers: string[], rows: string[][]): string {
@@ -75,6 +78,7 @@ export interface Results {
   overhead?: OverheadResult;
   dispatch?: DispatchResult;
   tinyJobs?: TinyJobsResult;
+  upload?: UploadResult;
   failures: string[];
 }
 
@@ -192,6 +196,7 @@ export function targetsSection(
   if (scenarios.includes("overhead")) overheadTargets(results.overhead, rows);
   if (scenarios.includes("dispatch")) dispatchTargets(results.dispatch, rows);
   if (scenarios.includes("tiny-jobs")) tinyJobsTargets(results.tinyJobs, rows);
+  if (scenarios.includes("upload")) uploadTargets(results.upload, rows);
   return `## Targets (printed, not asserted)\n\n${table(["target", "measured", "met"], rows)}`;
 }
 
@@ -712,4 +717,30 @@ export function tinyJobsSection(results: Results): string {
     ],
   ];
   return `${title}\n\n${count(result.jobs)} jobs (256x144 in, 144p "fastest" + AAC out, one MP4), submitted at once, run by ${result.workers} Worker agents with WORKER_CAPACITY=1 each, one Manager on Node, s3rver on loopback. CPU is measured over ${seconds(result.windowSeconds)} s from the first submit until every job had ended, as a share of one core (100 % = one core).\n\n${table(["measure", "value", "target"], rows)}`;
+}
+
+export function uploadSection(results: Results): string {
+  const title = "## Upload: the Worker's uploader against lib-storage";
+  const result = results.upload;
+  if (!result) return `${title}\n\nnot measured`;
+  const rows = result.measurements.map((m) => [
+    `${m.partSizeMiB} MiB${m.isDefault ? " (default)" : ""}`,
+    String(m.concurrency),
+    `${m.uploaderMiBps.toFixed(0)} (${m.uploaderRuns.map((v) => v.toFixed(0)).join(", ")})`,
+    `${m.libStorageMiBps.toFixed(0)} (${m.libStorageRuns.map((v) => v.toFixed(0)).join(", ")})`,
+    ratio(m.uploaderMiBps / m.libStorageMiBps),
+  ]);
+  return `${title}\n\n${count(result.fileMiB)} MiB of random bytes from local disk to OpenStack Swift 2.30 s3api on loopback (started in ${result.swiftStartSeconds.toFixed(1)} s), one S3 client for both (checksums WHEN_REQUIRED, path style). Each cell is the median MiB/s, every run in brackets; the two contenders alternate who goes first. For each part the SDK computes the SHA-256 it signs, for both; the uploader also hashes the whole file (SHA-256, for the manifest) and rewrites its state file after every part.\n\n${table(["part size", "parts in flight", "uploader MiB/s", "lib-storage MiB/s", "ratio"], rows)}`;
+}
+
+function uploadTargets(result: UploadResult | undefined, rows: string[][]): void {
+  const chosen = result?.measurements.find((m) => m.isDefault);
+  const value = chosen ? chosen.uploaderMiBps / chosen.libStorageMiBps : Number.NaN;
+  rows.push([
+    `uploader >= ${TARGETS.uploadRatio.toFixed(1)}x lib-storage at the Worker's defaults`,
+    chosen
+      ? `${ratio(value)} (${chosen.uploaderMiBps.toFixed(0)} vs ${chosen.libStorageMiBps.toFixed(0)} MiB/s)`
+      : "n/a (defaults not among the configurations run)",
+    met(chosen ? value >= TARGETS.uploadRatio : undefined),
+  ]);
 }

@@ -2,7 +2,8 @@
  * `npm run bench`: submit throughput on Node and Deno, the same against pg-boss and raw
  * INSERTs, list latency with 100k and 1M jobs, the outbox relay, the heartbeat monitor with
  * 1,000 Workers, SSE fan-out to 1,000 and 10,000 subscribers, and real jobs on Worker agents:
- * a 720p transcode against plain ffmpeg, dispatch latency and 1,000 tiny jobs. Prints
+ * a 720p transcode against plain ffmpeg, dispatch latency and 1,000 tiny jobs, and a 1 GiB
+ * upload through the Worker's uploader against lib-storage on Swift's s3api. Prints
  * markdown; asserts nothing. BENCH_SCENARIOS picks which run.
  */
 import { execFileSync } from "node:child_process";
@@ -38,11 +39,13 @@ import {
   table,
   targetsSection,
   tinyJobsSection,
+  uploadSection,
 } from "./report.ts";
 import { type BenchContext, readSettings, type ScenarioName, type Settings } from "./settings.ts";
 import { benchSse } from "./sse.ts";
 import { startSubmitContender } from "./submit.ts";
 import { benchTinyJobs } from "./tiny-jobs.ts";
+import { benchUpload } from "./upload.ts";
 
 const TOKEN_LIFETIME_S = 24 * 3600;
 
@@ -206,6 +209,10 @@ async function main(): Promise<void> {
     if (selected("tiny-jobs")) {
       results.tinyJobs = await scenario("tiny-jobs", () => benchTinyJobs(context));
       print(tinyJobsSection(results));
+    }
+    if (selected("upload")) {
+      results.upload = await scenario("upload", () => benchUpload(context));
+      print(uploadSection(results));
     }
     print(targetsSection(results, settings.concurrency, settings.scenarios));
   } catch (err) {

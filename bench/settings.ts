@@ -2,6 +2,7 @@ import type postgres from "postgres";
 import type { Cleanup } from "./cleanup.ts";
 import type { LoadOptions } from "./load.ts";
 import type { ManagerRuntime } from "./manager-process.ts";
+import type { UploadSettings } from "./upload.ts";
 
 export const SCENARIOS = [
   "submit",
@@ -12,6 +13,7 @@ export const SCENARIOS = [
   "overhead",
   "dispatch",
   "tiny-jobs",
+  "upload",
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -70,6 +72,7 @@ export interface Settings {
   heartbeats: HeartbeatSettings;
   sse: SseSettings;
   execution: ExecutionSettings;
+  upload: UploadSettings;
 }
 
 function positiveNumbers(env: NodeJS.ProcessEnv, name: string, fallback: string): number[] {
@@ -137,6 +140,12 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
       dispatchJobs: positiveInteger(env, "BENCH_DISPATCH_JOBS", "50"),
       tinyJobs: positiveInteger(env, "BENCH_TINY_JOBS", "1000"),
       tinyWorkers: positiveInteger(env, "BENCH_TINY_WORKERS", "4"),
+    },
+    upload: {
+      fileMiB: positiveInteger(env, "BENCH_UPLOAD_MIB", "1024"),
+      partSizesMiB: positiveNumbers(env, "BENCH_UPLOAD_PART_SIZES_MIB", "8,16,32,64").map(Math.round),
+      concurrencies: positiveNumbers(env, "BENCH_UPLOAD_CONCURRENCY", "2,4,8").map(Math.round),
+      runs: positiveInteger(env, "BENCH_UPLOAD_RUNS", "2"),
     },
   };
 }

@@ -1,10 +1,12 @@
 import type { TestProject } from "vitest/node";
 import { createSql } from "../manager/src/platform/db.ts";
 import { findOrStartServices } from "./harness/services.ts";
+import { reapOrphanedSwift } from "./harness/swift/swift.ts";
 
 /**
  * Finds or starts PostgreSQL and NATS once per run; every test file isolates itself inside
- * them. At the end, any schema of this run a crashed or interrupted file left behind is dropped.
+ * them. At the end, any schema of this run a crashed or interrupted file left behind is dropped,
+ * and any Swift server a test file left running is killed by its recorded PID.
  */
 export default async function setup(project: TestProject) {
   const services = await findOrStartServices((line) => console.log(`[services] ${line}`));
@@ -24,5 +26,8 @@ export default async function setup(project: TestProject) {
     for (const { name } of leftovers) await sql`drop schema if exists ${sql(name)} cascade`;
     await sql.end();
     await services.stop();
+    // Every test process has ended by now: any Swift server still running lost its owner.
+    const killed = await reapOrphanedSwift();
+    if (killed > 0) console.log(`[services] killed ${killed} Swift server(s) a test file left running`);
   };
 }

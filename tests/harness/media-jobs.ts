@@ -1,5 +1,6 @@
 /**
- * What tests running real jobs on real agents share: test clips in s3rver, a two-output
+ * What tests running real jobs on real agents share: test clips in object storage (s3rver or
+ * Swift), a two-output
  * execution plan with a manifest, reading objects back, agents with their own directories,
  * and freezing a process (SIGSTOP) the test must thaw again whatever happens.
  */
@@ -8,30 +9,40 @@ import { readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { type AgentProcess, startAgent } from "../agent/agent-process.ts";
 import type { TestManager } from "./manager.ts";
-import type { S3Server } from "./s3.ts";
 import { issueToken } from "./workers.ts";
 
 const run = promisify(execFile);
 
-/** A test-pattern clip with a tone, encoded fast, stored as s3://<bucket>/<key>. */
+/** Where tests keep objects: s3rver (harness/s3.ts) or Swift (harness/swift). */
+export interface ObjectStore {
+  client(): S3Client;
+}
+
+/**
+ * A test-pattern clip with a tone, encoded fast, stored as s3://<bucket>/<key>. With `noise`,
+ * every frame carries fresh grain, which no encoder compresses well: outputs come out large
+ * (about 3 MiB per second at 640x360), so their uploads take several parts.
+ */
 export async function putClip(
-  s3: S3Server,
+  store: ObjectStore,
   where: { bucket: string; key: string },
   seconds: number,
   size: string,
+  options: { noise?: boolean } = {},
 ): Promise<void> {
   const path = join(tmpdir(), `tjm-clip-${crypto.randomUUID()}.mp4`);
+  const grain = options.noise ? ",noise=alls=60:allf=t" : "";
   try {
     await run("ffmpeg", [
       ...["-hide_banner", "-loglevel", "error", "-y"],
-      ...["-f", "lavfi", "-i", `testsrc2=size=${size}:rate=25:duration=${seconds}`],
+      ...["-f", "lavfi", "-i", `testsrc2=size=${size}:rate=25:duration=${seconds}${grain}`],
       ...["-f", "lavfi", "-i", `sine=frequency=440:sample_rate=48000:duration=${seconds}`],
       ...["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-shortest", path],
     ]);
-    await s3
+    await store
       .client()
       .send(new PutObjectCommand({ Bucket: where.bucket, Key: where.key, Body: await readFile(path) }));
   } finally {
@@ -65,16 +76,16 @@ export function twoOutputPlan(inputUri: string, prefix: string) {
   };
 }
 
-export async function readObject(s3: S3Server, uri: string): Promise<Buffer> {
+export async function readObject(store: ObjectStore, uri: string): Promise<Buffer> {
   const [bucket, ...key] = uri.slice("s3://".length).split("/");
-  const answer = await s3.client().send(new GetObjectCommand({ Bucket: bucket, Key: key.join("/") }));
+  const answer = await store.client().send(new GetObjectCommand({ Bucket: bucket, Key: key.join("/") }));
   return Buffer.from(
     await (answer.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray(),
   );
 }
 
-export async function listKeys(s3: S3Server, bucket: string, prefix: string): Promise<string[]> {
-  const listed = await s3.client().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+export async function listKeys(store: ObjectStore, bucket: string, prefix: string): Promise<string[]> {
+  const listed = await store.client().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
   return (listed.Contents ?? []).map((entry) => entry.Key ?? "").sort();
 }
 

@@ -229,6 +229,36 @@ describe("MultipartUploader against Swift s3api", () => {
     expect(sha256(await readObject(admin, bucket, key))).toBe(digest);
   });
 
+  it("a part damaged in transit is refused by the store (the signed SHA-256 does not match) and sent again", async () => {
+    const { bucket, file, digest, key, uri, statePath } = await fixture(11 * MIB);
+    const client = createS3Client(swift.settings);
+    const sent = recordRequests(client);
+    let damaged = 0;
+    // After signing: one bit of part 2's first try flips on its way to the store.
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const { PartNumber } = args.input as { PartNumber?: number };
+        const request = args.request as { body?: unknown };
+        if (PartNumber === 2 && damaged === 0 && Buffer.isBuffer(request.body)) {
+          damaged++;
+          const copy = Buffer.from(request.body);
+          copy[1000] = (copy[1000] ?? 0) ^ 1;
+          request.body = copy;
+        }
+        return next(args);
+      },
+      { step: "finalizeRequest", name: "damagePart2", priority: "low" },
+    );
+    const logger = capturingLogger();
+    const result = await uploader(client, { file, uri, statePath, partSize: 5 * MIB, logger }).upload();
+    client.destroy();
+    expect(damaged).toBe(1);
+    expect(partsSent(sent)).toEqual([1, 2, 2, 3]);
+    expect(JSON.stringify(logger.lines)).toContain("BadDigest");
+    expect(result.sha256).toBe(digest);
+    expect(sha256(await readObject(admin, bucket, key))).toBe(digest);
+  });
+
   it("abort() by a restarted Worker removes the multipart upload: none listed, no object, NoSuchUpload", async () => {
     const { bucket, file, key, uri, statePath } = await fixture(11 * MIB);
     const failing = failingFromPart(3);

@@ -6,6 +6,7 @@
 import { mkdir } from "node:fs/promises";
 import { PROTOCOL_VERSION, type Report, type WorkerRegistrationResponse } from "@tjm/protocol";
 import { FfmpegUnavailableError, probeFfmpeg } from "../probe/index.ts";
+import { MIB } from "../storage/parts.ts";
 import { AttemptRecords } from "./attempts/records.ts";
 import { AttemptRegistry } from "./attempts/registry.ts";
 import type { Config } from "./config.ts";
@@ -177,6 +178,10 @@ export class WorkerAgent {
       storageRetry: {
         budgetMs: config.WORKER_UPLOAD_RETRY_BUDGET_MS,
         maxAttempts: config.WORKER_UPLOAD_RETRY_ATTEMPTS,
+      },
+      uploadParts: {
+        partSize: config.WORKER_UPLOAD_PART_SIZE_MIB * MIB,
+        concurrency: config.WORKER_UPLOAD_CONCURRENCY,
       },
       report: async (lease, type, body) => {
         const { workerId, instanceId } = instance();

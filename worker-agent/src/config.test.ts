@@ -19,6 +19,8 @@ describe("parseEnv", () => {
         WORKER_STARTUP_TIMEOUT_MS: 60_000,
         WORKER_UPLOAD_RETRY_BUDGET_MS: 30_000,
         WORKER_UPLOAD_RETRY_ATTEMPTS: 5,
+        WORKER_UPLOAD_PART_SIZE_MIB: 32,
+        WORKER_UPLOAD_CONCURRENCY: 4,
         LOG_LEVEL: "info",
       },
     });
@@ -36,6 +38,8 @@ describe("parseEnv", () => {
         FFPROBE_PATH: "/opt/ffmpeg/bin/ffprobe",
         LOG_LEVEL: "debug",
         WORKER_STARTUP_TIMEOUT_MS: "1500",
+        WORKER_UPLOAD_PART_SIZE_MIB: "64",
+        WORKER_UPLOAD_CONCURRENCY: "8",
       },
       "ignored",
     );
@@ -46,6 +50,8 @@ describe("parseEnv", () => {
         WORKER_NAME: "gpu-box",
         WORKER_CAPACITY: 3,
         WORKER_STARTUP_TIMEOUT_MS: 1500,
+        WORKER_UPLOAD_PART_SIZE_MIB: 64,
+        WORKER_UPLOAD_CONCURRENCY: 8,
       },
     });
   });
@@ -60,6 +66,7 @@ describe("parseEnv", () => {
           WORKER_CAPACITY: "0",
           WORKER_STARTUP_TIMEOUT_MS: "soon",
           LOG_LEVEL: "loud",
+          WORKER_UPLOAD_PART_SIZE_MIB: "4",
         },
         "host",
       ),
@@ -73,6 +80,7 @@ describe("parseEnv", () => {
         "WORKER_WORK_DIR: required but not set",
         'WORKER_POOL: Invalid option: expected one of "cpu"|"nvidia"|"intel"|"amd"',
         "WORKER_CAPACITY: Too small: expected number to be >=1",
+        "WORKER_UPLOAD_PART_SIZE_MIB: Too small: expected number to be >=5",
         'LOG_LEVEL: Invalid option: expected one of "debug"|"info"|"warn"|"error"',
       ],
     });

@@ -1,6 +1,8 @@
 import { isAbsolute, resolve } from "node:path";
 import { messageLimits, WORKER_POOLS } from "@tjm/protocol";
 import { z } from "zod";
+import { DEFAULT_PART_SIZE, MIB } from "../storage/parts.ts";
+import { DEFAULT_UPLOAD_CONCURRENCY } from "../storage/upload.ts";
 import { LOG_LEVELS } from "./logger.ts";
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
@@ -53,6 +55,15 @@ export const configSchema = z.object({
   WORKER_UPLOAD_RETRY_BUDGET_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
   /** Tries per storage request within that budget. */
   WORKER_UPLOAD_RETRY_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  /** Multipart part size (S3 allows 5 MiB to 5 GiB); each part in flight is held in memory. */
+  WORKER_UPLOAD_PART_SIZE_MIB: z.coerce
+    .number()
+    .int()
+    .min(5)
+    .max(5 * 1024)
+    .default(DEFAULT_PART_SIZE / MIB),
+  /** Parts uploaded at once, per output. */
+  WORKER_UPLOAD_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(DEFAULT_UPLOAD_CONCURRENCY),
 
   // Logs
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),

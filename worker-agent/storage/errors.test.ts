@@ -72,6 +72,7 @@ const cases: [string, unknown, StorageErrorKind][] = [
   ["400 Throttling", serviceError("Throttling", 400), "recoverable"],
   ["403 RequestTimeTooSkewed", serviceError("RequestTimeTooSkewed", 403), "recoverable"],
   ["400 BadDigest", serviceError("BadDigest", 400), "recoverable"],
+  ["400 XAmzContentSHA256Mismatch", serviceError("XAmzContentSHA256Mismatch", 400), "recoverable"],
   ["429 without a known code", serviceError("Unknown", 429), "recoverable"],
   ["502 from a proxy (HTML body, no code)", serviceError("Unknown", 502), "recoverable"],
   ["504 gateway timeout", serviceError("Unknown", 504), "recoverable"],

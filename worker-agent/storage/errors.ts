@@ -51,6 +51,7 @@ const RECOVERABLE_NAMES = new Set([
   "RequestTimeTooSkewed",
   // The server got a different or shorter body than we sent: damaged in transit.
   "BadDigest",
+  "XAmzContentSHA256Mismatch",
   "IncompleteBody",
 ]);
 

@@ -15,9 +15,9 @@ import {
 } from "./parts.ts";
 
 describe("choosePartSize", () => {
-  it("is 8 MiB by default", () => {
+  it("is 32 MiB by default", () => {
     expect(choosePartSize(100 * MIB)).toBe(DEFAULT_PART_SIZE);
-    expect(DEFAULT_PART_SIZE).toBe(8 * MIB);
+    expect(DEFAULT_PART_SIZE).toBe(32 * MIB);
   });
 
   it("refuses parts under 5 MiB or over 5 GiB", () => {

@@ -37,7 +37,8 @@ import type { StorageSettings } from "@tjm/protocol";
 export const SWIFT_CREDENTIALS = { accessKeyId: "test:tester", secretAccessKey: "testing" } as const;
 
 const PYTHON = "/usr/bin/python3"; // python3-swift lives in the system interpreter, not a pyenv shim
-const SAIO = join(dirname(fileURLToPath(import.meta.url)), "saio.py");
+/** The launcher every Swift server runs under (its path is in their command lines). */
+export const SAIO = join(dirname(fileURLToPath(import.meta.url)), "saio.py");
 const SERVERS = ["account", "container", "object", "proxy"] as const;
 export type SwiftServerName = (typeof SERVERS)[number];
 /** What the Debian units would bind; never handed out here. */
@@ -331,7 +332,7 @@ class Instance {
   }
 
   async prepare(): Promise<void> {
-    for (const sub of ["etc", "node/d1", "log"]) await mkdir(join(this.dir, sub), { recursive: true });
+    for (const sub of ["etc", "node/d1", "log", "run"]) await mkdir(join(this.dir, sub), { recursive: true });
     for (const [name, text] of Object.entries(configs(this.dir, this.ports))) {
       await writeFile(join(this.dir, "etc", name), text);
     }
@@ -353,6 +354,8 @@ class Instance {
         child.once("error", reject);
       });
       this.children.set(name, child);
+      // For the run's global teardown, should this process end without stop().
+      await writeFile(join(this.dir, "run", `${name}.pid`), String(child.pid));
     } finally {
       await log.close();
     }
@@ -429,18 +432,43 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Kills the server whose PID file this is, if that PID is still one of this instance's servers. */
+async function killRecorded(pidFile: string, stateDir: string): Promise<boolean> {
+  const pid = Number(await readFile(pidFile, "utf8").catch(() => ""));
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  // A PID the kernel has since given to another process is left alone.
+  const commandLine = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+  if (!commandLine.includes(SAIO) || !commandLine.includes(stateDir)) return false;
+  try {
+    process.kill(pid, "SIGKILL");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * State directories whose test process died without stop() (its servers died with it, see
- * saio.py): a few hundred MiB each, so the next start removes them.
+ * Swift instances whose test process ended without stop(): their servers are killed by the
+ * PIDs they recorded (saio.py makes them die with their parent, but a parent killed before
+ * PR_SET_PDEATHSIG took hold leaves them), and their state (a few hundred MiB each) removed.
+ * Run at every start and from the test run's global teardown; returns how many servers it killed.
  */
-async function removeOrphanedDirectories(): Promise<void> {
+export async function reapOrphanedSwift(): Promise<number> {
+  let killed = 0;
   const names = await readdir(tmpdir()).catch(() => []);
   for (const name of names.filter((entry) => entry.startsWith(DIR_PREFIX))) {
     const dir = join(tmpdir(), name);
     const owner = Number(await readFile(join(dir, "owner.pid"), "utf8").catch(() => ""));
-    if (Number.isInteger(owner) && owner > 0 && !alive(owner))
-      await rm(dir, { recursive: true, force: true });
+    if (!Number.isInteger(owner) || owner <= 0 || alive(owner)) continue;
+    for (const state of await readdir(dir).catch(() => [])) {
+      const stateDir = join(dir, state);
+      for (const pidFile of await readdir(join(stateDir, "run")).catch(() => [])) {
+        if (await killRecorded(join(stateDir, "run", pidFile), stateDir)) killed++;
+      }
+    }
+    await rm(dir, { recursive: true, force: true });
   }
+  return killed;
 }
 
 export async function startSwift(): Promise<SwiftServer> {
@@ -449,7 +477,7 @@ export async function startSwift(): Promise<SwiftServer> {
       "OpenStack Swift is not installed: apt-get install --no-install-recommends swift swift-proxy swift-account swift-container swift-object python3-swift python3-lxml python3-requests attr",
     );
   }
-  await removeOrphanedDirectories();
+  await reapOrphanedSwift();
   const directory = await mkdtemp(join(tmpdir(), DIR_PREFIX));
   await writeFile(join(directory, "owner.pid"), String(process.pid));
   const clients: S3Client[] = [];

@@ -40,6 +40,8 @@ export interface AttemptEnvironment {
   progress(lease: LeaseCommand, update: ProgressUpdate): void;
   /** Storage retry budget before an upload pauses (tests shorten it). */
   storageRetry?: Partial<RetryPolicy>;
+  /** Part size and parts in flight of each output's multipart upload; the uploader's defaults if unset. */
+  uploadParts?: { partSize: number; concurrency: number };
   /** How long ffmpeg gets after SIGTERM before SIGKILL. */
   killGraceMs?: number;
 }
@@ -288,6 +290,7 @@ export class Attempt {
       file: output.path,
       uri: this.stagingUri(output.id),
       statePath: this.env.records.uploadStatePath(this.lease.attemptId, output.id),
+      ...this.env.uploadParts,
       ...this.retry,
     });
   }
