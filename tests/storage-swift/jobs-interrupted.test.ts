@@ -1,0 +1,95 @@
+/**
+ * A Worker killed in the middle of an upload, and a cancel in the middle of one, on real agents
+ * with Swift's s3api as the store (swift-jobs.ts).
+ */
+import { access, readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { ListPartsCommand } from "@aws-sdk/client-s3";
+import { describe, expect, it } from "vitest";
+import { startAgent } from "../agent/agent-process.ts";
+import { listKeys } from "../harness/media-jobs.ts";
+import {
+  AGENT_SETTINGS,
+  adminClient,
+  agent,
+  expectDelivered,
+  incompleteUploads,
+  manager,
+  proxy,
+  SLOW_UPLOAD_BYTES_PER_SECOND,
+  store,
+  storedPartPuts,
+  submit,
+  until,
+  uploadUnderWay,
+  useSwiftJobs,
+} from "./swift-jobs.ts";
+
+useSwiftJobs();
+
+describe("uploads interrupted on Swift s3api", () => {
+  it("a Worker killed mid-upload comes back and continues the same multipart upload: no part goes up twice", async () => {
+    const first = await agent("restarted");
+    proxy.limitUpload(SLOW_UPLOAD_BYTES_PER_SECOND);
+    const { jobId, attemptId } = await submit("restart");
+    const before = await uploadUnderWay(first.workDir, attemptId, 2);
+    expect(await first.process.stop("SIGKILL")).toMatchObject({ signal: "SIGKILL" });
+
+    // What the store kept of the interrupted upload: at least the parts the state recorded.
+    const kept = await adminClient().send(
+      new ListPartsCommand({ Bucket: "media-out", Key: before.key, UploadId: before.uploadId }),
+    );
+    const keptNumbers = (kept.Parts ?? []).map((part) => part.PartNumber);
+    expect(keptNumbers).toEqual(expect.arrayContaining(before.parts.map((part) => part.PartNumber)));
+    expect(await incompleteUploads()).toEqual([{ key: before.key, uploadId: before.uploadId }]);
+
+    // The same host again: no token, the same state and work directories.
+    proxy.limitUpload(undefined);
+    const second = startAgent({
+      MANAGER_URL: manager.baseUrl,
+      WORKER_STATE_DIR: first.stateDir,
+      WORKER_WORK_DIR: first.workDir,
+      WORKER_CAPACITY: "1",
+      LOG_LEVEL: "debug",
+      ...AGENT_SETTINGS,
+    });
+    await second.waitForMessage("worker re-registered", 30_000);
+    const done = await until(jobId, "COMPLETED");
+    expect(done.attempts).toHaveLength(1);
+    expect(done.attempts[0]).toMatchObject({ id: attemptId, state: "SUCCEEDED", encodingRecoveryCount: 0 });
+    const resumed = second.logs.find((line) => line.msg === "resuming multipart upload");
+    expect(resumed).toMatchObject({ uploadId: before.uploadId, partsLost: 0 });
+    expect(resumed?.partsStored).toBeGreaterThanOrEqual(before.parts.length);
+    expect(second.logs.filter((line) => line.msg === "encoding")).toEqual([]);
+
+    // Every part stored once: the new instance sent only the ones the store did not hold.
+    const puts = await storedPartPuts(before.uploadId);
+    const partCount = Math.ceil(before.fileSize / before.partSize);
+    expect([...puts].sort((a, b) => a - b)).toEqual(Array.from({ length: partCount }, (_, i) => i + 1));
+    const { bytes } = await expectDelivered(jobId, "restart", attemptId);
+    expect(bytes.length).toBe(before.fileSize);
+    await second.stop();
+  });
+
+  it("cancel during an upload aborts the multipart upload: none listed, no object anywhere", async () => {
+    const worker = await agent("cancelled");
+    proxy.limitUpload(SLOW_UPLOAD_BYTES_PER_SECOND);
+    const { jobId, attemptId } = await submit("cancel");
+    const during = await uploadUnderWay(worker.workDir, attemptId, 1);
+    expect(await incompleteUploads()).toEqual([{ key: during.key, uploadId: during.uploadId }]);
+
+    const response = await manager.request(`/api/v1/operations/jobs/${jobId}/cancel`, { method: "POST" });
+    expect(response.status).toBe(202);
+    await until(jobId, "CANCELLED");
+    await worker.process.waitForLog(
+      (line) => line.msg === "attempt cancelled" && line.attemptId === attemptId,
+    );
+    expect(await incompleteUploads()).toEqual([]);
+    expect(await listKeys(store, "media-out", "cancel/")).toEqual([]);
+    expect(await listKeys(store, "media-out", `.tjm-staging/${jobId}/`)).toEqual([]);
+    // The Worker kept nothing either: no output, no record, no upload state.
+    await expect(access(join(worker.workDir, attemptId))).rejects.toMatchObject({ code: "ENOENT" });
+    expect(await readdir(join(worker.workDir, "attempts"))).toEqual([]);
+    await worker.process.stop();
+  });
+});
