@@ -11,17 +11,14 @@ import { listKeys } from "../harness/media-jobs.ts";
 import {
   AGENT_SETTINGS,
   adminClient,
-  agent,
   expectDelivered,
   incompleteUploads,
+  jobMidUpload,
   manager,
   proxy,
-  SLOW_UPLOAD_BYTES_PER_SECOND,
   store,
   storedPartPuts,
-  submit,
   until,
-  uploadUnderWay,
   useSwiftJobs,
 } from "./swift-jobs.ts";
 
@@ -29,10 +26,7 @@ useSwiftJobs();
 
 describe("uploads interrupted on Swift s3api", () => {
   it("a Worker killed mid-upload comes back and continues the same multipart upload: no part goes up twice", async () => {
-    const first = await agent("restarted");
-    proxy.limitUpload(SLOW_UPLOAD_BYTES_PER_SECOND);
-    const { jobId, attemptId } = await submit("restart");
-    const before = await uploadUnderWay(first.workDir, attemptId, 2);
+    const { worker: first, jobId, attemptId, during: before } = await jobMidUpload("restarted", "restart", 2);
     expect(await first.process.stop("SIGKILL")).toMatchObject({ signal: "SIGKILL" });
 
     // What the store kept of the interrupted upload: at least the parts the state recorded.
@@ -72,10 +66,7 @@ describe("uploads interrupted on Swift s3api", () => {
   });
 
   it("cancel during an upload aborts the multipart upload: none listed, no object anywhere", async () => {
-    const worker = await agent("cancelled");
-    proxy.limitUpload(SLOW_UPLOAD_BYTES_PER_SECOND);
-    const { jobId, attemptId } = await submit("cancel");
-    const during = await uploadUnderWay(worker.workDir, attemptId, 1);
+    const { worker, jobId, attemptId, during } = await jobMidUpload("cancelled", "cancel");
     expect(await incompleteUploads()).toEqual([{ key: during.key, uploadId: during.uploadId }]);
 
     const response = await manager.request(`/api/v1/operations/jobs/${jobId}/cancel`, { method: "POST" });

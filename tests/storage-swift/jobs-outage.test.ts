@@ -17,15 +17,13 @@ import {
   freezer,
   incompleteUploads,
   job,
+  jobMidUpload,
   manager,
   proxy,
-  SLOW_UPLOAD_BYTES_PER_SECOND,
   statePath,
   store,
-  submit,
   swift,
   until,
-  uploadUnderWay,
   useSwiftJobs,
 } from "./swift-jobs.ts";
 
@@ -33,10 +31,7 @@ useSwiftJobs();
 
 describe("storage outages and zombies on Swift s3api", () => {
   it("storage killed mid-upload: WAITING_FOR_STORAGE; back and resumed, COMPLETED without re-encoding, one object, no upload left", async () => {
-    const worker = await agent("outage");
-    proxy.limitUpload(SLOW_UPLOAD_BYTES_PER_SECOND);
-    const { jobId, attemptId } = await submit("outage");
-    const during = await uploadUnderWay(worker.workDir, attemptId, 1);
+    const { worker, jobId, attemptId, during } = await jobMidUpload("outage", "outage");
     await swift.killProxy();
     const waiting = await until(jobId, "WAITING_FOR_STORAGE");
     expect(waiting.attempts[0]).toMatchObject({ id: attemptId, state: "WAITING_FOR_STORAGE" });
@@ -64,10 +59,7 @@ describe("storage outages and zombies on Swift s3api", () => {
   });
 
   it("retention expiry of a waiting job: the Worker deletes its outputs and aborts the upload; FAILED UPLOAD_RETENTION_EXPIRED", async () => {
-    const worker = await agent("expired");
-    proxy.limitUpload(SLOW_UPLOAD_BYTES_PER_SECOND);
-    const { jobId, attemptId } = await submit("expired");
-    const during = await uploadUnderWay(worker.workDir, attemptId, 1);
+    const { worker, jobId, attemptId, during } = await jobMidUpload("expired", "expired");
     await swift.killProxy();
     await until(jobId, "WAITING_FOR_STORAGE");
     // The encoded output waits on the Worker's disk.
@@ -95,10 +87,12 @@ describe("storage outages and zombies on Swift s3api", () => {
   });
 
   it("a zombie's late CompleteMultipartUpload lands under its own staging key and cannot replace the winner's object", async () => {
-    const zombie = await agent("zombie");
-    proxy.limitUpload(SLOW_UPLOAD_BYTES_PER_SECOND);
-    const { jobId, attemptId: lostAttemptId } = await submit("zombie");
-    const during = await uploadUnderWay(zombie.workDir, lostAttemptId, 1);
+    const {
+      worker: zombie,
+      jobId,
+      attemptId: lostAttemptId,
+      during,
+    } = await jobMidUpload("zombie", "zombie");
     // The whole host hangs mid-upload; the Manager declares it lost and the next attempt runs elsewhere.
     freezer.freeze(zombie.process.child.pid as number);
     proxy.limitUpload(undefined);

@@ -92,7 +92,7 @@ export async function until(jobId: string, state: string, timeoutMs = 60_000): P
 }
 
 /** One grainy 360p H.264 output under s3://media-out/<prefix>/, with a manifest. */
-export async function submit(prefix: string): Promise<{ jobId: string; attemptId: string }> {
+async function submit(prefix: string): Promise<{ jobId: string; attemptId: string }> {
   const response = await manager.request("/api/v1/operations/jobs", {
     method: "POST",
     json: {
@@ -135,11 +135,7 @@ export const statePath = (workDir: string, attemptId: string) =>
   join(workDir, "attempts", `${attemptId}.grain.upload.json`);
 
 /** The agent's upload state once it holds at least `parts` stored parts (the upload is under way). */
-export async function uploadUnderWay(
-  workDir: string,
-  attemptId: string,
-  parts: number,
-): Promise<UploadState> {
+async function uploadUnderWay(workDir: string, attemptId: string, parts: number): Promise<UploadState> {
   let state: UploadState | undefined;
   await waitFor(
     `${parts} parts stored`,
@@ -154,6 +150,18 @@ export async function uploadUnderWay(
   if (!state) throw new Error("unreachable");
   expect(state.parts.length).toBeLessThan(Math.ceil(state.fileSize / state.partSize));
   return state;
+}
+
+/**
+ * A fresh agent, the upload slowed down, a job submitted, and the agent's upload of its output
+ * under way with at least `parts` parts stored.
+ */
+export async function jobMidUpload(name: string, prefix: string, parts = 1) {
+  const worker = await agent(name);
+  proxy.limitUpload(SLOW_UPLOAD_BYTES_PER_SECOND);
+  const { jobId, attemptId } = await submit(prefix);
+  const during = await uploadUnderWay(worker.workDir, attemptId, parts);
+  return { worker, jobId, attemptId, during };
 }
 
 export async function incompleteUploads(): Promise<
