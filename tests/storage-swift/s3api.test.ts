@@ -355,11 +355,13 @@ describe("a Swift proxy crash mid-upload", () => {
     );
     expect(await incompleteUploads(bucket)).toEqual([{ key, uploadId: saved.state.uploadId }]);
 
+    // The resume adopts whatever the store holds, a part whose answer was lost included.
+    const stored = before.map((part) => part.PartNumber);
     const sent = recordRequests(client);
     const result = await upload.upload();
     client.destroy();
-    expect(result).toMatchObject({ bytes: 26 * MIB, sha256: digest, partsResumed: kept.length });
-    expect(partsSent(sent)).toEqual([1, 2, 3, 4, 5, 6].filter((n) => !kept.includes(n)));
+    expect(result).toMatchObject({ bytes: 26 * MIB, sha256: digest, partsResumed: stored.length });
+    expect(partsSent(sent)).toEqual([1, 2, 3, 4, 5, 6].filter((n) => !stored.includes(n)));
     expect(count(sent, "CreateMultipartUploadCommand")).toBe(0);
     expect(sha256(await readObject(admin, bucket, key))).toBe(digest);
     expect(await objectKeys(bucket)).toEqual([{ key, size: 26 * MIB }]);
