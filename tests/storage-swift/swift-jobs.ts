@@ -123,9 +123,9 @@ export async function agent(
   name: string,
 ): Promise<{ process: AgentProcess; workDir: string; stateDir: string }> {
   const unique = `${name}-${++sequence}`;
-  const process = await startTestAgent(manager, scratch.root, unique, AGENT_SETTINGS);
+  const started = await startTestAgent(manager, scratch.root, unique, AGENT_SETTINGS);
   return {
-    process,
+    process: started,
     workDir: join(scratch.root, `work-${unique}`),
     stateDir: join(scratch.root, `state-${unique}`),
   };
