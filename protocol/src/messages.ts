@@ -12,6 +12,7 @@
  */
 import { z } from "zod";
 import { WORKER_POOLS } from "./pools.ts";
+import { PREFIX_PATTERN } from "./subjects.ts";
 import { UUID_PATTERN } from "./uuid.ts";
 import { PROTOCOL_VERSION } from "./version.ts";
 
@@ -217,7 +218,7 @@ export const WorkerRegistrationResponseSchema = z.object({
   instanceId: UuidSchema,
   natsUrl: z.url({ protocol: /^(nats|tls|ws|wss)$/, hostname: /./ }).max(limits.urlLength),
   /** Prefix of every subject (subjects.ts); "tjm" unless the Manager is configured otherwise. */
-  subjectPrefix: z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, "must be a subject prefix"),
+  subjectPrefix: z.string().regex(PREFIX_PATTERN, "must be a subject prefix"),
   ...natsCredentials,
   heartbeatIntervalMs: z.number().int().min(limits.heartbeatIntervalMsMin).max(limits.heartbeatIntervalMsMax),
 });

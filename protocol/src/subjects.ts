@@ -22,7 +22,7 @@ export const DEFAULT_SUBJECT_PREFIX = "tjm";
  * ("tjm" and "TJM" would both be TJM_COMMANDS), and the character set is valid in both a
  * subject token and a stream name (no spaces, ".", "*", ">", path separators).
  */
-const PREFIX_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
+export const PREFIX_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 
 /** Dot-separated lowercase words such as "job.created"; each word a valid subject token. */
 const EVENT_KIND_PATTERN = /^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)*$/;

@@ -433,6 +433,7 @@ describe("lost Workers: two replicas' monitors at the WORKER_LOST boundary", () 
   const stubBroker: Broker = {
     ping: async () => {},
     connection: () => undefined,
+    subscribe: () => ({ unsubscribe() {} }),
     close: async () => {},
   };
 

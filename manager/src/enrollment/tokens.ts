@@ -1,18 +1,13 @@
 /** Enrollment token secrets: generation and the keyed hash that is all the database keeps. No I/O. */
+import { randomBase64url } from "../platform/random.ts";
 
 const TOKEN_PREFIX = "tjm_et_";
 /** 32 random bytes: 256 bits, out of reach of guessing. */
 const TOKEN_BYTES = 32;
 
-function base64url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
 /** A new token, shown once to the operator. The prefix makes a leaked one easy to recognise. */
 export function generateEnrollmentToken(): string {
-  return TOKEN_PREFIX + base64url(crypto.getRandomValues(new Uint8Array(TOKEN_BYTES)));
+  return TOKEN_PREFIX + randomBase64url(TOKEN_BYTES);
 }
 
 /** HMAC-SHA256(secret, token): what is stored and what a presented token is looked up by. */

@@ -2,7 +2,6 @@
  * What execution does when a Worker's life changes (called by the workers feature inside its
  * own transaction) and when a job held by a Worker is cancelled.
  */
-import { PROTOCOL_VERSION } from "@tjm/protocol";
 import type { TransactionSql } from "../platform/db.ts";
 import type { WorkerLifecycleHooks } from "../workers/index.ts";
 import { FAILURE_CODES } from "./lifecycle.ts";
@@ -12,7 +11,7 @@ import {
   lockAttemptsNeedingWorker,
   markDrainedIfIdle,
   moveAttemptsToInstance,
-  sendCommand,
+  sendCancel,
 } from "./store.ts";
 
 export function workerLifecycleHooks(maxAttempts: number): WorkerLifecycleHooks {
@@ -74,17 +73,4 @@ export function workerLifecycleHooks(maxAttempts: number): WorkerLifecycleHooks 
 export async function cancelHeldAttempt(tx: TransactionSql, attemptId: string): Promise<void> {
   const attempt = await lockAttempt(tx, attemptId);
   if (attempt) await sendCancel(tx, attempt);
-}
-
-async function sendCancel(
-  tx: TransactionSql,
-  attempt: { attemptId: string; fencingToken: string; workerId: string | null },
-): Promise<void> {
-  if (!attempt.workerId) return;
-  await sendCommand(tx, attempt.workerId, {
-    type: "cancel",
-    protocolVersion: PROTOCOL_VERSION,
-    attemptId: attempt.attemptId,
-    fencingToken: attempt.fencingToken,
-  });
 }

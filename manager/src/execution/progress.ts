@@ -4,7 +4,6 @@
  * update against the attempt's current lease (its fencing token, Worker and instance) and
  * keeps the latest; SSE subscribers get a job.progress event at most once a second per job.
  */
-import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { decodeMessage, type Progress, ProgressSchema, parseWorkerSubject, subjects } from "@tjm/protocol";
 import type { EventEnvelope } from "../outbox/index.ts";
 import type { Broker } from "../platform/broker.ts";
@@ -46,7 +45,7 @@ export class ProgressTracker {
   private readonly live = new Map<string, Live>();
   private readonly leases = new Map<string, Lease>();
   private readonly lastSent = new Map<string, number>();
-  private subscription: { nc: NatsConnection; sub: Subscription } | undefined;
+  private subscription: { unsubscribe(): void } | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
   private sequence = 0;
   readonly counters = { accepted: 0, rejected: {} as Record<string, number> };
@@ -54,17 +53,23 @@ export class ProgressTracker {
   constructor(private readonly options: ProgressOptions) {}
 
   start(): void {
-    this.subscribe();
-    this.timer ??= setInterval(() => {
-      this.subscribe();
-      this.expire();
-    }, 1000);
+    this.subscription ??= this.options.broker.subscribe(
+      subjects.allWorkerProgress(this.options.subjectPrefix),
+      (err, msg) => {
+        if (err) this.options.logger.warn("progress subscription error", { err });
+        else
+          void this.receive(msg.subject, msg.data).catch((error) =>
+            this.options.logger.warn("progress could not be checked", { err: error }),
+          );
+      },
+    );
+    this.timer ??= setInterval(() => this.expire(), 1000);
   }
 
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
-    this.subscription?.sub.unsubscribe();
+    this.subscription?.unsubscribe();
     this.subscription = undefined;
   }
 
@@ -165,21 +170,5 @@ export class ProgressTracker {
     for (const [attemptId, live] of this.live) if (live.receivedAt < cutoff) this.forget(attemptId);
     for (const [jobId, sent] of this.lastSent) if (sent < cutoff) this.lastSent.delete(jobId);
     for (const [attemptId, lease] of this.leases) if (lease.fetchedAt < cutoff) this.leases.delete(attemptId);
-  }
-
-  private subscribe(): void {
-    const nc = this.options.broker.connection();
-    if (!nc || this.subscription?.nc === nc) return;
-    this.subscription?.sub.unsubscribe();
-    const sub = nc.subscribe(subjects.allWorkerProgress(this.options.subjectPrefix), {
-      callback: (err, msg) => {
-        if (err) this.options.logger.warn("progress subscription error", { err });
-        else
-          void this.receive(msg.subject, msg.data).catch((error) =>
-            this.options.logger.warn("progress could not be checked", { err: error }),
-          );
-      },
-    });
-    this.subscription = { nc, sub };
   }
 }

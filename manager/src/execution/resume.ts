@@ -1,7 +1,8 @@
 import { PROTOCOL_VERSION } from "@tjm/protocol";
 import type { TransactionSql } from "../platform/db.ts";
+import { sendCommand } from "../platform/outbox.ts";
 import { resumeUploadsRefusal } from "./lifecycle.ts";
-import { lockAttempt, sendCommand } from "./store.ts";
+import { lockAttempt } from "./store.ts";
 
 /**
  * resume-uploads: same attempt, same destinations, no re-encode; retention is not renewed.

@@ -32,12 +32,15 @@ export function capabilitiesNeeded(job: QueuedJob): string[] {
  * Whether `worker` may run `job`. A DEGRADED Worker failed some of its pool's required
  * self-tests; like a READY one it takes only jobs whose every need it proved it can meet.
  */
-export function canRun(worker: CandidateWorker, job: QueuedJob, needed: readonly string[]): boolean {
+function canRun(
+  worker: CandidateWorker & { has: ReadonlySet<string> },
+  job: QueuedJob,
+  needed: readonly string[],
+): boolean {
   if (worker.pool !== job.pool || worker.protocolVersion !== job.protocolVersion) return false;
   if (worker.load >= worker.capacity) return false;
   // READY or DEGRADED, a Worker takes only what it proved it can encode.
-  const has = new Set(worker.capabilities);
-  return needed.every((capability) => has.has(capability));
+  return needed.every((capability) => worker.has.has(capability));
 }
 
 /**
@@ -49,7 +52,8 @@ export function chooseAssignments(
   jobs: readonly QueuedJob[],
   workers: readonly CandidateWorker[],
 ): { jobId: string; workerId: string }[] {
-  const pool = workers.map((worker) => ({ ...worker }));
+  // Copies (their load grows as jobs are assigned), each with its capabilities as a set once.
+  const pool = workers.map((worker) => ({ ...worker, has: new Set(worker.capabilities) }));
   const assignments: { jobId: string; workerId: string }[] = [];
   for (const job of jobs) {
     const needed = capabilitiesNeeded(job);

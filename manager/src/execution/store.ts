@@ -3,10 +3,10 @@
  * function runs inside the caller's transaction, on rows the caller locked, and writes the
  * announcements of what it changed to the outbox in the same transaction.
  */
-import type { Command, StorageSettings } from "@tjm/protocol";
+import { PROTOCOL_VERSION, type StorageSettings } from "@tjm/protocol";
 import type { AttemptState, JobState } from "../jobs/lifecycle.ts";
 import type { TransactionSql } from "../platform/db.ts";
-import { enqueueOutbox } from "../platform/outbox.ts";
+import { enqueueOutbox, sendCommand } from "../platform/outbox.ts";
 import { type AfterFailure, afterAttemptFailed, HELD_ATTEMPT_STATES } from "./lifecycle.ts";
 import { splitS3Uri } from "./storage.ts";
 
@@ -39,9 +39,18 @@ export async function lockAttempt(tx: TransactionSql, attemptId: string): Promis
   return row;
 }
 
-/** Sends a command to a Worker through the outbox (published by the relay, never from here). */
-export async function sendCommand(tx: TransactionSql, workerId: string, command: Command): Promise<void> {
-  await enqueueOutbox(tx, "worker.command", command as never, `workers.${workerId}.commands`);
+/** Tells the Worker holding an attempt (if any) to stop it and clean up. */
+export async function sendCancel(
+  tx: TransactionSql,
+  attempt: { attemptId: string; fencingToken: string; workerId: string | null },
+): Promise<void> {
+  if (!attempt.workerId) return;
+  await sendCommand(tx, attempt.workerId, {
+    type: "cancel",
+    protocolVersion: PROTOCOL_VERSION,
+    attemptId: attempt.attemptId,
+    fencingToken: attempt.fencingToken,
+  });
 }
 
 async function jobChanged(

@@ -4,7 +4,6 @@
  * jobs past their deadline (DEADLINE_EXCEEDED). Rows are locked with SKIP LOCKED, so two
  * Managers sweeping at once never fail the same attempt twice or queue two next attempts.
  */
-import { PROTOCOL_VERSION } from "@tjm/protocol";
 import type { Sql, TransactionSql } from "../platform/db.ts";
 import type { Logger } from "../platform/logger.ts";
 import { FAILURE_CODES, isHeldAttemptState } from "./lifecycle.ts";
@@ -14,7 +13,7 @@ import {
   lockDispatchTimeouts,
   lockExpiredPauses,
   lockPastDeadline,
-  sendCommand,
+  sendCancel,
 } from "./store.ts";
 
 const BATCH = 100;
@@ -81,15 +80,8 @@ export class Sweeper {
       const attempts = await lock(tx, BATCH);
       for (const attempt of attempts) {
         const { code, message } = failure();
-        if (isHeldAttemptState(attempt.state) && attempt.workerId) {
-          // The Worker may still hold it (late, paused, slow): tell it to let go and clean up.
-          await sendCommand(tx, attempt.workerId, {
-            type: "cancel",
-            protocolVersion: PROTOCOL_VERSION,
-            attemptId: attempt.attemptId,
-            fencingToken: attempt.fencingToken,
-          });
-        }
+        // The Worker may still hold it (late, paused, slow): tell it to let go and clean up.
+        if (isHeldAttemptState(attempt.state)) await sendCancel(tx, attempt);
         await failAttempt(tx, attempt, { code, message }, this.options.maxAttempts);
         this.options.logger.warn("attempt failed by the Manager", {
           jobId: attempt.jobId,

@@ -1,4 +1,10 @@
-import type { Authenticator, ConnectionOptions, NatsConnection } from "@nats-io/transport-node";
+import type {
+  Authenticator,
+  ConnectionOptions,
+  Msg,
+  NatsConnection,
+  Subscription,
+} from "@nats-io/transport-node";
 import { withTimeout } from "./db.ts";
 import type { Logger } from "./logger.ts";
 
@@ -8,8 +14,15 @@ export interface Broker {
   ping(timeoutMs: number): Promise<void>;
   /** The live connection, or undefined until the first connect succeeds. */
   connection(): NatsConnection | undefined;
+  /**
+   * A core NATS subscription that starts as soon as the broker is connected (at once if it
+   * is) and rides every reconnect; `unsubscribe` ends it, or the wish for it if not yet connected.
+   */
+  subscribe(subject: string, onMessage: MessageHandler): { unsubscribe(): void };
   close(): Promise<void>;
 }
+
+export type MessageHandler = (error: Error | null, message: Msg) => void;
 
 export type Connect = (options: ConnectionOptions) => Promise<NatsConnection>;
 
@@ -29,6 +42,14 @@ export function createBroker(
   let connection: NatsConnection | undefined;
   let closed = false;
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
+  // Subscriptions asked for; each gets its NATS subscription once connected.
+  const wanted = new Set<{ subject: string; onMessage: MessageHandler; sub?: Subscription }>();
+  const attach = (
+    nc: NatsConnection,
+    want: { subject: string; onMessage: MessageHandler; sub?: Subscription },
+  ) => {
+    want.sub = nc.subscribe(want.subject, { callback: want.onMessage });
+  };
 
   const watch = async (nc: NatsConnection) => {
     for await (const status of nc.status()) {
@@ -52,6 +73,7 @@ export function createBroker(
         return;
       }
       connection = nc;
+      for (const want of wanted) attach(nc, want);
       logger.info("connected to NATS", { server: nc.getServer() });
       void watch(nc);
     } catch (err) {
@@ -69,6 +91,17 @@ export function createBroker(
       await withTimeout(connection.flush(), timeoutMs, "NATS");
     },
     connection: () => (connection && !connection.isClosed() ? connection : undefined),
+    subscribe(subject, onMessage) {
+      const want: { subject: string; onMessage: MessageHandler; sub?: Subscription } = { subject, onMessage };
+      wanted.add(want);
+      if (connection && !connection.isClosed()) attach(connection, want);
+      return {
+        unsubscribe() {
+          wanted.delete(want);
+          want.sub?.unsubscribe();
+        },
+      };
+    },
     async close() {
       closed = true;
       clearTimeout(retryTimer);

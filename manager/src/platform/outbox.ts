@@ -1,3 +1,4 @@
+import type { Command } from "@tjm/protocol";
 import type { TransactionSql } from "./db.ts";
 
 /**
@@ -11,4 +12,9 @@ export async function enqueueOutbox(
   subject = `events.${kind}`,
 ): Promise<void> {
   await tx`insert into outbox (kind, subject, payload) values (${kind}, ${subject}, ${tx.json(payload as never)})`;
+}
+
+/** Sends a command to a Worker's durable consumer, the same way: published only if the change commits. */
+export async function sendCommand(tx: TransactionSql, workerId: string, command: Command): Promise<void> {
+  await enqueueOutbox(tx, "worker.command", command as never, `workers.${workerId}.commands`);
 }

@@ -7,12 +7,15 @@ import {
 } from "@tjm/protocol";
 import { errorResponses } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
+import { randomBase64url } from "../platform/random.ts";
 import type { WorkersDeps } from "./deps.ts";
 import { disabledWorker, unknownWorker } from "./proof.ts";
 import { findWorker, insertChallenge } from "./store.ts";
 
 /** Long enough for a slow host to sign and answer, short enough that a leaked nonce is soon worthless. */
 export const CHALLENGE_TTL_SECONDS = 60;
+/** 256 bits: never repeated, never guessed. */
+const NONCE_BYTES = 32;
 
 export const ChallengeRequestSchema = z
   .object(WorkerChallengeRequestSchema.shape)
@@ -46,14 +49,6 @@ export const createChallengeRoute = createRoute({
   },
 });
 
-function randomNonce(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .replace(/=+$/, "");
-}
-
 export const createChallenge =
   (deps: WorkersDeps): AppRouteHandler<typeof createChallengeRoute> =>
   async (c) => {
@@ -61,7 +56,7 @@ export const createChallenge =
     const worker = await findWorker(deps.sql, request.workerId);
     if (!worker) throw unknownWorker(request.workerId);
     if (worker.disabledAt) throw disabledWorker(worker);
-    const challenge = { id: crypto.randomUUID(), nonce: randomNonce() };
+    const challenge = { id: crypto.randomUUID(), nonce: randomBase64url(NONCE_BYTES) };
     const { expiresAt } = await insertChallenge(deps.sql, {
       ...challenge,
       workerId: worker.id,

@@ -4,7 +4,13 @@
  * deletes it when the Worker is disabled, which cuts the Worker off from its commands at once,
  * before its user JWT expires.
  */
-import { AckPolicy, DeliverPolicy, jetstreamManager } from "@nats-io/jetstream";
+import {
+  AckPolicy,
+  DeliverPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  jetstreamManager,
+} from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { streams, subjects, workerConsumerName } from "@tjm/protocol";
 import { ensurePrefixStreams } from "../outbox/index.ts";
@@ -17,15 +23,24 @@ export async function ensureWorkerConsumer(
   prefix: string,
   workerId: string,
 ): Promise<void> {
-  await ensurePrefixStreams(nc, prefix);
   const jsm = await jetstreamManager(nc);
-  await jsm.consumers.add(streams(prefix).commands.name, {
-    durable_name: workerConsumerName(workerId),
-    filter_subject: subjects.workerCommands(prefix, workerId),
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    ack_wait: COMMAND_ACK_WAIT_NS,
-  });
+  const add = () =>
+    jsm.consumers.add(streams(prefix).commands.name, {
+      durable_name: workerConsumerName(workerId),
+      filter_subject: subjects.workerCommands(prefix, workerId),
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: COMMAND_ACK_WAIT_NS,
+    });
+  try {
+    await add();
+  } catch (err) {
+    // The streams are checked only when missing (a NATS that lost its store), not on every
+    // registration, which holds its token or Worker row locked meanwhile.
+    if (!(err instanceof JetStreamApiError) || err.code !== JetStreamApiCodes.StreamNotFound) throw err;
+    await ensurePrefixStreams(nc, prefix);
+    await add();
+  }
 }
 
 export async function deleteWorkerConsumer(

@@ -2,7 +2,7 @@ import { createRoute } from "@hono/zod-openapi";
 import { PROTOCOL_VERSION } from "@tjm/protocol";
 import { errorResponses } from "../platform/errors.ts";
 import { type AppRouteHandler, operatorSecurity } from "../platform/http.ts";
-import { enqueueOutbox } from "../platform/outbox.ts";
+import { enqueueOutbox, sendCommand } from "../platform/outbox.ts";
 import type { WorkersDeps } from "./deps.ts";
 import { unknownWorker } from "./proof.ts";
 import { WorkerIdParamSchema, WorkerSchema } from "./schema.ts";
@@ -35,12 +35,7 @@ export const drainWorkerHandler =
       const drained = await requestDrain(tx, workerId);
       if (!drained) throw unknownWorker(workerId);
       if (drained.changed) {
-        await enqueueOutbox(
-          tx,
-          "worker.command",
-          { type: "drain", protocolVersion: PROTOCOL_VERSION },
-          `workers.${workerId}.commands`,
-        );
+        await sendCommand(tx, workerId, { type: "drain", protocolVersion: PROTOCOL_VERSION });
         await enqueueOutbox(tx, "worker.updated", {
           workerId,
           instanceId: drained.row.instanceId,

@@ -4,7 +4,6 @@
  * memory; transitions go through a compare-and-set in PostgreSQL (store.ts), so exactly one
  * replica records each, with its outbox event.
  */
-import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { decodeMessage, type Heartbeat, HeartbeatSchema, parseWorkerSubject, subjects } from "@tjm/protocol";
 import type { Broker } from "../platform/broker.ts";
 import type { Sql } from "../platform/db.ts";
@@ -69,7 +68,7 @@ export class WorkerMonitor {
   private readonly lookedUpAt = new Map<string, number>();
   private readonly now: () => number;
   private readonly tickMs: number;
-  private subscription: { nc: NatsConnection; sub: Subscription } | undefined;
+  private subscription: { unsubscribe(): void } | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
   private loaded: Promise<void> | undefined;
   private readonly pending = new Set<Promise<unknown>>();
@@ -88,14 +87,20 @@ export class WorkerMonitor {
   start(): void {
     if (this.timer) return;
     this.loaded = this.load();
-    this.subscribe();
+    this.subscription = this.options.broker.subscribe(
+      subjects.allWorkerHeartbeats(this.options.subjectPrefix),
+      (err, msg) => {
+        if (err) this.options.logger.warn("heartbeat subscription error", { err });
+        else this.receive(msg.subject, msg.data);
+      },
+    );
     this.timer = setInterval(() => this.tick(), this.tickMs);
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
-    this.subscription?.sub.unsubscribe();
+    this.subscription?.unsubscribe();
     this.subscription = undefined;
     await this.loaded?.catch(() => {});
     await Promise.allSettled([...this.pending]);
@@ -104,8 +109,6 @@ export class WorkerMonitor {
   /** A Worker (re-)registered through this replica: watch its new instance from now. */
   instanceStarted(row: WorkerRow): void {
     this.watches.set(row.id, this.watchOf(row, this.now()));
-    // The broker is up (registration needed it): listen before the Worker's first heartbeat.
-    this.subscribe();
   }
 
   live(workerId: string): LiveWorker | undefined {
@@ -199,7 +202,6 @@ export class WorkerMonitor {
 
   private tick(): void {
     this.loaded ??= this.load();
-    this.subscribe();
     const at = this.now();
     for (const [workerId, watch] of this.watches) {
       if (watch.recording || at < nextDeadline(watch.connectivity, watch.lastHeartbeatAt, this.options))
@@ -207,20 +209,6 @@ export class WorkerMonitor {
       const to = silenceTransition(watch.connectivity, watch.lastHeartbeatAt, at, this.options);
       if (to) this.record(workerId, watch, to);
     }
-  }
-
-  /** Follows the broker's current connection; a reconnect keeps the same one, a new connect replaces it. */
-  private subscribe(): void {
-    const nc = this.options.broker.connection();
-    if (!nc || this.subscription?.nc === nc) return;
-    this.subscription?.sub.unsubscribe();
-    const sub = nc.subscribe(subjects.allWorkerHeartbeats(this.options.subjectPrefix), {
-      callback: (err, msg) => {
-        if (err) this.options.logger.warn("heartbeat subscription error", { err });
-        else this.receive(msg.subject, msg.data);
-      },
-    });
-    this.subscription = { nc, sub };
   }
 
   private record(workerId: string, watch: Watch, to: Connectivity): void {
