@@ -5,9 +5,9 @@
  * parts in flight. Each configuration runs the two in adjacent pairs (ours first, then theirs
  * first, and so on) and reports medians, so drifting background load skews both alike.
  *
- * The uploader does more than lib-storage for each byte: an MD5 per part (Content-MD5, so a
- * part damaged in transit is refused) and a SHA-256 of the whole file (the manifest's
- * checksum), both on this process's CPU, which Swift's Python servers share on this machine.
+ * The uploader does more than lib-storage for each byte: a SHA-256 of the whole file (the
+ * manifest's checksum) and a state-file write after every part, on this process's CPU, which
+ * Swift's Python servers share on this machine. Both sign each part's SHA-256 (the SDK does).
  */
 import { randomFillSync } from "node:crypto";
 import { createReadStream } from "node:fs";

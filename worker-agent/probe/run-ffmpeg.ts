@@ -26,6 +26,7 @@ export function runFfmpeg(
   ffmpegPath: string,
   args: readonly string[],
   timeoutMs: number,
+  tool: ToolName = FFMPEG,
 ): Promise<FfmpegRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(ffmpegPath, args, { stdio: ["ignore", "pipe", "pipe"] });
@@ -44,7 +45,7 @@ export function runFfmpeg(
     }, timeoutMs);
     child.on("error", (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(unavailable(ffmpegPath, error));
+      reject(unavailableError(ffmpegPath, error, tool));
     });
     child.on("close", (exitCode, signal) => {
       clearTimeout(timer);
@@ -57,12 +58,25 @@ export function describeExit(run: FfmpegRun): string {
   return run.signal === null ? `exited with code ${run.exitCode}` : `killed by ${run.signal}`;
 }
 
-function unavailable(ffmpegPath: string, error: NodeJS.ErrnoException): Error {
+/** Which binary a run starts, and the setting that chooses it, for the errors that name them. */
+export interface ToolName {
+  tool: string;
+  envVar: string;
+}
+
+const FFMPEG: ToolName = { tool: "ffmpeg", envVar: "FFMPEG_PATH" };
+
+/** A spawn error: ENOENT and EACCES become FfmpegUnavailableError, others are returned as they are. */
+export function unavailableError(
+  path: string,
+  error: NodeJS.ErrnoException,
+  { tool, envVar }: ToolName = FFMPEG,
+): Error {
   switch (error.code) {
     case "ENOENT":
-      return new FfmpegUnavailableError(`ffmpeg not found at ${ffmpegPath}: set FFMPEG_PATH`);
+      return new FfmpegUnavailableError(`${tool} not found at ${path}: set ${envVar}`);
     case "EACCES":
-      return new FfmpegUnavailableError(`ffmpeg at ${ffmpegPath} is not executable: set FFMPEG_PATH`);
+      return new FfmpegUnavailableError(`${tool} at ${path} is not executable: set ${envVar}`);
     default:
       return error;
   }

@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { createWriteStream, openSync } from "node:fs";
-import { FfmpegUnavailableError } from "../probe/run-ffmpeg.ts";
+import { unavailableError } from "../probe/run-ffmpeg.ts";
 import { ProgressParser, type ProgressUpdate, shouldPublish } from "./progress.ts";
 
 /** 64 KiB: ffmpeg's error is in its last lines; the full log goes to logPath. */
@@ -135,15 +135,7 @@ export function startFfmpeg(options: FfmpegRunOptions): RunningFfmpeg {
       else log.end(() => outcome(stderrTail));
     };
     child.on("error", (error: NodeJS.ErrnoException) => {
-      settle(() =>
-        reject(
-          error.code === "ENOENT" || error.code === "EACCES"
-            ? new FfmpegUnavailableError(
-                `ffmpeg cannot be run from ${options.ffmpegPath ?? "ffmpeg"}: ${error.code}`,
-              )
-            : error,
-        ),
-      );
+      settle(() => reject(unavailableError(options.ffmpegPath ?? "ffmpeg", error)));
     });
     child.on("close", (exitCode, signal) => {
       settle((stderrTail) => {

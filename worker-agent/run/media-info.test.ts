@@ -157,4 +157,11 @@ describe("probeMedia (real ffprobe)", () => {
       FfmpegUnavailableError,
     );
   });
+
+  it("names ffprobe and FFPROBE_PATH, and quotes a path containing 'ffmpeg' unchanged", async () => {
+    const ffprobePath = join(dir, "ffmpeg", "bin", "ffprobe");
+    await expect(probeMedia("/x.mp4", { ffprobePath })).rejects.toThrow(
+      `ffprobe not found at ${ffprobePath}: set FFPROBE_PATH`,
+    );
+  });
 });

@@ -3,7 +3,7 @@
  * (parseProbeJson) and the thin runner (probeMedia). An input ffprobe cannot read becomes
  * InputUnreadableError, which the Worker reports as the INPUT_UNREADABLE failure.
  */
-import { FfmpegUnavailableError, runFfmpeg } from "../probe/run-ffmpeg.ts";
+import { runFfmpeg } from "../probe/run-ffmpeg.ts";
 
 export interface VideoStreamInfo {
   /** Index among the input's video streams (`0:v:N`); cover art is never chosen. */
@@ -180,12 +180,9 @@ export function redactLocation(text: string, location: string): string {
 export async function probeMedia(pathOrUrl: string, options: ProbeOptions = {}): Promise<MediaInfo> {
   const ffprobePath = options.ffprobePath ?? "ffprobe";
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const run = await runFfmpeg(ffprobePath, probeArgs(pathOrUrl), timeoutMs).catch((error: unknown) => {
-    throw error instanceof FfmpegUnavailableError
-      ? new FfmpegUnavailableError(
-          error.message.replace(/ffmpeg/g, "ffprobe").replace("FFMPEG_PATH", "FFPROBE_PATH"),
-        )
-      : error;
+  const run = await runFfmpeg(ffprobePath, probeArgs(pathOrUrl), timeoutMs, {
+    tool: "ffprobe",
+    envVar: "FFPROBE_PATH",
   });
   if (run.timedOut) {
     throw new InputUnreadableError(`ffprobe did not finish reading the input within ${timeoutMs} ms`);

@@ -22,14 +22,10 @@ function serialise(value: unknown): unknown {
   return value;
 }
 
-export function createLogger(
-  level: LogLevel,
-  write: (line: string) => void,
-  now: () => Date = () => new Date(),
-): Logger {
+export function createLogger(level: LogLevel, write: (line: string) => void): Logger {
   const log = (at: LogLevel, msg: string, fields: Record<string, unknown> = {}) => {
     if (rank[at] < rank[level]) return;
-    const entry: Record<string, unknown> = { time: now().toISOString(), level: at, msg };
+    const entry: Record<string, unknown> = { time: new Date().toISOString(), level: at, msg };
     for (const [key, value] of Object.entries(fields)) entry[key] = serialise(value);
     write(JSON.stringify(entry));
   };

@@ -4,12 +4,12 @@
  * ({workerId, managerUrl}). The directory is 0700 and every file 0600, written to a temp
  * file and renamed, so a crash leaves either the old file or the new one, never half of one.
  */
-import { randomBytes } from "node:crypto";
-import { chmod, lstat, mkdir, open, readFile, rename, rm } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { lstat, mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { createUser, fromSeed, type KeyPair } from "@nats-io/nkeys";
 import { UuidSchema } from "@tjm/protocol";
 import { z } from "zod";
+import { writeFileAtomic } from "./atomic-file.ts";
 
 export const SEED_FILE = "nkey.seed";
 export const IDENTITY_FILE = "identity.json";
@@ -76,7 +76,7 @@ export async function openState(
     if (!options.canEnroll) throw new NotEnrolledError(`${dir} holds no Worker identity`);
     const keyPair = createUser();
     const seed = keyPair.getSeed();
-    await writeFileAtomic(seedPath, seed);
+    await writeStateFile(seedPath, seed);
     return { dir, seed, keyPair, identity: undefined, seedCreated: true };
   }
   const seed = new TextEncoder().encode(new TextDecoder().decode(storedSeed).trim());
@@ -86,7 +86,7 @@ export async function openState(
 /** Records the identity the Manager assigned; the next start re-registers with it. */
 export async function saveIdentity(dir: string, identity: StoredIdentity): Promise<void> {
   const normalised = { ...identity, managerUrl: normalizeManagerUrl(identity.managerUrl) };
-  await writeFileAtomic(
+  await writeStateFile(
     join(dir, IDENTITY_FILE),
     new TextEncoder().encode(`${JSON.stringify(normalised, null, 2)}\n`),
   );
@@ -149,33 +149,12 @@ function userKeyPair(path: string, seed: Uint8Array): KeyPair {
   throw new StateError(`${path} does not hold an NKey user seed ("SU…")`);
 }
 
-async function writeFileAtomic(path: string, data: Uint8Array): Promise<void> {
-  const temp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+/** Writes a 0600 state file atomically, its directory entry synced too. */
+async function writeStateFile(path: string, data: Uint8Array): Promise<void> {
   try {
-    const handle = await open(temp, "wx", 0o600);
-    try {
-      // open's mode passes through the umask, which can only remove bits; be exact anyway.
-      await chmod(temp, 0o600);
-      await handle.writeFile(data);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, path);
-    await syncDirectory(dirname(path));
+    await writeFileAtomic(path, data, { mode: 0o600, syncDirectory: true });
   } catch (err) {
-    await rm(temp, { force: true });
     throw new StateError(`cannot write ${path}: ${(err as Error).message}`, { cause: err });
-  }
-}
-
-/** Makes the rename itself durable: without it a power cut can lose the new directory entry. */
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, "r");
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }
 

@@ -5,7 +5,7 @@
  * and resumes later, instead of holding a job slot through a long outage.
  */
 import { setTimeout as delay } from "node:timers/promises";
-import { backoffDelayMs } from "../src/backoff.ts";
+import { retryDelayBefore } from "../src/backoff.ts";
 import { type Logger, silentLogger } from "../src/logger.ts";
 import { classifyStorageError, StorageUnavailableError } from "./errors.ts";
 
@@ -89,14 +89,13 @@ export function retryDelayMs(
   random: () => number,
 ): number | undefined {
   if (failedAttempts >= policy.maxAttempts) return undefined;
-  const remaining = policy.budgetMs - elapsedMs;
-  if (remaining <= 0) return undefined;
-  const backoff = backoffDelayMs(
+  return retryDelayBefore(
+    policy.budgetMs,
+    elapsedMs,
     failedAttempts - 1,
     { initialMs: policy.initialDelayMs, maxMs: policy.maxDelayMs },
     random,
   );
-  return Math.min(backoff, remaining);
 }
 
 /**

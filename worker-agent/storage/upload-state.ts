@@ -4,11 +4,11 @@
  * so a crash leaves the old state or the new one, never half of either. Mode 0600: the
  * upload id is enough to add parts to (or abort) the upload.
  */
-import { randomBytes } from "node:crypto";
 import type { Stats } from "node:fs";
-import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import { mkdir, readFile, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
+import { writeFileAtomic } from "../src/atomic-file.ts";
 import { MAX_PARTS, MIN_PART_SIZE } from "./parts.ts";
 import { formatS3Uri, type S3Location } from "./s3.ts";
 
@@ -59,23 +59,8 @@ export async function readUploadState(path: string): Promise<ReadStateResult> {
 
 export async function writeUploadState(path: string, state: UploadState): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
-  const handle = await open(temp, "w", 0o600);
-  try {
-    await handle.writeFile(`${JSON.stringify(state)}\n`);
-    await handle.sync();
-  } catch (error) {
-    await handle.close();
-    await rm(temp, { force: true });
-    throw error;
-  }
-  await handle.close();
-  try {
-    await rename(temp, path);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
+  // No directory fsync: this runs after every uploaded part.
+  await writeFileAtomic(path, `${JSON.stringify(state)}\n`, { mode: 0o600 });
 }
 
 export async function removeUploadState(path: string): Promise<void> {

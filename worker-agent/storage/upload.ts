@@ -241,7 +241,8 @@ export class MultipartUploader {
     } finally {
       await handle.close();
     }
-    const lost = state.parts.filter((part) => !parts.some((kept) => kept.PartNumber === part.PartNumber));
+    const kept = new Set(parts.map((part) => part.PartNumber));
+    const lost = state.parts.filter((part) => !kept.has(part.PartNumber));
     this.logger.info("resuming multipart upload", {
       uri: this.options.uri,
       uploadId: state.uploadId,
@@ -337,9 +338,7 @@ export class MultipartUploader {
         this.concurrency,
         async (part, poolSignal) => {
           const completed = await this.sendPart(handle, state, part, signal, poolSignal);
-          state.parts = [...state.parts.filter((p) => p.PartNumber !== part.partNumber), completed].sort(
-            (a, b) => a.PartNumber - b.PartNumber,
-          );
+          state.parts = [...state.parts, completed].sort((a, b) => a.PartNumber - b.PartNumber);
           await this.persist(state);
           sent++;
           uploadedBytes += part.length;
@@ -379,10 +378,7 @@ export class MultipartUploader {
           }),
           { abortSignal: signal },
         ),
-      retryContext(`upload part ${part.partNumber}`, this.options.uri, {
-        ...this.options,
-        signal: poolSignal,
-      }),
+      this.context(`upload part ${part.partNumber}`, poolSignal),
     );
     if (!answer.ETag) {
       throw new StorageFailedError(`upload part ${part.partNumber}`, this.options.uri, new Error("no ETag"));

@@ -4,10 +4,11 @@
  * carry on. One JSON file per attempt under WORKER_WORK_DIR/attempts, written atomically with
  * mode 0600: the lease in it carries storage credentials.
  */
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type LeaseCommand, LeaseCommandSchema } from "@tjm/protocol";
 import { z } from "zod";
+import { writeFileAtomic } from "../atomic-file.ts";
 
 export const ENCODED_OUTPUT = z.object({
   id: z.string(),
@@ -51,10 +52,7 @@ export class AttemptRecords {
 
   async save(record: AttemptRecord): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const target = this.path(record.lease.attemptId);
-    const temporary = `${target}.${process.pid}.tmp`;
-    await writeFile(temporary, JSON.stringify(record), { mode: 0o600 });
-    await rename(temporary, target);
+    await writeFileAtomic(this.path(record.lease.attemptId), JSON.stringify(record), { mode: 0o600 });
   }
 
   /** Forgets the attempt: its record and every upload state next to it. */
