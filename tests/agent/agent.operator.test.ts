@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
 import { type OperatorModeNats, startOperatorModeNats } from "../harness/nats-operator.ts";
 import { issueToken } from "../harness/workers.ts";
+import { getWorker, isOnline, waitForWorker } from "../harness/workers-api.ts";
 import { agentDirs, killAgents, startAgent } from "./agent-process.ts";
-import { getWorker, isOnline, waitForWorker } from "./workers-api.ts";
 
 /** The Manager's shortest allowed lifetime (WORKER_JWT_TTL_SECONDS ≥ 10): a refresh at ~5 s. */
 const JWT_TTL_SECONDS = 10;

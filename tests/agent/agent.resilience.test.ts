@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager, testServices } from "../harness/manager.ts";
 import { TcpProxy } from "../harness/tcp-proxy.ts";
 import { issueToken } from "../harness/workers.ts";
+import { isOnline, waitForWorker } from "../harness/workers-api.ts";
 import { agentDirs, killAgents, startAgent } from "./agent-process.ts";
-import { isOnline, waitForWorker } from "./workers-api.ts";
 
 describe("the Worker agent when NATS goes away", () => {
   let proxy: TcpProxy;

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
 import { issueToken } from "../harness/workers.ts";
+import { getWorker, isOnline, waitForWorker } from "../harness/workers-api.ts";
 import { agentDirs, killAgents, startAgent } from "./agent-process.ts";
-import { getWorker, isOnline, waitForWorker } from "./workers-api.ts";
 
 describe("the Worker agent (bun worker-agent/src/main.ts) against a Manager", () => {
   let manager: TestManager;

@@ -47,14 +47,7 @@ async function enrolled(): Promise<EnrolledWorker> {
   return worker as EnrolledWorker;
 }
 
-async function submit(): Promise<string> {
-  const response = await a.request("/api/v1/operations/jobs", {
-    method: "POST",
-    json: sampleSubmission(projectId),
-  });
-  expect(response.status).toBe(201);
-  return (await response.json()).id;
-}
+const submit = () => a.submitJob(sampleSubmission(projectId));
 
 type AttemptState =
   | "CREATED"

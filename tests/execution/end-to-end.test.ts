@@ -10,14 +10,20 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type AgentProcess, agentDirs, killAgents, startAgent } from "../agent/agent-process.ts";
+import { type AgentProcess, agentDirs, killAgents } from "../agent/agent-process.ts";
 import { TestManager } from "../harness/manager.ts";
-import { listKeys, putClip, readObject, sha256, twoOutputPlan } from "../harness/media-jobs.ts";
+import {
+  listKeys,
+  putClip,
+  readObject,
+  sha256,
+  startTestAgent,
+  twoOutputPlan,
+} from "../harness/media-jobs.ts";
 import { type S3Server, startS3 } from "../harness/s3.ts";
 import { waitFor } from "../harness/services.ts";
 import { subscribeEvents } from "../harness/sse.ts";
 import { TcpProxy } from "../harness/tcp-proxy.ts";
-import { issueToken } from "../harness/workers.ts";
 
 const run = promisify(execFile);
 
@@ -59,22 +65,13 @@ afterAll(async () => {
 
 let agentCount = 0;
 
-async function worker(extra: Record<string, string> = {}): Promise<AgentProcess> {
-  const index = ++agentCount;
-  const agent = startAgent({
-    MANAGER_URL: manager.baseUrl,
-    ENROLLMENT_TOKEN: await issueToken(manager),
-    WORKER_STATE_DIR: join(scratch.root, `state-${index}`),
-    WORKER_WORK_DIR: join(scratch.root, `work-${index}`),
-    WORKER_NAME: `e2e-${index}`,
-    WORKER_CAPACITY: "1",
+/** A fresh agent named e2e-<n>, its directories state-e2e-<n> and work-e2e-<n> under the scratch root. */
+function worker(extra: Record<string, string> = {}): Promise<AgentProcess> {
+  return startTestAgent(manager, scratch.root, `e2e-${++agentCount}`, {
     WORKER_UPLOAD_RETRY_BUDGET_MS: "1500",
     WORKER_UPLOAD_RETRY_ATTEMPTS: "2",
-    LOG_LEVEL: "debug",
     ...extra,
   });
-  await agent.waitForMessage("worker started", 30_000);
-  return agent;
 }
 
 /** The shared two-output plan, with one second (1–2 s) cut out. */
@@ -83,24 +80,11 @@ const plan = (input: string, prefix: string) => ({
   transforms: { removedSegments: [{ startMs: 1000, endMs: 2000 }] },
 });
 
-async function submit(executionPlan: unknown): Promise<string> {
-  const response = await manager.request("/api/v1/operations/jobs", {
-    method: "POST",
-    json: { projectId, executionPlan },
-  });
-  expect(response.status).toBe(201);
-  return (await response.json()).id;
-}
+const submit = (executionPlan: unknown) => manager.submitJob({ projectId, executionPlan });
 
-// biome-ignore lint/suspicious/noExplicitAny: tests read the job detail as JSON
-async function job(jobId: string): Promise<any> {
-  return (await manager.request(`/api/v1/operations/jobs/${jobId}`)).json();
-}
-
-async function until(jobId: string, state: string, timeoutMs = 60_000) {
-  await waitFor(`job ${jobId} ${state}`, async () => (await job(jobId)).state === state, timeoutMs, 100);
-  return job(jobId);
-}
+/** Jobs here run real encodes: a minute unless a test says otherwise. */
+const until = (jobId: string, state: string, timeoutMs = 60_000) =>
+  manager.untilJob(jobId, state, { timeoutMs, pollMs: 100 });
 
 async function ffprobe(bytes: Buffer) {
   const path = join(tmpdir(), `tjm-e2e-probe-${crypto.randomUUID()}`);
@@ -196,7 +180,7 @@ describe("a job from submit to outputs in S3", () => {
     expect(kinds).toContain("job.progress");
     expect(kinds.at(-1)).toBe("job.updated");
     // The agent cleaned its workspace.
-    expect(await readdir(join(scratch.root, "work-1", "attempts")).catch(() => [])).toEqual([]);
+    expect(await readdir(join(scratch.root, "work-e2e-1", "attempts")).catch(() => [])).toEqual([]);
   }
 
   it("a missing input fails the job at once with INPUT_NOT_FOUND; no retry loop", async () => {
@@ -250,7 +234,7 @@ describe("a job from submit to outputs in S3", () => {
   it("storage down during upload: WAITING_FOR_STORAGE, then resume-uploads completes it without re-encoding", async () => {
     // The long clip: storage goes away while ffmpeg still encodes, so the uploads find it down.
     const jobId = await submit(plan("long.mp4", "outage"));
-    const attemptId = (await job(jobId)).currentAttemptId;
+    const attemptId = (await manager.job(jobId)).currentAttemptId;
     await agent.waitForLog((line) => line.msg === "encoding" && line.attemptId === attemptId, 60_000);
     await proxy.cut();
     const waiting = await until(jobId, "WAITING_FOR_STORAGE", 60_000);
@@ -294,14 +278,14 @@ describe("interruptions", () => {
     const agent = await worker();
     try {
       const jobId = await submit(plan("long.mp4", "cancelled"));
-      const attemptId = (await job(jobId)).currentAttemptId;
+      const attemptId = (await manager.job(jobId)).currentAttemptId;
       await agent.waitForLog((line) => line.msg === "encoding" && line.attemptId === attemptId, 60_000);
       // Live figures while it encodes: the job's progress and the Worker's statistics.
       const { workerId } = await agent.waitForMessage("worker registered");
       await waitFor(
         "live progress",
         async () => {
-          const progress = (await job(jobId)).currentAttempt.progress;
+          const progress = (await manager.job(jobId)).currentAttempt.progress;
           const shown = await (await manager.request(`/api/v1/operations/workers/${workerId}`)).json();
           return (
             typeof progress === "number" &&
@@ -329,7 +313,7 @@ describe("interruptions", () => {
   it("kill -9 of the Worker mid-encode: WORKER_LOST, and another Worker completes the next attempt", async () => {
     const doomed = await worker();
     const jobId = await submit(plan("long.mp4", "rescued"));
-    const attemptId = (await job(jobId)).currentAttemptId;
+    const attemptId = (await manager.job(jobId)).currentAttemptId;
     const encoding = await doomed.waitForLog(
       (line) => line.msg === "encoding" && line.attemptId === attemptId,
       60_000,

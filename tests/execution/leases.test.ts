@@ -39,26 +39,11 @@ async function startWorker(options: Parameters<typeof ProtocolWorker.start>[1] =
   return worker;
 }
 
-async function submit(overrides: Record<string, unknown> = {}): Promise<string> {
-  const response = await manager.request("/api/v1/operations/jobs", {
-    method: "POST",
-    json: sampleSubmission(projectId, overrides),
-  });
-  expect(response.status).toBe(201);
-  return (await response.json()).id;
-}
+const submit = (overrides: Record<string, unknown> = {}) =>
+  manager.submitJob(sampleSubmission(projectId, overrides));
 
-// biome-ignore lint/suspicious/noExplicitAny: tests read the job detail as JSON
-type JobDetail = any;
-
-async function job(jobId: string): Promise<JobDetail> {
-  return (await manager.request(`/api/v1/operations/jobs/${jobId}`)).json();
-}
-
-async function waitForJob(jobId: string, check: (job: JobDetail) => boolean, what: string) {
-  await waitFor(what, async () => check(await job(jobId)), 20_000, 25);
-  return job(jobId);
-}
+/** How this file polls a job: every 25 ms for up to 20 s. */
+const POLL = { timeoutMs: 20_000, pollMs: 25 };
 
 describe("leases", () => {
   it("a queued job is leased to an eligible Worker with a new fencing token; accepted makes it RUNNING", async () => {
@@ -76,10 +61,10 @@ describe("leases", () => {
       logsUri: `s3://media-out/.tjm-logs/${jobId}/attempt-1.log`,
     });
     expect(Date.parse(lease.dispatchDeadline) - Date.now()).toBeLessThanOrEqual(1000);
-    expect((await job(jobId)).state).toBe("QUEUED");
+    expect((await manager.job(jobId)).state).toBe("QUEUED");
 
     await worker.report("accepted", lease);
-    const running = await waitForJob(jobId, (j) => j.state === "RUNNING", "RUNNING");
+    const running = await manager.untilJob(jobId, "RUNNING", POLL);
     expect(running.startedAt).not.toBeNull();
     expect(running.currentAttempt.state).toBe("RUNNING");
   });
@@ -100,8 +85,8 @@ describe("leases", () => {
     const nvidia = await submit({ requirements: { requiredCapabilities: ["h264_nvenc"] } });
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(worker.leases()).toEqual([]);
-    expect((await job(h264)).state).toBe("QUEUED");
-    expect((await job(nvidia)).workerPool).toBe("nvidia");
+    expect((await manager.job(h264)).state).toBe("QUEUED");
+    expect((await manager.job(nvidia)).workerPool).toBe("nvidia");
     // Cleanup: these must not reach the next test's Worker.
     for (const jobId of [h264, nvidia])
       await manager.request(`/api/v1/operations/jobs/${jobId}/cancel`, { method: "POST" });
@@ -110,7 +95,7 @@ describe("leases", () => {
   it("a lease not accepted in time fails DISPATCH_TIMEOUT and the next attempt follows, up to MAX_ATTEMPTS", async () => {
     const worker = await startWorker();
     const jobId = await submit();
-    const failed = await waitForJob(jobId, (j) => j.state === "FAILED", "FAILED after 3 timeouts");
+    const failed = await manager.untilJob(jobId, "FAILED", { ...POLL, what: "FAILED after 3 timeouts" });
     expect(
       failed.attempts.map((a: { state: string; failureCode: string }) => [a.state, a.failureCode]),
     ).toEqual([
@@ -132,8 +117,8 @@ describe("leases", () => {
     const first = await worker.nextLease(jobId);
     const second = await worker.nextLease(jobId, 2);
     await worker.report("accepted", second);
-    await waitForJob(jobId, (j) => j.state === "RUNNING", "RUNNING");
-    const before = await job(jobId);
+    await manager.untilJob(jobId, "RUNNING", POLL);
+    const before = await manager.job(jobId);
     const staleBefore = manager.manager.execution.reports.counters.stale;
     const counted = (staleBefore["attempt-ended"] ?? 0) + (staleBefore["not-current-attempt"] ?? 0);
 
@@ -146,7 +131,7 @@ describe("leases", () => {
         counted + 2
       );
     });
-    expect(await job(jobId)).toEqual(before);
+    expect(await manager.job(jobId)).toEqual(before);
   });
 
   it("a Worker that goes OFFLINE loses its attempts (WORKER_LOST); another Worker takes the next one", async () => {
@@ -154,11 +139,11 @@ describe("leases", () => {
     const jobId = await submit();
     const lease = await lost.nextLease(jobId);
     await lost.report("accepted", lease);
-    await waitForJob(jobId, (j) => j.state === "RUNNING", "RUNNING");
+    await manager.untilJob(jobId, "RUNNING", POLL);
     lost.stopHeartbeats();
     const rescuer = await startWorker();
     await rescuer.nextLease(jobId, 2);
-    const detail = await job(jobId);
+    const detail = await manager.job(jobId);
     expect(detail.attempts[0]).toMatchObject({ state: "FAILED", failureCode: "WORKER_LOST" });
     expect(
       (await (await manager.request(`/api/v1/operations/workers/${lost.workerId}`)).json()).connectivity,
@@ -172,9 +157,12 @@ describe("disable", () => {
     const jobId = await submit();
     const lease = await disabled.nextLease(jobId);
     await disabled.report("accepted", lease);
-    await waitForJob(jobId, (j) => j.state === "RUNNING", "RUNNING");
+    await manager.untilJob(jobId, "RUNNING", POLL);
     await manager.request(`/api/v1/operations/workers/${disabled.workerId}/disable`, { method: "POST" });
-    const detail = await waitForJob(jobId, (j) => j.attempts.length === 2, "the next attempt");
+    const detail = await manager.untilJob(jobId, (j) => j.attempts.length === 2, {
+      ...POLL,
+      what: "the next attempt",
+    });
     expect(detail.state).toBe("QUEUED");
     expect(detail.attempts[0]).toMatchObject({ state: "FAILED", failureCode: "WORKER_DISABLED" });
     await manager.request(`/api/v1/operations/jobs/${jobId}/cancel`, { method: "POST" });
@@ -187,14 +175,14 @@ describe("cancel", () => {
     const jobId = await submit();
     const lease = await worker.nextLease(jobId);
     await worker.report("accepted", lease);
-    await waitForJob(jobId, (j) => j.state === "RUNNING", "RUNNING");
+    await manager.untilJob(jobId, "RUNNING", POLL);
     const response = await manager.request(`/api/v1/operations/jobs/${jobId}/cancel`, { method: "POST" });
     expect(response.status).toBe(202);
     expect((await response.json()).state).toBe("CANCEL_REQUESTED");
     const cancel = await worker.nextCommand("cancel", lease.attemptId);
     expect(cancel.fencingToken).toBe(lease.fencingToken);
     await worker.report("cancelled", lease);
-    const cancelled = await waitForJob(jobId, (j) => j.state === "CANCELLED", "CANCELLED");
+    const cancelled = await manager.untilJob(jobId, "CANCELLED", POLL);
     expect(cancelled.currentAttempt.state).toBe("CANCELLED");
   });
 
@@ -208,7 +196,7 @@ describe("cancel", () => {
     // A late acceptance changes nothing.
     await worker.report("accepted", lease);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect((await job(jobId)).state).toBe("CANCELLED");
+    expect((await manager.job(jobId)).state).toBe("CANCELLED");
   });
 });
 
@@ -301,7 +289,7 @@ describe("bad reports are dropped, counted, and change nothing", () => {
         (counters.stale["old-instance"] ?? 0) > (before["old-instance"] ?? 0) &&
         (counters.stale["other-worker"] ?? 0) > (before["other-worker"] ?? 0),
     );
-    expect((await job(jobId)).state).toBe("QUEUED");
+    expect((await manager.job(jobId)).state).toBe("QUEUED");
     await manager.request(`/api/v1/operations/jobs/${jobId}/cancel`, { method: "POST" });
   });
 });

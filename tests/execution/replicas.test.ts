@@ -91,12 +91,7 @@ async function submitMany(count: number): Promise<string[]> {
     while (next < count) {
       const index = next++;
       const replica = index % 2 === 0 ? a : b;
-      const response = await replica.request("/api/v1/operations/jobs", {
-        method: "POST",
-        json: sampleSubmission(projectId),
-      });
-      expect(response.status).toBe(201);
-      ids.push((await response.json()).id);
+      ids.push(await replica.submitJob(sampleSubmission(projectId)));
     }
   };
   await Promise.all(Array.from({ length: 8 }, submitter));

@@ -29,6 +29,7 @@ import {
 } from "../harness/media-jobs.ts";
 import { type S3Server, startS3 } from "../harness/s3.ts";
 import { freePort, type NatsServer, startNatsServer, waitFor } from "../harness/services.ts";
+import { waitForWorker } from "../harness/workers-api.ts";
 
 const INPUT = "s3://media-in/clip.mp4";
 
@@ -57,35 +58,23 @@ const settings = (): TestManagerOptions => ({
   dispatchTimeoutMs: 10_000,
 });
 
-// biome-ignore lint/suspicious/noExplicitAny: tests read the job detail as JSON
-type JobDetail = any;
-
-async function job(manager: TestManager, jobId: string): Promise<JobDetail> {
-  return (await manager.request(`/api/v1/operations/jobs/${jobId}`)).json();
-}
-
-async function submit(manager: TestManager, projectId: string, prefix: string): Promise<string> {
-  const response = await manager.request("/api/v1/operations/jobs", {
-    method: "POST",
-    json: { projectId, executionPlan: twoOutputPlan(INPUT, prefix) },
-  });
-  expect(response.status).toBe(201);
-  return (await response.json()).id;
-}
+/** The shared two-output plan, its outputs under s3://media-out/<prefix>/. */
+const submit = (manager: TestManager, projectId: string, prefix: string) =>
+  manager.submitJob({ projectId, executionPlan: twoOutputPlan(INPUT, prefix) });
 
 /**
  * Waits until the agent encodes the job's attempt, freezes its ffmpeg, and waits until the
  * Manager has handled `accepted` and `started`: the restart then finds no report in flight.
  */
 async function freezeEncode(manager: TestManager, agent: AgentProcess, jobId: string) {
-  const attemptId = (await job(manager, jobId)).currentAttemptId as string;
+  const attemptId = (await manager.job(jobId)).currentAttemptId as string;
   const encoding = await agent.waitForLog(
     (line) => line.msg === "encoding" && line.attemptId === attemptId,
     30_000,
   );
   const pid = encoding.pid as number;
   freezer.freeze(pid);
-  await waitFor("the job RUNNING", async () => (await job(manager, jobId)).state === "RUNNING", 20_000, 50);
+  await manager.untilJob(jobId, "RUNNING", { timeoutMs: 20_000, pollMs: 50 });
   // `started` was stored before the agent logged `encoding`: once the Manager's consumer has
   // nothing pending or unacked, every report so far was handled.
   const nc = await connect({ servers: manager.natsUrl });
@@ -111,13 +100,7 @@ async function freezeEncode(manager: TestManager, agent: AgentProcess, jobId: st
 
 /** COMPLETED with its one attempt, outputs at their destinations as the manifest says. */
 async function expectCompleted(manager: TestManager, jobId: string, attemptId: string, prefix: string) {
-  await waitFor(
-    `job ${jobId} COMPLETED`,
-    async () => (await job(manager, jobId)).state === "COMPLETED",
-    45_000,
-    100,
-  );
-  const done = await job(manager, jobId);
+  const done = await manager.untilJob(jobId, "COMPLETED", { timeoutMs: 45_000, pollMs: 100 });
   expect(done.attempts.map((a: { id: string; state: string }) => [a.id, a.state])).toEqual([
     [attemptId, "SUCCEEDED"],
   ]);
@@ -221,9 +204,6 @@ describe("restarts under a running job", () => {
     expect(agent.logs.filter((line) => line.msg === "worker re-registered")).toEqual([]);
     expect(agent.logs.filter((line) => line.level === "error")).toEqual([]);
     const workerId = agent.logs.find((line) => line.msg === "worker registered")?.workerId as string;
-    await waitFor("ONLINE", async () => {
-      const shown = await (await manager.request(`/api/v1/operations/workers/${workerId}`)).json();
-      return shown.connectivity === "ONLINE";
-    });
+    await waitForWorker(manager, workerId, (w) => w.connectivity === "ONLINE", 20_000);
   });
 });

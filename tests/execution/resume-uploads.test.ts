@@ -8,7 +8,6 @@ import { TestManager } from "../harness/manager.ts";
 import { TENANT_AUDIENCE } from "../harness/oidc.ts";
 import { sampleSubmission } from "../harness/plans.ts";
 import { ProtocolWorker } from "../harness/protocol-worker.ts";
-import { waitFor } from "../harness/services.ts";
 
 let manager: TestManager;
 let worker: ProtocolWorker;
@@ -24,18 +23,12 @@ afterAll(async () => {
   await manager?.close();
 });
 
-// biome-ignore lint/suspicious/noExplicitAny: tests read the job detail as JSON
-async function job(jobId: string): Promise<any> {
-  return (await manager.request(`/api/v1/operations/jobs/${jobId}`)).json();
-}
+/** How this file polls a job: every 25 ms for up to 10 s. */
+const POLL = { timeoutMs: 10_000, pollMs: 25 };
 
 /** A job whose attempt reported upload-paused: WAITING_FOR_STORAGE. */
 async function waitingJob() {
-  const submitted = await manager.request("/api/v1/operations/jobs", {
-    method: "POST",
-    json: sampleSubmission(projectId),
-  });
-  const jobId = (await submitted.json()).id as string;
+  const jobId = await manager.submitJob(sampleSubmission(projectId));
   const lease = await worker.nextLease(jobId);
   await worker.report("accepted", lease);
   await worker.report("encoded", lease);
@@ -43,12 +36,7 @@ async function waitingJob() {
     reason: "connect ECONNREFUSED 127.0.0.1:9000 after 5 tries",
     pausedAt: new Date().toISOString(),
   });
-  await waitFor(
-    "WAITING_FOR_STORAGE",
-    async () => (await job(jobId)).state === "WAITING_FOR_STORAGE",
-    10_000,
-    25,
-  );
+  await manager.untilJob(jobId, "WAITING_FOR_STORAGE", POLL);
   return { jobId, lease };
 }
 
@@ -58,7 +46,7 @@ const tenantToken = (projects: string[], audience = TENANT_AUDIENCE) =>
 describe("WAITING_FOR_STORAGE", () => {
   it("records the first pause and a retention of 24 h, bounded by the job deadline", async () => {
     const { jobId } = await waitingJob();
-    const attempt = (await job(jobId)).attempts[0];
+    const attempt = (await manager.job(jobId)).attempts[0];
     expect(attempt.state).toBe("WAITING_FOR_STORAGE");
     expect(Date.parse(attempt.uploadPauseExpiresAt) - Date.parse(attempt.uploadPausedAt)).toBe(
       24 * 3600 * 1000,
@@ -80,20 +68,15 @@ describe("WAITING_FOR_STORAGE", () => {
     expect(command.fencingToken).toBe(lease.fencingToken);
 
     await worker.report("upload-resumed", lease);
-    await waitFor("RUNNING", async () => (await job(jobId)).state === "RUNNING", 10_000, 25);
+    await manager.untilJob(jobId, "RUNNING", POLL);
     // A second pause keeps the first pause's retention: it is never renewed.
-    const firstExpiry = (await job(jobId)).attempts[0].uploadPauseExpiresAt;
+    const firstExpiry = (await manager.job(jobId)).attempts[0].uploadPauseExpiresAt;
     await worker.report("upload-paused", lease, {
       reason: "503 SlowDown",
       pausedAt: new Date().toISOString(),
     });
-    await waitFor(
-      "waiting again",
-      async () => (await job(jobId)).state === "WAITING_FOR_STORAGE",
-      10_000,
-      25,
-    );
-    expect((await job(jobId)).attempts[0].uploadPauseExpiresAt).toBe(firstExpiry);
+    await manager.untilJob(jobId, "WAITING_FOR_STORAGE", { ...POLL, what: "waiting again" });
+    expect((await manager.job(jobId)).attempts[0].uploadPauseExpiresAt).toBe(firstExpiry);
   });
 
   it.each<[string, (jobId: string) => Promise<void>, RegExp]>([
@@ -132,18 +115,14 @@ describe("WAITING_FOR_STORAGE", () => {
     const keeper = await ProtocolWorker.start(manager);
     worker.stopHeartbeats();
     try {
-      const submitted = await manager.request("/api/v1/operations/jobs", {
-        method: "POST",
-        json: sampleSubmission(projectId),
-      });
-      const jobId = (await submitted.json()).id as string;
+      const jobId = await manager.submitJob(sampleSubmission(projectId));
       const lease = await keeper.nextLease(jobId);
       await keeper.report("accepted", lease);
       await keeper.report("upload-paused", lease, { reason: "timeout", pausedAt: new Date().toISOString() });
-      await waitFor("waiting", async () => (await job(jobId)).state === "WAITING_FOR_STORAGE", 10_000, 25);
+      await manager.untilJob(jobId, "WAITING_FOR_STORAGE", POLL);
       await manager.request(`/api/v1/operations/workers/${keeper.workerId}/disable`, { method: "POST" });
       // Disabling fails what the Worker holds; the job moved on to its next attempt.
-      const detail = await job(jobId);
+      const detail = await manager.job(jobId);
       expect(detail.attempts[0]).toMatchObject({ state: "FAILED", failureCode: "WORKER_DISABLED" });
       const response = await manager.request(`/api/v1/operations/jobs/${jobId}/resume-uploads`, {
         method: "POST",
@@ -158,8 +137,8 @@ describe("WAITING_FOR_STORAGE", () => {
   it("on retention expiry the attempt fails UPLOAD_RETENTION_EXPIRED and the Worker is told to delete the files", async () => {
     const { jobId, lease } = await waitingJob();
     await manager.sql`update attempts set upload_pause_expires_at = now() where job_id = ${jobId}`;
-    await waitFor("FAILED", async () => (await job(jobId)).state === "FAILED", 10_000, 25);
-    expect((await job(jobId)).attempts).toEqual([
+    await manager.untilJob(jobId, "FAILED", POLL);
+    expect((await manager.job(jobId)).attempts).toEqual([
       expect.objectContaining({ state: "FAILED", failureCode: "UPLOAD_RETENTION_EXPIRED" }),
     ]);
     await worker.nextCommand("cancel", lease.attemptId);
@@ -167,14 +146,10 @@ describe("WAITING_FOR_STORAGE", () => {
 });
 
 async function running() {
-  const submitted = await manager.request("/api/v1/operations/jobs", {
-    method: "POST",
-    json: sampleSubmission(projectId),
-  });
-  const jobId = (await submitted.json()).id as string;
+  const jobId = await manager.submitJob(sampleSubmission(projectId));
   const lease = await worker.nextLease(jobId);
   await worker.report("accepted", lease);
-  await waitFor("RUNNING", async () => (await job(jobId)).state === "RUNNING", 10_000, 25);
+  await manager.untilJob(jobId, "RUNNING", POLL);
   return { jobId, lease };
 }
 
@@ -208,7 +183,7 @@ describe("the tenant route", () => {
       expect(response.status).toBe(403);
     }
     expect((await fetch(`${manager.baseUrl}${path(projectId, jobId)}`, { method: "POST" })).status).toBe(401);
-    expect((await job(jobId)).attempts[0].uploadResumeRequestedAt).toBeNull();
+    expect((await manager.job(jobId)).attempts[0].uploadResumeRequestedAt).toBeNull();
   });
 
   it("404 when the job is not in that project; 400 for malformed ids", async () => {

@@ -21,6 +21,7 @@ import {
 } from "../harness/media-jobs.ts";
 import { type S3Server, startS3 } from "../harness/s3.ts";
 import { waitFor } from "../harness/services.ts";
+import { waitForWorker } from "../harness/workers-api.ts";
 
 const LOST_AFTER_MS = 3000;
 
@@ -59,28 +60,14 @@ afterAll(async () => {
   await scratch?.cleanup();
 });
 
-// biome-ignore lint/suspicious/noExplicitAny: tests read the job detail as JSON
-async function job(jobId: string): Promise<any> {
-  return (await manager.request(`/api/v1/operations/jobs/${jobId}`)).json();
-}
-
-async function until(jobId: string, check: (detail: { state: string }) => boolean, what: string) {
-  await waitFor(what, async () => check(await job(jobId)), 45_000, 100);
-  return job(jobId);
-}
-
 describe("a zombie Worker", () => {
   it("is lost while frozen; thawed, none of its reports or uploads changes the job or its outputs", async () => {
     const zombie: AgentProcess = await startTestAgent(manager, scratch.root, "zombie");
-    const jobId = await (async () => {
-      const response = await manager.request("/api/v1/operations/jobs", {
-        method: "POST",
-        json: { projectId, executionPlan: twoOutputPlan("s3://media-in/long.mp4", "zombie") },
-      });
-      expect(response.status).toBe(201);
-      return (await response.json()).id as string;
-    })();
-    const lostAttemptId = (await job(jobId)).currentAttemptId as string;
+    const jobId = await manager.submitJob({
+      projectId,
+      executionPlan: twoOutputPlan("s3://media-in/long.mp4", "zombie"),
+    });
+    const lostAttemptId = (await manager.job(jobId)).currentAttemptId as string;
     const encoding = await zombie.waitForLog(
       (line) => line.msg === "encoding" && line.attemptId === lostAttemptId,
       30_000,
@@ -92,7 +79,11 @@ describe("a zombie Worker", () => {
     const frozenAt = Date.now();
 
     const rescuer = await startTestAgent(manager, scratch.root, "rescuer");
-    const lost = await until(jobId, (j) => j.state === "COMPLETED", "the next attempt COMPLETED");
+    const lost = await manager.untilJob(jobId, "COMPLETED", {
+      timeoutMs: 45_000,
+      pollMs: 100,
+      what: "the next attempt COMPLETED",
+    });
     expect(Date.now() - frozenAt).toBeGreaterThanOrEqual(LOST_AFTER_MS);
     expect(
       lost.attempts.map((a: { id: string; state: string; failureCode: string | null }) => [
@@ -148,13 +139,10 @@ describe("a zombie Worker", () => {
     expect(await destinations()).toEqual(checksumsBefore);
     expect(await readObject(s3, manifestUri)).toEqual(manifestBefore);
     // The job is as the winner left it.
-    expect(await job(jobId)).toEqual(lost);
+    expect(await manager.job(jobId)).toEqual(lost);
     // The zombie is back ONLINE and holds nothing the Manager knows of.
     const zombieId = zombie.logs.find((line) => line.msg === "worker registered")?.workerId as string;
-    await waitFor("the zombie ONLINE again", async () => {
-      const shown = await (await manager.request(`/api/v1/operations/workers/${zombieId}`)).json();
-      return shown.connectivity === "ONLINE";
-    });
+    await waitForWorker(manager, zombieId, (w) => w.connectivity === "ONLINE", 20_000);
     const [held] = await manager.sql<{ count: number }[]>`
       select count(*)::int as count from attempts
       where worker_id = ${zombieId} and state in ('DISPATCHED', 'RUNNING', 'UPLOADING', 'WAITING_FOR_STORAGE')`;

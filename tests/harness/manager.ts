@@ -15,7 +15,20 @@ import { loadMigrations, migrate } from "../../manager/src/platform/migrations.t
 import { createProject } from "../../manager/src/projects/store.ts";
 import { createCredentialIssuer } from "../../manager/src/workers/index.ts";
 import { OPERATIONS_AUDIENCE, TENANT_AUDIENCE, TEST_ENROLLMENT_SECRET, TestIssuer } from "./oidc.ts";
+import { waitFor } from "./services.ts";
 import { deleteStreams } from "./streams.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read the job detail as JSON
+export type JobDetail = any;
+
+export interface UntilJobOptions {
+  /** Default 20 s. */
+  timeoutMs?: number;
+  /** Default 100 ms. */
+  pollMs?: number;
+  /** What is waited for, in the timeout error; by default the job and the state. */
+  what?: string;
+}
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -226,6 +239,48 @@ export class TestManager {
     name = "project",
   ): Promise<{ organizationId: string; projectId: string }> {
     return createProject(this.sql, org, name);
+  }
+
+  /** GET /api/v1/operations/jobs/{jobId}, parsed. */
+  async job(jobId: string): Promise<JobDetail> {
+    return (await this.request(`/api/v1/operations/jobs/${jobId}`)).json();
+  }
+
+  /** POST /api/v1/operations/jobs; throws unless it answers 201. Returns the new job's id. */
+  async submitJob(body: unknown): Promise<string> {
+    const response = await this.request("/api/v1/operations/jobs", { method: "POST", json: body });
+    if (response.status !== 201) {
+      throw new Error(`submitting a job: expected 201, got ${response.status} ${await response.text()}`);
+    }
+    return ((await response.json()) as { id: string }).id;
+  }
+
+  /**
+   * Polls the job until it is in `stateOrCheck` (a state, or a check of the detail) and returns
+   * the detail that passed; the timeout error names the last state seen.
+   */
+  async untilJob(
+    jobId: string,
+    stateOrCheck: string | ((job: JobDetail) => boolean),
+    { timeoutMs = 20_000, pollMs = 100, what }: UntilJobOptions = {},
+  ): Promise<JobDetail> {
+    const check =
+      typeof stateOrCheck === "string" ? (job: JobDetail) => job.state === stateOrCheck : stateOrCheck;
+    const label = what ?? `job ${jobId} ${typeof stateOrCheck === "string" ? stateOrCheck : "condition"}`;
+    let last: JobDetail;
+    let passed: JobDetail;
+    await waitFor(
+      () => `${label} (last state seen: ${last === undefined ? "none" : last.state})`,
+      async () => {
+        last = await this.job(jobId);
+        if (!check(last)) return false;
+        passed = last;
+        return true;
+      },
+      timeoutMs,
+      pollMs,
+    );
+    return passed;
   }
 
   /** Puts a job straight into a state no route reaches yet (e.g. FAILED before Workers exist). */

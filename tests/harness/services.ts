@@ -44,8 +44,9 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Polls `check` until it holds; `what` names it in the timeout error (a function: as it is then). */
 export async function waitFor(
-  what: string,
+  what: string | (() => string),
   check: () => Promise<boolean>,
   timeoutMs = 20_000,
   pollMs = 100,
@@ -55,7 +56,7 @@ export async function waitFor(
     if (await check()) return;
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
-  throw new Error(`${what} was not ready within ${timeoutMs} ms`);
+  throw new Error(`${typeof what === "function" ? what() : what} was not ready within ${timeoutMs} ms`);
 }
 
 export interface NatsServer {

@@ -99,6 +99,20 @@ export async function reRegistrationBody(manager: TestManager, worker: EnrolledW
   };
 }
 
+/** The body of a credentials refresh answering `answered` (a "credentials" challenge) for the Worker's instance. */
+export function credentialsBody(
+  worker: Pick<EnrolledWorker, "workerId" | "instanceId" | "keyPair">,
+  answered: WorkerChallenge,
+) {
+  return {
+    protocolVersion: PROTOCOL_VERSION,
+    workerId: worker.workerId,
+    instanceId: worker.instanceId,
+    challengeId: answered.challengeId,
+    signature: sign(worker.keyPair, worker.workerId, answered),
+  };
+}
+
 let lastSentAt = 0;
 
 /** Publishes one heartbeat of the Worker's instance on core NATS; sentAt strictly increases. */

@@ -27,7 +27,8 @@ import {
   useSwiftJobs,
 } from "./swift-jobs.ts";
 
-useSwiftJobs();
+// Short: the zombie test waits this long for its frozen Worker to be declared lost.
+useSwiftJobs({ lostAfterMs: 6_000 });
 
 describe("storage outages and zombies on Swift s3api", () => {
   it("storage killed mid-upload: WAITING_FOR_STORAGE; back and resumed, COMPLETED without re-encoding, one object, no upload left", async () => {

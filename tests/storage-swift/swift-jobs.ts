@@ -14,7 +14,7 @@ import { ListMultipartUploadsCommand, type S3Client } from "@aws-sdk/client-s3";
 import { afterAll, afterEach, beforeAll, expect, vi } from "vitest";
 import { readUploadState, type UploadState } from "../../worker-agent/storage/upload-state.ts";
 import { type AgentProcess, agentDirs, killAgents } from "../agent/agent-process.ts";
-import { TestManager } from "../harness/manager.ts";
+import { type JobDetail, TestManager } from "../harness/manager.ts";
 import { Freezer, listKeys, putClip, readObject, sha256, startTestAgent } from "../harness/media-jobs.ts";
 import { waitFor } from "../harness/services.ts";
 import { type SwiftServer, startSwift } from "../harness/swift/swift.ts";
@@ -24,7 +24,6 @@ const MIB = 1024 * 1024;
 const INPUT = "s3://media-in/grain.mp4";
 /** Slow enough that a 30 MiB output takes about ten seconds to go up. */
 export const SLOW_UPLOAD_BYTES_PER_SECOND = 3 * MIB;
-const LOST_AFTER_MS = 6_000;
 export const AGENT_SETTINGS = {
   WORKER_UPLOAD_PART_SIZE_MIB: "5",
   // Storage down for longer than this pauses the upload: WAITING_FOR_STORAGE.
@@ -43,7 +42,7 @@ export const freezer = new Freezer();
 let sequence = 0;
 
 /** Registers the file's hooks: Swift, proxy, Manager and clip before, clean-up after each test and at the end. */
-export function useSwiftJobs(): void {
+export function useSwiftJobs(options: { lostAfterMs: number }): void {
   vi.setConfig({ testTimeout: 120_000 });
 
   beforeAll(async () => {
@@ -54,7 +53,7 @@ export function useSwiftJobs(): void {
     manager = await TestManager.start({
       storage: { ...swift.settings, endpoint: `http://127.0.0.1:${proxy.port}` },
       heartbeatIntervalMs: 300,
-      lostAfterMs: LOST_AFTER_MS,
+      lostAfterMs: options.lostAfterMs,
       dispatchTimeoutMs: 15_000,
     });
     ({ projectId } = await manager.createProject());
@@ -79,42 +78,32 @@ export function useSwiftJobs(): void {
   });
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: tests read the job detail as JSON
-type JobDetail = any;
+/** The file's Manager's view of a job (the Manager is started in useSwiftJobs' beforeAll). */
+export const job = (jobId: string): Promise<JobDetail> => manager.job(jobId);
 
-export async function job(jobId: string): Promise<JobDetail> {
-  return (await manager.request(`/api/v1/operations/jobs/${jobId}`)).json();
-}
-
-export async function until(jobId: string, state: string, timeoutMs = 60_000): Promise<JobDetail> {
-  await waitFor(`job ${jobId} ${state}`, async () => (await job(jobId)).state === state, timeoutMs, 100);
-  return job(jobId);
-}
+/** Real encodes and uploads: a minute unless a test says otherwise. */
+export const until = (jobId: string, state: string, timeoutMs = 60_000): Promise<JobDetail> =>
+  manager.untilJob(jobId, state, { timeoutMs, pollMs: 100 });
 
 /** One grainy 360p H.264 output under s3://media-out/<prefix>/, with a manifest. */
 async function submit(prefix: string): Promise<{ jobId: string; attemptId: string }> {
-  const response = await manager.request("/api/v1/operations/jobs", {
-    method: "POST",
-    json: {
-      projectId,
-      executionPlan: {
-        input: { uri: INPUT },
-        outputs: [
-          {
-            id: "grain",
-            kind: "FILE",
-            container: "mp4",
-            destinationUri: `s3://media-out/${prefix}/grain.mp4`,
-            video: { codec: "h264", height: 360, preset: "fastest" },
-            audio: { codec: "aac", bitrateKbps: 96 },
-          },
-        ],
-        manifestUri: `s3://media-out/${prefix}/manifest.json`,
-      },
+  const jobId = await manager.submitJob({
+    projectId,
+    executionPlan: {
+      input: { uri: INPUT },
+      outputs: [
+        {
+          id: "grain",
+          kind: "FILE",
+          container: "mp4",
+          destinationUri: `s3://media-out/${prefix}/grain.mp4`,
+          video: { codec: "h264", height: 360, preset: "fastest" },
+          audio: { codec: "aac", bitrateKbps: 96 },
+        },
+      ],
+      manifestUri: `s3://media-out/${prefix}/manifest.json`,
     },
   });
-  expect(response.status).toBe(201);
-  const jobId = (await response.json()).id as string;
   return { jobId, attemptId: (await job(jobId)).currentAttemptId as string };
 }
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
 import { waitFor } from "../harness/services.ts";
 import { enroll, heartbeat, postJson, reRegistrationBody } from "../harness/workers.ts";
+import { getWorker } from "../harness/workers-api.ts";
 
 const INTERVAL_MS = 200;
 const LOST_AFTER_MS = 1000;
@@ -21,10 +22,6 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function shown(workerId: string) {
-  return (await manager.request(`/api/v1/operations/workers/${workerId}`)).json();
-}
 
 /** Heartbeats every interval until the returned function is called, which tells when the last one left. */
 function keepBeating(
@@ -56,28 +53,36 @@ describe("connectivity from heartbeats", () => {
   it("ONLINE while heartbeating, SUSPECTED after two missed intervals, OFFLINE after the lost delay, ONLINE again", async () => {
     const worker = await enroll(manager);
     const stop = keepBeating(nc, worker, 3);
-    await waitFor("a heartbeat", async () => (await shown(worker.workerId)).freeCapacity === 3);
-    const live = await shown(worker.workerId);
+    await waitFor("a heartbeat", async () => (await getWorker(manager, worker.workerId)).freeCapacity === 3);
+    const live = await getWorker(manager, worker.workerId);
     expect(live).toMatchObject({ connectivity: "ONLINE", activeAttempts: [], freeCapacity: 3 });
-    expect(Date.now() - Date.parse(live.lastHeartbeatAt)).toBeLessThan(2000);
+    expect(Date.now() - Date.parse(live.lastHeartbeatAt as string)).toBeLessThan(2000);
     await sleep(3 * INTERVAL_MS);
-    expect((await shown(worker.workerId)).connectivity).toBe("ONLINE");
+    expect((await getWorker(manager, worker.workerId)).connectivity).toBe("ONLINE");
 
     // Silence counts from the last heartbeat sent.
     const stoppedAt = stop();
     await waitFor(
       "SUSPECTED",
-      async () => (await shown(worker.workerId)).connectivity === "SUSPECTED",
+      async () => (await getWorker(manager, worker.workerId)).connectivity === "SUSPECTED",
       5000,
       20,
     );
     expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(2 * INTERVAL_MS - 50);
-    await waitFor("OFFLINE", async () => (await shown(worker.workerId)).connectivity === "OFFLINE", 5000, 20);
+    await waitFor(
+      "OFFLINE",
+      async () => (await getWorker(manager, worker.workerId)).connectivity === "OFFLINE",
+      5000,
+      20,
+    );
     expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(LOST_AFTER_MS - 50);
     expect(Date.now() - stoppedAt).toBeLessThan(LOST_AFTER_MS + 1500);
 
     const resume = keepBeating(nc, worker);
-    await waitFor("ONLINE again", async () => (await shown(worker.workerId)).connectivity === "ONLINE");
+    await waitFor(
+      "ONLINE again",
+      async () => (await getWorker(manager, worker.workerId)).connectivity === "ONLINE",
+    );
     resume();
     expect(await connectivityEvents(manager.sql, worker.workerId)).toEqual([
       { from: "ONLINE", to: "SUSPECTED" },
@@ -100,12 +105,12 @@ describe("connectivity from heartbeats", () => {
     try {
       await waitFor(
         "SUSPECTED",
-        async () => (await shown(worker.workerId)).connectivity === "SUSPECTED",
+        async () => (await getWorker(manager, worker.workerId)).connectivity === "SUSPECTED",
         5000,
         20,
       );
       expect(manager.manager.monitor.counters.rejected["stale-instance"] ?? 0).toBeGreaterThan(staleBefore);
-      expect((await shown(worker.workerId)).instanceId).toBe(current.instanceId);
+      expect((await getWorker(manager, worker.workerId)).instanceId).toBe(current.instanceId);
     } finally {
       stop();
     }
@@ -169,7 +174,7 @@ describe("bad heartbeats are dropped, counted and change nothing", () => {
     ],
   ])("%s", async (_, message, reason) => {
     const worker = await enroll(manager);
-    const before = await shown(worker.workerId);
+    const before = await getWorker(manager, worker.workerId);
     const counted = manager.manager.monitor.counters.rejected[reason as "invalid"] ?? 0;
     const [subject, data] = message(worker);
     nc.publish(subject, data);
@@ -177,7 +182,7 @@ describe("bad heartbeats are dropped, counted and change nothing", () => {
       `the ${reason} counter`,
       async () => (manager.manager.monitor.counters.rejected[reason as "invalid"] ?? 0) > counted,
     );
-    const after = await shown(worker.workerId);
+    const after = await getWorker(manager, worker.workerId);
     expect(after).toEqual(before);
   });
 
@@ -194,7 +199,10 @@ describe("bad heartbeats are dropped, counted and change nothing", () => {
     const subject = subjects.workerHeartbeat(manager.subjectPrefix, worker.workerId);
     const replayedBefore = manager.manager.monitor.counters.rejected.replayed ?? 0;
     nc.publish(subject, data);
-    await waitFor("the heartbeat", async () => (await shown(worker.workerId)).freeCapacity === 2);
+    await waitFor(
+      "the heartbeat",
+      async () => (await getWorker(manager, worker.workerId)).freeCapacity === 2,
+    );
     nc.publish(subject, data);
     await waitFor(
       "the replay counted",
@@ -214,19 +222,22 @@ describe("two Manager replicas", () => {
       const worker = await enroll(manager);
       const stop = keepBeating(nc, worker, 2);
       await waitFor("both replicas hear it", async () => {
-        const a = await shown(worker.workerId);
-        const b = await (await replica.request(`/api/v1/operations/workers/${worker.workerId}`)).json();
+        const a = await getWorker(manager, worker.workerId);
+        const b = await getWorker(replica, worker.workerId);
         return a.freeCapacity === 2 && b.freeCapacity === 2;
       });
       stop();
       await waitFor(
         "OFFLINE",
-        async () => (await shown(worker.workerId)).connectivity === "OFFLINE",
+        async () => (await getWorker(manager, worker.workerId)).connectivity === "OFFLINE",
         5000,
         20,
       );
       const resume = keepBeating(nc, worker, 2);
-      await waitFor("ONLINE", async () => (await shown(worker.workerId)).connectivity === "ONLINE");
+      await waitFor(
+        "ONLINE",
+        async () => (await getWorker(manager, worker.workerId)).connectivity === "ONLINE",
+      );
       // Give the slower replica time to try the same transitions.
       await sleep(3 * INTERVAL_MS);
       resume();

@@ -24,7 +24,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
 import { type OperatorModeNats, startOperatorModeNats } from "../harness/nats-operator.ts";
 import { waitFor } from "../harness/services.ts";
-import { challenge, type EnrolledWorker, enroll, heartbeat, postJson, sign } from "../harness/workers.ts";
+import {
+  challenge,
+  credentialsBody,
+  type EnrolledWorker,
+  enroll,
+  heartbeat,
+  postJson,
+} from "../harness/workers.ts";
+import { getWorker } from "../harness/workers-api.ts";
 
 const TTL_SECONDS = 30;
 
@@ -66,10 +74,6 @@ async function nextViolation(nc: NatsConnection): Promise<PermissionViolationErr
     if (status.type === "error" && status.error instanceof PermissionViolationError) return status.error;
   }
   throw new Error("the connection closed without a permission violation");
-}
-
-async function shown(workerId: string) {
-  return (await manager.request(`/api/v1/operations/workers/${workerId}`)).json();
 }
 
 describe("Worker user JWTs", () => {
@@ -116,7 +120,7 @@ describe("Worker A on NATS in operator mode", () => {
     // as in production, where the next one follows an interval later.
     await waitFor("A's heartbeat", async () => {
       heartbeat(nc, manager.subjectPrefix, a, 3);
-      return (await shown(a.workerId)).freeCapacity === 3;
+      return (await getWorker(manager, a.workerId)).freeCapacity === 3;
     });
   });
 
@@ -160,7 +164,9 @@ describe("Worker A on NATS in operator mode", () => {
     const error = await violation;
     expect(error.operation).toBe("publish");
     expect(error.subject).toBe(subjects.workerHeartbeat(manager.subjectPrefix, b.workerId));
-    expect((await shown(b.workerId)).lastHeartbeatAt).toBe((await shown(b.workerId)).registeredAt);
+    expect((await getWorker(manager, b.workerId)).lastHeartbeatAt).toBe(
+      (await getWorker(manager, b.workerId)).registeredAt,
+    );
   });
 
   it("is refused publishing on B's reports subject", async () => {
@@ -202,13 +208,7 @@ describe("credentials refresh", () => {
   it("issues a later-expiring JWT that connects; a disabled Worker gets none", async () => {
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const answered = await challenge(manager, b.workerId, "credentials");
-    const response = await postJson(manager, "/api/v1/worker/credentials", {
-      protocolVersion: PROTOCOL_VERSION,
-      workerId: b.workerId,
-      instanceId: b.instanceId,
-      challengeId: answered.challengeId,
-      signature: sign(b.keyPair, b.workerId, answered),
-    });
+    const response = await postJson(manager, "/api/v1/worker/credentials", credentialsBody(b, answered));
     expect(response.status).toBe(200);
     const refreshed = await response.json();
     expect(Date.parse(refreshed.userJwtExpiresAt)).toBeGreaterThan(
@@ -217,7 +217,7 @@ describe("credentials refresh", () => {
     const nc = await connectAs(b, refreshed.userJwt);
     await waitFor("B's heartbeat", async () => {
       heartbeat(nc, manager.subjectPrefix, b, 1);
-      return (await shown(b.workerId)).freeCapacity === 1;
+      return (await getWorker(manager, b.workerId)).freeCapacity === 1;
     });
 
     await manager.request(`/api/v1/operations/workers/${b.workerId}/disable`, { method: "POST" });

@@ -12,7 +12,7 @@ import { TestManager } from "../harness/manager.ts";
 import { sampleSubmission } from "../harness/plans.ts";
 import { waitFor } from "../harness/services.ts";
 import { subscribeEvents } from "../harness/sse.ts";
-import { challenge, enroll, postJson, sign } from "../harness/workers.ts";
+import { challenge, credentialsBody, enroll, postJson } from "../harness/workers.ts";
 
 let manager: TestManager;
 let nc: NatsConnection;
@@ -195,13 +195,7 @@ describe("operator Worker routes", () => {
     const worker = await enroll(manager);
     const issued = await challenge(manager, worker.workerId, "credentials");
     await manager.request(`/api/v1/operations/workers/${worker.workerId}/disable`, { method: "POST" });
-    const refused = await postJson(manager, "/api/v1/worker/credentials", {
-      protocolVersion: PROTOCOL_VERSION,
-      workerId: worker.workerId,
-      instanceId: worker.instanceId,
-      challengeId: issued.challengeId,
-      signature: sign(worker.keyPair, worker.workerId, issued),
-    });
+    const refused = await postJson(manager, "/api/v1/worker/credentials", credentialsBody(worker, issued));
     expect(refused.status).toBe(403);
   });
 });

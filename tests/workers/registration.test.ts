@@ -6,6 +6,7 @@ import { TestManager } from "../harness/manager.ts";
 import { TEST_ENROLLMENT_SECRET } from "../harness/oidc.ts";
 import {
   challenge,
+  credentialsBody,
   enroll,
   issueToken,
   postJson,
@@ -335,13 +336,11 @@ describe("credentials refresh", () => {
   it("answers the current instance and refuses an old one", async () => {
     const worker = await enroll(manager);
     const answered = await challenge(manager, worker.workerId, "credentials");
-    const refreshed = await postJson(manager, "/api/v1/worker/credentials", {
-      protocolVersion: PROTOCOL_VERSION,
-      workerId: worker.workerId,
-      instanceId: worker.instanceId,
-      challengeId: answered.challengeId,
-      signature: sign(worker.keyPair, worker.workerId, answered),
-    });
+    const refreshed = await postJson(
+      manager,
+      "/api/v1/worker/credentials",
+      credentialsBody(worker, answered),
+    );
     expect(refreshed.status).toBe(200);
     expect(await refreshed.json()).toEqual({
       protocolVersion: PROTOCOL_VERSION,
@@ -351,13 +350,8 @@ describe("credentials refresh", () => {
 
     await postJson(manager, "/api/v1/worker/re-registrations", await reRegistrationBody(manager, worker));
     const again = await challenge(manager, worker.workerId, "credentials");
-    const stale = await postJson(manager, "/api/v1/worker/credentials", {
-      protocolVersion: PROTOCOL_VERSION,
-      workerId: worker.workerId,
-      instanceId: worker.instanceId,
-      challengeId: again.challengeId,
-      signature: sign(worker.keyPair, worker.workerId, again),
-    });
+    // The instance the re-registration replaced.
+    const stale = await postJson(manager, "/api/v1/worker/credentials", credentialsBody(worker, again));
     expect(stale.status).toBe(409);
     expect((await stale.json()).message).toContain("is no longer current");
   });

@@ -32,6 +32,7 @@ import {
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
 import type { StorageSettings } from "@tjm/protocol";
+import { canConnect } from "../services.ts";
 
 /** tempauth's account "test", user "tester": S3 access key "test:tester", secret "testing". */
 export const SWIFT_CREDENTIALS = { accessKeyId: "test:tester", secretAccessKey: "testing" } as const;
@@ -194,19 +195,6 @@ function healthy(port: number): Promise<boolean> {
     );
     request.once("timeout", () => request.destroy());
     request.once("error", () => resolve(false));
-  });
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: "127.0.0.1", port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(1_000, () => done(false));
-    socket.once("connect", () => done(true));
-    socket.once("error", () => done(false));
   });
 }
 
@@ -382,7 +370,7 @@ class Instance {
           );
         }
       }
-      const up = await Promise.all(names.map((name) => listening(this.ports[name])));
+      const up = await Promise.all(names.map((name) => canConnect(`http://127.0.0.1:${this.ports[name]}`)));
       if (up.every(Boolean) && (await healthy(this.ports.proxy))) {
         try {
           await probe();

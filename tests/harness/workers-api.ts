@@ -1,5 +1,5 @@
 /** The operator's view of a Worker, polled until it shows what a test waits for. */
-import type { TestManager } from "../harness/manager.ts";
+import type { TestManager } from "./manager.ts";
 
 export interface WorkerView {
   workerId: string;
@@ -15,6 +15,7 @@ export interface WorkerView {
   lastHeartbeatAt: string | null;
   freeCapacity: number | null;
   activeAttempts: unknown[] | null;
+  registeredAt: string;
 }
 
 export async function getWorker(manager: TestManager, workerId: string): Promise<WorkerView> {
