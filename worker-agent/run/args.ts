@@ -32,8 +32,9 @@ import {
 } from "./filtergraph.ts";
 import { containerLanguage } from "./language-codes.ts";
 import type { MediaInfo, VideoStreamInfo } from "./media-info.ts";
+import { PlanNotApplicableError } from "./plan-errors.ts";
 import type { Container, ExecutionPlan, PlanAudioTrack, PlanOutput, PlanWatermark } from "./plan-types.ts";
-import { type KeptRange, keptDurationMs, keptRanges, NothingLeftError } from "./timeline.ts";
+import { type KeptRange, keptDurationMs, keptRanges } from "./timeline.ts";
 
 export interface FfmpegCommandRequest {
   plan: ExecutionPlan;
@@ -56,20 +57,6 @@ export interface FfmpegCommand {
   args: string[];
   /** The length of every output: the input's duration less the removed segments. */
   expectedDurationMs: number;
-}
-
-/**
- * The plan cannot be carried out on this input (INPUT_INCOMPATIBLE: it asks for audio the
- * input does not have) or is one the Manager should have refused (PLAN_UNSUPPORTED).
- */
-export class PlanNotApplicableError extends Error {
-  override name = "PlanNotApplicableError";
-  constructor(
-    message: string,
-    readonly failureCode: "INPUT_INCOMPATIBLE" | "PLAN_UNSUPPORTED",
-  ) {
-    super(message);
-  }
 }
 
 const MUXERS: Record<Container, string[]> = {
@@ -126,14 +113,7 @@ export function buildFfmpegCommand(request: FfmpegCommandRequest): FfmpegCommand
     videoSource = pad("burned");
   }
 
-  let ranges: KeptRange[];
-  try {
-    ranges = keptRanges(plan.transforms.removedSegments, info.durationMs);
-  } catch (error) {
-    if (error instanceof NothingLeftError)
-      throw new PlanNotApplicableError(error.message, "INPUT_INCOMPATIBLE");
-    throw error;
-  }
+  const ranges = keptRanges(plan.transforms.removedSegments, info.durationMs);
   const cut = !(ranges.length === 1 && ranges[0]?.startMs === 0 && ranges[0].endMs === undefined);
   let audioSources = tracks.map((track) => inputStream(`0:a:${track.streamIndex}`));
   if (cut) ({ videoSource, audioSources } = cutSegments(graph, ranges, videoSource, audioSources));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { PlanNotApplicableError } from "./plan-errors.ts";
 import { retimeSubtitles, subtitleFormat } from "./subtitle-retime.ts";
 
 // Removing [2 s, 4 s) from a 10 s input: input 5 s is output 3 s.
@@ -70,6 +71,20 @@ describe("retimeSubtitles", () => {
         "",
       ].join("\n"),
     );
+  });
+});
+
+describe("retimeSubtitles refuses a plan that removes everything", () => {
+  it("as the plan's failure (INPUT_INCOMPATIBLE), like the ffmpeg arguments would, since it runs before them", () => {
+    const srt = "1\n00:00:01,000 --> 00:00:02,000\nhello\n";
+    let thrown: unknown;
+    try {
+      retimeSubtitles(srt, [{ startMs: 0, endMs: 10_000 }], 10_000);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(PlanNotApplicableError);
+    expect(thrown).toMatchObject({ failureCode: "INPUT_INCOMPATIBLE", message: /cover the whole input/ });
   });
 });
 

@@ -2,6 +2,7 @@
  * The output timeline left after removed segments: which spans of the input are kept, how
  * long the result is, and where an input instant lands in it. Milliseconds throughout.
  */
+import { PlanNotApplicableError } from "./plan-errors.ts";
 import type { RemovedSegment } from "./plan-types.ts";
 
 /** A kept span of the input; `endMs` undefined: up to the input's end, wherever it really is. */
@@ -10,9 +11,15 @@ export interface KeptRange {
   endMs: number | undefined;
 }
 
-/** Every removed segment covers the input, so no output could have any content. */
-export class NothingLeftError extends Error {
+/**
+ * The removed segments cover the whole input, so no output could have any content: whoever
+ * meets it first (the ffmpeg arguments, or the retiming of soft subtitles before them).
+ */
+export class NothingLeftError extends PlanNotApplicableError {
   override name = "NothingLeftError";
+  constructor(message: string) {
+    super(message, "INPUT_INCOMPATIBLE");
+  }
 }
 
 /**

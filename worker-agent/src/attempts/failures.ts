@@ -3,9 +3,9 @@
  * I/O. Each code says whose problem it is: the input, the plan, storage or the encode.
  */
 import { messageLimits } from "@tjm/protocol";
-import { PlanNotApplicableError } from "../../run/args.ts";
 import { FfmpegFailedError } from "../../run/ffmpeg-process.ts";
 import { InputUnreadableError } from "../../run/media-info.ts";
+import { PlanNotApplicableError } from "../../run/plan-errors.ts";
 import {
   InputNotFoundError,
   StorageFailedError,
