@@ -2858,12 +2858,20 @@ export interface components {
              */
             height?: number;
             /**
-             * @description Portable speed/quality trade-off, mapped to each encoder's presets
+             * @description Portable speed/quality trade-off, mapped to each encoder's presets. The x264/x265 preset names and NVENC's p1..p7 are accepted and stored as the portable name they fall in (a portable name always means itself):
+             *
+             *     | portable | x264 / x265 words | NVENC |
+             *     |---|---|---|
+             *     | fastest | ultrafast, superfast | p1, p2 |
+             *     | fast | veryfast, faster | p3 |
+             *     | medium | (medium) | p4 |
+             *     | slow | (slow) | p5 |
+             *     | slowest | slower, veryslow, placebo | p6, p7 |
              * @default medium
              * @example medium
              * @enum {string}
              */
-            preset?: "fastest" | "fast" | "medium" | "slow" | "slowest";
+            preset?: "fastest" | "fast" | "medium" | "slow" | "slowest" | "ultrafast" | "superfast" | "p1" | "p2" | "veryfast" | "faster" | "p3" | "p4" | "p5" | "slower" | "veryslow" | "placebo" | "p6" | "p7";
         };
         OutputAudio: {
             /**
@@ -2977,7 +2985,7 @@ export interface components {
             /** @description Every attempt, oldest first */
             attempts: components["schemas"]["Attempt"][];
         };
-        /** @description The stored, normalised plan (defaults filled in, legacy codec names replaced) */
+        /** @description The stored, normalised plan (defaults filled in, legacy codec and preset names replaced) */
         ExecutionPlan: {
             input: {
                 /**

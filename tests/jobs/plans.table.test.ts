@@ -114,6 +114,40 @@ const goodPlans: GoodPlan[] = [
     },
   },
   {
+    name: "x264 and NVENC preset words are stored as the portable preset they fall in",
+    body: () =>
+      submission({
+        input: { uri: "s3://media-in/movies/42/source.mov" },
+        outputs: (
+          [
+            ["ultrafast", 2160],
+            ["veryfast", 1440],
+            ["medium", 1080],
+            ["p5", 720],
+            ["placebo", 480],
+            ["p1", 360],
+            ["faster", 240],
+          ] as const
+        ).map(([preset, height]) => rendition(height, { video: { codec: "h264", height, preset } })),
+      }),
+    summary: { priority: 0, workerPool: "cpu", requirements: { requiredCapabilities: [] } },
+    storedPlan: {
+      input: { uri: "s3://media-in/movies/42/source.mov" },
+      outputs: (
+        [
+          ["fastest", 2160],
+          ["fast", 1440],
+          ["medium", 1080],
+          ["slow", 720],
+          ["slowest", 480],
+          ["fastest", 360],
+          ["fast", 240],
+        ] as const
+      ).map(([preset, height]) => rendition(height, { video: { codec: "h264", height, preset } })),
+      transforms: { removedSegments: [], subtitles: [], audioTracks: [] },
+    },
+  },
+  {
     name: "an HEVC MKV with soft subtitles and two chosen audio tracks, on NVIDIA",
     body: () =>
       submission(
@@ -304,7 +338,7 @@ const badRequests: BadRequest[] = [
     request: postPlan(() =>
       changed(trailer(), (plan) => {
         Object.assign(plan.outputs[0] as Json, { kind: "HLS", container: "avi" });
-        (plan.outputs[1] as { video: Json }).video = { codec: "libx265", preset: "ultrafast" };
+        (plan.outputs[1] as { video: Json }).video = { codec: "libx265", preset: "turbo" };
         (plan.transforms.subtitles[0] as Json).mode = "HARD";
         plan.transforms.watermark.position = "middle";
       }),
@@ -318,7 +352,27 @@ const badRequests: BadRequest[] = [
       },
       {
         path: "executionPlan.outputs.1.video.preset",
-        message: enumOf("fastest", "fast", "medium", "slow", "slowest"),
+        message: enumOf(
+          "fastest",
+          "fast",
+          "medium",
+          "slow",
+          "slowest",
+          "ultrafast",
+          "superfast",
+          "p1",
+          "p2",
+          "veryfast",
+          "faster",
+          "p3",
+          "p4",
+          "p5",
+          "slower",
+          "veryslow",
+          "placebo",
+          "p6",
+          "p7",
+        ),
       },
       { path: "executionPlan.transforms.subtitles.0.mode", message: enumOf("BURN_IN", "SOFT") },
       {

@@ -3,8 +3,10 @@ import {
   bucketNameProblem,
   deriveWorkerPool,
   normaliseVideoCodec,
+  normaliseVideoPreset,
   parseS3Uri,
   planRuleIssues,
+  presetAliasTable,
   workspacePathProblem,
 } from "./plan.ts";
 
@@ -281,6 +283,48 @@ describe("normaliseVideoCodec", () => {
 
   it("a backend name that is not a legacy H.264 name is left for the schema to refuse", () => {
     expect(normaliseVideoCodec("hevc_nvenc")).toBe("hevc_nvenc");
+  });
+});
+
+describe("normaliseVideoPreset", () => {
+  it.each([
+    ["ultrafast", "fastest"],
+    ["superfast", "fastest"],
+    ["p1", "fastest"],
+    ["p2", "fastest"],
+    ["veryfast", "fast"],
+    ["faster", "fast"],
+    ["p3", "fast"],
+    ["p4", "medium"],
+    ["p5", "slow"],
+    ["slower", "slowest"],
+    ["veryslow", "slowest"],
+    ["placebo", "slowest"],
+    ["p6", "slowest"],
+    ["p7", "slowest"],
+  ] as const)("%s is stored as %s", (alias, portable) => {
+    expect(normaliseVideoPreset(alias)).toBe(portable);
+  });
+
+  it.each(["fastest", "fast", "medium", "slow", "slowest"] as const)(
+    "the portable preset %s means itself",
+    (preset) => {
+      expect(normaliseVideoPreset(preset)).toBe(preset);
+    },
+  );
+
+  it("the table in the OpenAPI description lists every alias under its portable preset", () => {
+    expect(presetAliasTable()).toBe(
+      [
+        "| portable | x264 / x265 words | NVENC |",
+        "|---|---|---|",
+        "| fastest | ultrafast, superfast | p1, p2 |",
+        "| fast | veryfast, faster | p3 |",
+        "| medium | (medium) | p4 |",
+        "| slow | (slow) | p5 |",
+        "| slowest | slower, veryslow, placebo | p6, p7 |",
+      ].join("\n"),
+    );
   });
 });
 

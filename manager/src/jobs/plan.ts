@@ -22,6 +22,50 @@ export type AudioCodec = (typeof AUDIO_CODECS)[number];
 
 /** Portable speed/quality presets; the Worker maps each to its encoder's own preset names. */
 export const VIDEO_PRESETS = ["fastest", "fast", "medium", "slow", "slowest"] as const;
+export type VideoPreset = (typeof VIDEO_PRESETS)[number];
+
+/**
+ * Preset words users already know, each stored as the portable preset it falls in: x264/x265's
+ * ten names and NVENC's p1 (fastest) .. p7 (slowest). "medium" and "slow" are x264 words too
+ * and already portable names, so they mean themselves.
+ */
+export const PRESET_ALIASES = {
+  ultrafast: "fastest",
+  superfast: "fastest",
+  p1: "fastest",
+  p2: "fastest",
+  veryfast: "fast",
+  faster: "fast",
+  p3: "fast",
+  p4: "medium",
+  p5: "slow",
+  slower: "slowest",
+  veryslow: "slowest",
+  placebo: "slowest",
+  p6: "slowest",
+  p7: "slowest",
+} as const satisfies Record<string, VideoPreset>;
+export const VIDEO_PRESET_ALIASES = Object.keys(PRESET_ALIASES) as (keyof typeof PRESET_ALIASES)[];
+
+export function normaliseVideoPreset(preset: VideoPreset | keyof typeof PRESET_ALIASES): VideoPreset {
+  return Object.hasOwn(PRESET_ALIASES, preset)
+    ? PRESET_ALIASES[preset as keyof typeof PRESET_ALIASES]
+    : (preset as VideoPreset);
+}
+
+/** The alias table as the OpenAPI description shows it (one row per portable preset). */
+export function presetAliasTable(): string {
+  const words = (portable: VideoPreset, nvenc: boolean) =>
+    VIDEO_PRESET_ALIASES.filter(
+      (alias) => PRESET_ALIASES[alias] === portable && /^p\d$/.test(alias) === nvenc,
+    );
+  const rows = VIDEO_PRESETS.map((portable) => {
+    const x264 = words(portable, false);
+    const cell = x264.length > 0 ? x264.join(", ") : `(${portable})`;
+    return `| ${portable} | ${cell} | ${words(portable, true).join(", ")} |`;
+  });
+  return ["| portable | x264 / x265 words | NVENC |", "|---|---|---|", ...rows].join("\n");
+}
 
 export const SUBTITLE_MODES = ["BURN_IN", "SOFT"] as const;
 export const WATERMARK_POSITIONS = [

@@ -6,10 +6,13 @@ import {
   LEGACY_VIDEO_CODECS,
   limits,
   normaliseVideoCodec,
+  normaliseVideoPreset,
   parseS3Uri,
   planRuleIssues,
+  presetAliasTable,
   SUBTITLE_MODES,
   VIDEO_CODECS,
+  VIDEO_PRESET_ALIASES,
   VIDEO_PRESETS,
   WATERMARK_POSITIONS,
   WORKER_POOLS,
@@ -52,10 +55,14 @@ const OutputVideo = z
         description: `Output height in pixels (${limits.heightMin}..${limits.heightMax}, even); width follows the aspect ratio, rounded to even. Omitted: the input's height.`,
         example: 720,
       }),
-    preset: z.enum(VIDEO_PRESETS).default("medium").openapi({
-      description: "Portable speed/quality trade-off, mapped to each encoder's presets",
-      example: "medium",
-    }),
+    preset: z
+      .enum([...VIDEO_PRESETS, ...VIDEO_PRESET_ALIASES])
+      .default("medium")
+      .transform(normaliseVideoPreset)
+      .openapi({
+        description: `Portable speed/quality trade-off, mapped to each encoder's presets. The x264/x265 preset names and NVENC's p1..p7 are accepted and stored as the portable name they fall in (a portable name always means itself):\n\n${presetAliasTable()}`,
+        example: "medium",
+      }),
   })
   .openapi("OutputVideo");
 
@@ -199,7 +206,7 @@ export const ExecutionPlanTemplateSchema = z
 export type ExecutionPlan = z.infer<typeof ExecutionPlanTemplateSchema>;
 
 export const ExecutionPlanSchema = ExecutionPlanTemplateSchema.openapi("ExecutionPlan", {
-  description: "The stored, normalised plan (defaults filled in, legacy codec names replaced)",
+  description: "The stored, normalised plan (defaults filled in, legacy codec and preset names replaced)",
 });
 
 const timestamp = (description: string) =>
