@@ -64,8 +64,11 @@ export async function startManager(
   env: ManagerEnvironment,
   cleanup: Cleanup,
   settings: Record<string, string> = {},
+  nodeBinary?: string,
 ): Promise<ManagerProcess> {
-  const manager = await startManagerProcess(runtime, { ...childEnvironment(env), ...settings });
-  cleanup.defer(`stop the ${runtime} Manager`, manager.stop);
+  const manager = await startManagerProcess(runtime, { ...childEnvironment(env), ...settings }, undefined, {
+    nodeBinary,
+  });
+  cleanup.defer(`stop the ${nodeBinary ?? runtime} Manager`, manager.stop);
   return manager;
 }

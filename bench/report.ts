@@ -4,10 +4,9 @@ import type { DispatchResult } from "./dispatch.ts";
 import type { HeartbeatResult, LagSummary } from "./heartbeats.ts";
 import { type ListSizeResult, PAGE } from "./list.ts";
 import { type LoadResult, median } from "./load.ts";
-import type { ManagerRuntime } from "./manager-process.ts";
 import type { OverheadResult } from "./overhead.ts";
 import type { RelayResult } from "./relay.ts";
-import type { ScenarioName } from "./settings.ts";
+import { BENCH_RUNTIMES, type BenchRuntime, type ScenarioName } from "./settings.ts";
 import type { SseResult } from "./sse.ts";
 import type { TinyJobsResult } from "./tiny-jobs.ts";
 import type { UploadResult } from "./upload.ts";
@@ -67,7 +66,7 @@ function errorNotes(entries: [string, LoadResult][]): string {
 }
 
 /** What is compared at each concurrency level: the Manager per runtime and the two peers. */
-export type ThroughputKey = ManagerRuntime | "pgBoss" | "rawInsert";
+export type ThroughputKey = BenchRuntime | "pgBoss" | "rawInsert";
 
 export interface Results {
   throughput: Partial<Record<ThroughputKey, LoadResult[]>>;
@@ -82,7 +81,11 @@ export interface Results {
   failures: string[];
 }
 
-const RUNTIMES: ManagerRuntime[] = ["node", "deno"];
+const RUNTIME_LABELS: Record<BenchRuntime, string> = {
+  node: "Manager on Node 24",
+  deno: "Manager on Deno",
+  node20: "Manager on Node 20",
+};
 
 function labelled(results: Results, keys: [ThroughputKey, string][]): [string, LoadResult][] {
   return keys.flatMap(([key, label]) =>
@@ -93,7 +96,7 @@ function labelled(results: Results, keys: [ThroughputKey, string][]): [string, L
 export function submitSection(results: Results): string {
   const entries = labelled(
     results,
-    RUNTIMES.map((runtime): [ThroughputKey, string] => [runtime, `Manager on ${runtime}`]),
+    BENCH_RUNTIMES.map((runtime): [ThroughputKey, string] => [runtime, RUNTIME_LABELS[runtime]]),
   );
   return `## Submit: POST /api/v1/operations/jobs (jobs/s)\n\n${table(
     LOAD_HEADERS,
@@ -116,13 +119,15 @@ const at = (levels: LoadResult[] | undefined, concurrency: number) =>
   levels?.find((result) => result.concurrency === concurrency)?.perSecond ?? Number.NaN;
 
 export function ratioSection(results: Results, concurrency: number[]): string {
-  const runtimes = RUNTIMES.filter((runtime) => results.throughput[runtime]);
+  const runtimes = BENCH_RUNTIMES.filter((runtime) => results.throughput[runtime]);
+  const bothNodes = runtimes.includes("node") && runtimes.includes("node20");
   const headers = [
     "concurrency",
     ...runtimes.map((runtime) => `${runtime} jobs/s`),
     "pg-boss send/s",
     "raw INSERT tx/s",
     ...runtimes.flatMap((runtime) => [`${runtime} / pg-boss`, `${runtime} / raw INSERT`]),
+    ...(bothNodes ? ["Node 24 / Node 20"] : []),
   ];
   const rows = concurrency.map((level) => {
     const peerBoss = at(results.throughput.pgBoss, level);
@@ -136,6 +141,9 @@ export function ratioSection(results: Results, concurrency: number[]): string {
         const ours = at(results.throughput[runtime], level);
         return [ratio(ours / peerBoss), ratio(ours / peerRaw)];
       }),
+      ...(bothNodes
+        ? [ratio(at(results.throughput.node, level) / at(results.throughput.node20, level))]
+        : []),
     ];
   });
   return `## Submit throughput relative to the peers\n\n${table(headers, rows)}`;
@@ -207,7 +215,8 @@ function submitTargets(results: Results, concurrency: number[], rows: string[][]
     Number.isFinite(node64) ? `${count(node64)}/s` : "n/a",
     met(Number.isFinite(node64) ? node64 >= TARGETS.submitsPerSecondAt64OnNode : undefined),
   ]);
-  for (const runtime of RUNTIMES.filter((name) => results.throughput[name])) {
+  // Targets hold for the runtimes TJM ships on; Node 20 is only measured for comparison.
+  for (const runtime of (["node", "deno"] as const).filter((name) => results.throughput[name])) {
     for (const level of concurrency) {
       const ours = at(results.throughput[runtime], level);
       const toBoss = ours / at(results.throughput.pgBoss, level);

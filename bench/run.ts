@@ -78,6 +78,12 @@ async function header(context: BenchContext, settings: Settings, managerPoolMax:
       `${cpus.length} x ${cpus[0]?.model ?? "unknown CPU"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
     ],
     ["Node", process.version],
+    [
+      "Node 20 (submit, node20)",
+      settings.scenarios.includes("submit") && settings.runtimes.includes("node20")
+        ? `${settings.node20Path} (${execFileSync(settings.node20Path as string, ["--version"], { encoding: "utf8" }).trim()})`
+        : "not run",
+    ],
     ["scenarios", settings.scenarios.join(", ")],
     [
       "Deno",

@@ -1,7 +1,7 @@
+import { execFileSync } from "node:child_process";
 import type postgres from "postgres";
 import type { Cleanup } from "./cleanup.ts";
 import type { LoadOptions } from "./load.ts";
-import type { ManagerRuntime } from "./manager-process.ts";
 import type { UploadSettings } from "./upload.ts";
 
 export const SCENARIOS = [
@@ -16,6 +16,10 @@ export const SCENARIOS = [
   "upload",
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
+
+/** Managers the submit scenario compares: the npm scripts' runtimes, and the Node entrypoint on Node 20. */
+export const BENCH_RUNTIMES = ["node", "deno", "node20"] as const;
+export type BenchRuntime = (typeof BENCH_RUNTIMES)[number];
 
 export interface HeartbeatSettings {
   /** Simulated Workers registered through the real route. */
@@ -65,7 +69,9 @@ export interface Settings {
   /** Unmeasured seconds before each level and each list filter. */
   warmupSeconds: number;
   concurrency: number[];
-  runtimes: ManagerRuntime[];
+  runtimes: BenchRuntime[];
+  /** A Node 20 binary for the `node20` contender (the machine's system Node, where it is 20). */
+  node20Path: string | undefined;
   listSizes: number[];
   /** Measured seconds per list filter (one client, so latency is not queueing). */
   listSeconds: number;
@@ -100,10 +106,39 @@ function readScenarios(env: NodeJS.ProcessEnv): ScenarioName[] {
 const positiveInteger = (env: NodeJS.ProcessEnv, name: string, fallback: string) =>
   Math.round(positiveNumber(env, name, fallback));
 
+function nodeMajorOf(binary: string): number | undefined {
+  try {
+    const version = execFileSync(binary, ["--version"], { encoding: "utf8" }).trim();
+    return Number(/^v(\d+)\./.exec(version)?.[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** BENCH_NODE20_PATH, or the system's `node` when it is Node 20 (npm scripts run the pinned Node 24). */
+function findNode20(env: NodeJS.ProcessEnv): string | undefined {
+  const candidate = env.BENCH_NODE20_PATH || "/usr/bin/node";
+  const major = nodeMajorOf(candidate);
+  if (major === 20) return candidate;
+  if (env.BENCH_NODE20_PATH)
+    throw new Error(`BENCH_NODE20_PATH must name a Node 20 binary; ${candidate} is ${major ?? "not Node"}`);
+  return undefined;
+}
+
+function readRuntimes(env: NodeJS.ProcessEnv, node20Path: string | undefined): BenchRuntime[] {
+  const fallback = node20Path ? "node,deno,node20" : "node,deno";
+  const runtimes = (env.BENCH_RUNTIMES || fallback).split(",").map((part) => part.trim());
+  const unknown = runtimes.filter((runtime) => !(BENCH_RUNTIMES as readonly string[]).includes(runtime));
+  if (unknown.length > 0)
+    throw new Error(`BENCH_RUNTIMES may name ${BENCH_RUNTIMES.join(", ")}, not ${unknown.join(", ")}`);
+  if (runtimes.includes("node20") && !node20Path)
+    throw new Error("BENCH_RUNTIMES names node20, but no Node 20 was found: set BENCH_NODE20_PATH");
+  return runtimes as BenchRuntime[];
+}
+
 export function readSettings(env: NodeJS.ProcessEnv): Settings {
-  const runtimes = (env.BENCH_RUNTIMES || "node,deno").split(",").map((part) => part.trim());
-  const unknown = runtimes.filter((runtime) => runtime !== "node" && runtime !== "deno");
-  if (unknown.length > 0) throw new Error(`BENCH_RUNTIMES may name node and deno, not ${unknown.join(", ")}`);
+  const node20Path = findNode20(env);
+  const runtimes = readRuntimes(env, node20Path);
   const heartbeats: HeartbeatSettings = {
     workers: positiveInteger(env, "BENCH_HEARTBEAT_WORKERS", "1000"),
     intervalMs: positiveInteger(env, "BENCH_HEARTBEAT_INTERVAL_MS", "1000"),
@@ -122,7 +157,8 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
     seconds: positiveNumber(env, "BENCH_SECONDS", "5"),
     warmupSeconds: positiveNumber(env, "BENCH_WARMUP_SECONDS", "2"),
     concurrency: positiveNumbers(env, "BENCH_CONCURRENCY", "1,16,64").map(Math.round),
-    runtimes: runtimes as ManagerRuntime[],
+    runtimes,
+    node20Path,
     listSizes: positiveNumbers(env, "BENCH_LIST_SIZES", "100000,1000000")
       .map(Math.round)
       .sort((a, b) => a - b),

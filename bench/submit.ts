@@ -3,14 +3,8 @@ import { sampleSubmission } from "../tests/harness/plans.ts";
 import { deleteStreams } from "../tests/harness/streams.ts";
 import { dropSchemaAtEnd } from "./database.ts";
 import { type Contender, closedLoop, HttpClient } from "./load.ts";
-import {
-  createProject,
-  type ManagerEnvironment,
-  type ManagerRuntime,
-  migrateSchema,
-  startManager,
-} from "./manager-process.ts";
-import { type BenchContext, loadOptions } from "./settings.ts";
+import { createProject, type ManagerEnvironment, migrateSchema, startManager } from "./manager-process.ts";
+import { type BenchContext, type BenchRuntime, loadOptions } from "./settings.ts";
 
 export const JOBS_PATH = "/api/v1/operations/jobs";
 
@@ -29,17 +23,24 @@ export function managerEnvironment(context: BenchContext, schema: string): Manag
   };
 }
 
-/** A Manager on its own fresh schema, so neither runtime inserts into the other's table. */
+/**
+ * A Manager on its own fresh schema, so no contender inserts into another's table. `node20`
+ * is the Node entrypoint on the Node 20 binary of the settings, started the way an operator
+ * runs the Manager on their own Node.
+ */
 export async function startSubmitContender(
   context: BenchContext,
-  runtime: ManagerRuntime,
+  contender: BenchRuntime,
 ): Promise<Contender> {
-  const schema = `bench_${context.runId}_submit_${runtime}`;
+  const schema = `bench_${context.runId}_submit_${contender}`;
   dropSchemaAtEnd(context.admin, schema, context.cleanup);
   const env = managerEnvironment(context, schema);
   await migrateSchema(env);
   const { projectId } = await createProject(env, "bench", "bench");
-  const manager = await startManager(runtime, env, context.cleanup);
+  const manager =
+    contender === "node20"
+      ? await startManager("node", env, context.cleanup, {}, context.settings.node20Path)
+      : await startManager(contender, env, context.cleanup);
   const body = Buffer.from(JSON.stringify(sampleSubmission(projectId)));
   return {
     async measure(concurrency) {

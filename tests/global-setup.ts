@@ -9,6 +9,7 @@ import { reapOrphanedSwift } from "./harness/swift/swift.ts";
  * and any Swift server a test file left running is killed by its recorded PID.
  */
 export default async function setup(project: TestProject) {
+  console.log(`[runtime] Node ${process.version} (${process.execPath})`);
   const services = await findOrStartServices((line) => console.log(`[services] ${line}`));
   const schemaPrefix = `t_${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}_`;
   project.provide("databaseUrl", services.databaseUrl);

@@ -56,14 +56,26 @@ function groupExists(pid: number): boolean {
   }
 }
 
+/**
+ * The command that starts the Manager: its npm script, or (`nodeBinary`) the Node entrypoint
+ * on another Node the way an operator runs it on their own, `node --import tsx …`.
+ */
+function managerCommand(runtime: ManagerRuntime, nodeBinary: string | undefined): [string, string[]] {
+  if (nodeBinary === undefined) return ["npm", ["run", "--silent", NPM_SCRIPTS[runtime]]];
+  if (runtime !== "node") throw new Error(`a Node binary runs only the node Manager, not ${runtime}`);
+  return [nodeBinary, ["--import", "tsx", "manager/src/main.node.ts"]];
+}
+
 /** Starts a Manager on `port` (a free one by default) and resolves once it is ready. */
 export async function startManagerProcess(
   runtime: ManagerRuntime,
   env: Record<string, string>,
   port?: number,
+  options: { nodeBinary?: string } = {},
 ): Promise<ManagerProcess> {
   port ??= await freePort();
-  const child: ChildProcess = spawn("npm", ["run", "--silent", NPM_SCRIPTS[runtime]], {
+  const [command, args] = managerCommand(runtime, options.nodeBinary);
+  const child: ChildProcess = spawn(command, args, {
     cwd: REPOSITORY_ROOT,
     env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
     detached: true,
