@@ -56,7 +56,6 @@ describe("GET /api/health/ready", () => {
       schema: schema.schema,
       databaseUrl: proxied.toString(),
       natsUrl: nats.url,
-      background: false,
     });
     await waitFor("readiness", async () => (await readiness(manager)).status === 200);
   });

