@@ -1,7 +1,7 @@
 /**
  * One Manager: the HTTP app and the background work that goes with it (outbox relay, event
- * hub, heartbeat monitor, job count compaction). The entrypoints and the test harness both
- * build it here, so what is tested is what runs.
+ * hub, heartbeat monitor, the Workers' command consumers, job count compaction). The
+ * entrypoints and the test harness both build it here, so what is tested is what runs.
  */
 
 import type { StorageSettings } from "@tjm/protocol";
@@ -13,7 +13,8 @@ import { createOutboxRelay } from "./outbox/index.ts";
 import type { Broker } from "./platform/broker.ts";
 import type { Sql } from "./platform/db.ts";
 import type { Logger } from "./platform/logger.ts";
-import { type CredentialIssuer, WorkerMonitor } from "./workers/index.ts";
+import { type InstallationConflictError, InstallationPresence } from "./platform/presence.ts";
+import { CommandConsumerKeeper, type CredentialIssuer, WorkerMonitor } from "./workers/index.ts";
 
 export interface ManagerOptions
   extends Pick<
@@ -39,27 +40,58 @@ export interface ManagerOptions
     jobDeadlineHours: number;
   };
   /**
-   * Run the relay, event hub, heartbeat monitor and compaction (default true). The test
-   * harness turns them off where a test cuts PostgreSQL under the Manager: postgres.js 3.4.9
-   * can throw an uncatchable error when a connection drops mid-write (porsager/postgres
-   * #1154, #1208), and their polling makes that likely.
+   * Run the background loops (default true). Only tests that drive the sweeps and monitors
+   * by hand turn them off, so that nothing moves unless they call it.
    */
   background?: boolean;
   /** Also told when a request committed outbox rows (tests count these). */
   onOutboxWritten?: () => void;
+  /**
+   * Told when another installation turns out to be live on the prefix after start (NATS was
+   * down then); this Manager no longer touches the prefix. A conflict found at start rejects
+   * startManager instead.
+   */
+  onInstallationConflict?: (conflict: InstallationConflictError) => void;
 }
 
 export interface Manager {
   app: App;
   monitor: WorkerMonitor;
+  commandConsumers: CommandConsumerKeeper;
   events: EventHub;
   execution: Execution;
+  presence: InstallationPresence;
   /** Stops the background work; the caller stops serving first and closes sql and broker after. */
   stop(): Promise<void>;
 }
 
+/**
+ * How long start waits for NATS to say whether another installation is live on the prefix;
+ * a Manager whose NATS is down starts anyway and checks once it connects.
+ */
+const PRESENCE_START_WAIT_MS = 2000;
+
 export async function startManager(options: ManagerOptions): Promise<Manager> {
-  const { sql, broker, logger, subjectPrefix } = options;
+  const { sql, logger, subjectPrefix } = options;
+  let started = false;
+  const presence = new InstallationPresence({
+    broker: options.broker,
+    sql,
+    subjectPrefix,
+    logger,
+    onConflict: (conflict) => {
+      if (started) options.onInstallationConflict?.(conflict);
+    },
+  });
+  presence.start();
+  await presence.settled(PRESENCE_START_WAIT_MS);
+  if (presence.conflict) {
+    await presence.stop();
+    throw presence.conflict;
+  }
+  started = true;
+  // Until this Manager holds the prefix, it publishes and consumes nothing on it.
+  const broker = presence.guardedBroker();
   const relay = createOutboxRelay({ sql, schema: options.schema, subjectPrefix, broker, logger });
   const events = new EventHub(broker, subjectPrefix, logger);
   const outboxWritten = (urgent = false) => {
@@ -92,12 +124,14 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
       execution.dispatcher.wake();
     },
   });
+  const commandConsumers = new CommandConsumerKeeper({ sql, broker, subjectPrefix, logger });
   const background = options.background !== false;
   let stopCompaction = async () => {};
   if (background) {
     await relay.start();
     events.start();
     monitor.start();
+    commandConsumers.start();
     execution.start();
     stopCompaction = startJobCountCompaction(sql, logger);
   }
@@ -136,14 +170,22 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
   return {
     app,
     monitor,
+    commandConsumers,
     events,
     execution,
+    presence,
     async stop() {
-      await execution.stop();
-      await monitor.stop();
-      await relay.stop();
-      await events.stop();
-      await stopCompaction();
+      try {
+        await execution.stop();
+        await monitor.stop();
+        await commandConsumers.stop();
+        await relay.stop();
+        await events.stop();
+        await stopCompaction();
+      } finally {
+        // Last: another installation may take the prefix as soon as this record is gone.
+        await presence.stop();
+      }
     },
   };
 }

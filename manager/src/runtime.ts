@@ -1,11 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { type Authenticator, credsAuthenticator } from "@nats-io/transport-node";
 import { type Config, parseEnv, redactConfig } from "./config.ts";
-import { startManager } from "./manager.ts";
+import { type Manager, startManager } from "./manager.ts";
 import { type Connect, createBroker } from "./platform/broker.ts";
 import { createSql, type Sql } from "./platform/db.ts";
 import { createLogger, type Logger } from "./platform/logger.ts";
 import { loadMigrations, migrate, pendingMigrations } from "./platform/migrations.ts";
+import { InstallationConflictError } from "./platform/presence.ts";
 import { createProject, ProjectExistsError } from "./projects/store.ts";
 import { createCredentialIssuer } from "./workers/index.ts";
 
@@ -32,6 +33,9 @@ const USAGE = `usage: manager [serve]                                  start the
        manager projects create --org NAME --name NAME   create a project (and its organization)`;
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
+
+/** Exit code when another installation is live on the subject prefix (2: configuration, 3: pending migrations). */
+const EXIT_PREFIX_TAKEN = 4;
 
 function loadConfig(runtime: Runtime): Config {
   const parsed = parseEnv(runtime.env);
@@ -78,7 +82,27 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
     );
   }
   const broker = createBroker(runtime.connectNats, config.NATS_URL, logger, await natsAuthenticator(config));
-  const manager = await startManager({
+  let manager: Manager | undefined;
+  let stopServing: (() => Promise<void>) | undefined;
+  let stopping = false;
+  const shutdown = (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("shutting down");
+    const deadline = setTimeout(() => {
+      logger.error("shutdown took too long; exiting");
+      runtime.exit(1);
+    }, SHUTDOWN_DEADLINE_MS);
+    void (async () => {
+      await stopServing?.();
+      await manager?.stop();
+      await broker.close();
+      await sql.end({ timeout: 5 });
+      clearTimeout(deadline);
+      runtime.exit(code);
+    })();
+  };
+  manager = await startManager({
     sql,
     broker,
     logger,
@@ -120,33 +144,25 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
       maxAttempts: config.MAX_ATTEMPTS,
       jobDeadlineHours: config.JOB_DEADLINE_HOURS,
     },
+    onInstallationConflict: (conflict) => {
+      runtime.writeStderr(conflict.message);
+      shutdown(EXIT_PREFIX_TAKEN);
+    },
+  }).catch(async (err) => {
+    if (!(err instanceof InstallationConflictError)) throw err;
+    await broker.close();
+    await sql.end({ timeout: 5 });
+    runtime.writeStderr(err.message);
+    runtime.exit(EXIT_PREFIX_TAKEN);
   });
-  const stopServing = await runtime.serve(manager.app, config.HOST, config.PORT);
+  stopServing = await runtime.serve(manager.app, config.HOST, config.PORT);
   logger.info("manager listening", {
     runtime: runtime.name,
     host: config.HOST,
     port: config.PORT,
     config: redactConfig(config),
   });
-
-  let stopping = false;
-  runtime.onShutdownSignal(() => {
-    if (stopping) return;
-    stopping = true;
-    logger.info("shutting down");
-    const deadline = setTimeout(() => {
-      logger.error("shutdown took too long; exiting");
-      runtime.exit(1);
-    }, SHUTDOWN_DEADLINE_MS);
-    void (async () => {
-      await stopServing();
-      await manager.stop();
-      await broker.close();
-      await sql.end({ timeout: 5 });
-      clearTimeout(deadline);
-      runtime.exit(0);
-    })();
-  });
+  runtime.onShutdownSignal(() => shutdown(0));
 }
 
 async function runMigrate(config: Config, logger: Logger): Promise<void> {

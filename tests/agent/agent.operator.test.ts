@@ -79,7 +79,7 @@ describe("the Worker agent with NATS in operator mode", () => {
       const js = jetstream(publisher);
       const subject = subjects.workerCommands(manager.subjectPrefix, workerId);
       const cancel = {
-        id: "900000001",
+        id: crypto.randomUUID(),
         kind: "worker.command" as const,
         occurredAt: new Date().toISOString(),
         data: examples.commands.cancel,

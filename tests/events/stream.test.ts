@@ -1,3 +1,4 @@
+import { UUID_PATTERN } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
 import { sampleSubmission } from "../harness/plans.ts";
@@ -46,7 +47,9 @@ describe("GET /api/v1/operations/events", () => {
         event: "job.updated",
         envelope: { kind: "job.updated", data: { jobId, from: "QUEUED", to: "CANCELLED" } },
       });
-      expect(Number(updated?.id)).toBeGreaterThan(Number(created?.id));
+      expect(created?.id).toMatch(UUID_PATTERN);
+      expect(updated?.id).toMatch(UUID_PATTERN);
+      expect(updated?.id).not.toBe(created?.id);
       expect(created?.envelope.id).toBe(created?.id);
     } finally {
       await stream.close();

@@ -65,8 +65,10 @@ export interface TestManagerOptions {
   natsUrl?: string;
   /** Use an existing schema instead of a fresh one. */
   schema?: string;
+  /** Default: the schema's name (unique per file, and a valid subject prefix). */
+  subjectPrefix?: string;
   logger?: Logger;
-  /** See ManagerOptions.background: off where a test cuts PostgreSQL under the Manager. */
+  /** See ManagerOptions.background: off only where a test drives the loops by hand. */
   background?: boolean;
   /**
    * NATS in operator mode (tests/harness/nats-operator.ts): the Manager connects with these
@@ -152,8 +154,7 @@ export class TestManager {
     );
     const issuer = await TestIssuer.start();
     const writes = { count: 0 };
-    // The schema name is unique per file and a valid subject prefix.
-    const subjectPrefix = schema;
+    const subjectPrefix = options.subjectPrefix ?? schema;
     const manager = await startManager({
       sql,
       broker,

@@ -1,17 +1,21 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { streams } from "@tjm/protocol";
+import { presenceBucket } from "../../manager/src/platform/presence.ts";
 
 /**
- * Removes the JetStream streams a Manager created for a test's subject prefix, through the
- * given connection or a new one to the given URL.
+ * Removes the JetStream streams a Manager created for a test's subject prefix (and its
+ * presence bucket), through the given connection or a new one to the given URL.
  */
 export async function deleteStreams(nats: string | NatsConnection, prefix: string): Promise<void> {
   const nc = typeof nats === "string" ? await connect({ servers: nats }) : nats;
   try {
     const jsm = await jetstreamManager(nc);
-    for (const stream of Object.values(streams(prefix)))
-      await jsm.streams.delete(stream.name).catch(() => false);
+    const names = [
+      ...Object.values(streams(prefix)).map((stream) => stream.name),
+      `KV_${presenceBucket(prefix)}`,
+    ];
+    for (const name of names) await jsm.streams.delete(name).catch(() => false);
   } finally {
     if (typeof nats === "string") await nc.close();
   }

@@ -1,5 +1,6 @@
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { UUID_PATTERN } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureStreams, jetStreamPublish } from "../../manager/src/outbox/jetstream.ts";
 import { type EventEnvelope, OutboxRelay } from "../../manager/src/outbox/relay.ts";
@@ -85,7 +86,7 @@ describe("the outbox relay", () => {
   });
   afterAll(() => f?.close());
 
-  it("publishes committed rows in id order as envelopes with the row id as message id, then marks them", async () => {
+  it("publishes committed rows in id order as envelopes whose id and Nats-Msg-Id are the row's message_id, then marks them", async () => {
     await f.sql.begin(async (tx) => {
       for (let seq = 0; seq < 5; seq++) await enqueueOutbox(tx, "job.created", { jobId: "j", seq });
     });
@@ -97,11 +98,20 @@ describe("the outbox relay", () => {
     expect(envelopes.map((e) => e.data.seq)).toEqual([0, 1, 2, 3, 4]);
     expect(envelopes[0]).toMatchObject({
       kind: "job.created",
-      id: expect.stringMatching(/^\d+$/),
+      id: expect.stringMatching(UUID_PATTERN),
       occurredAt: expect.any(String),
     });
-    const ids = (await f.sql`select id from outbox order by id`).map((row) => String(row.id));
+    const ids = (await f.sql<{ messageId: string }[]>`select message_id from outbox order by id`).map(
+      (row) => row.messageId,
+    );
     expect(envelopes.map((e) => e.id)).toEqual(ids);
+    const jsm = await jetstreamManager(f.nc);
+    const headers = await Promise.all(
+      ids.map(async (_, index) =>
+        (await jsm.streams.getMessage(f.stream, { seq: index + 1 }))?.header.get("Nats-Msg-Id"),
+      ),
+    );
+    expect(headers).toEqual(ids);
   });
 
   it("publishes every committed row at least once, in per-job order, under 32 writers while relays are killed and restarted", async () => {
@@ -163,11 +173,11 @@ describe("the outbox relay", () => {
     await waitFor("every row published", async () => (await unpublished(f.sql)) === 0);
     await survivor.stop();
 
-    const rows = await f.sql<{ id: string }[]>`select id from outbox where kind = 'test.step'`;
+    const rows = await f.sql<{ messageId: string }[]>`select message_id from outbox where kind = 'test.step'`;
     const seen = new Map<string, EventEnvelope>();
     for (const envelope of await readStream(f))
       if (envelope.kind === "test.step" && !seen.has(envelope.id)) seen.set(envelope.id, envelope);
-    expect(new Set(seen.keys())).toEqual(new Set(rows.map((row) => String(row.id))));
+    expect(new Set(seen.keys())).toEqual(new Set(rows.map((row) => row.messageId)));
 
     const lastSeq = new Map<string, number>();
     for (const envelope of seen.values()) {

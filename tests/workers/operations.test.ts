@@ -217,7 +217,7 @@ describe("events", () => {
       await waitFor("six events", async () => stream.events().length >= 6);
       const events = stream
         .events()
-        .map((event) => ({ event: event.event, id: Number(event.id), ...JSON.parse(event.data ?? "{}") }));
+        .map((event) => ({ event: event.event, ...JSON.parse(event.data ?? "{}") }));
       expect(events.map((event) => event.event)).toEqual([
         "job.created",
         "job.updated",
@@ -226,9 +226,7 @@ describe("events", () => {
         "worker.updated",
         "worker.updated",
       ]);
-      expect(events.map((event) => event.id)).toEqual(
-        [...events.map((event) => event.id)].sort((a, b) => a - b),
-      );
+      expect(new Set(events.map((event) => event.id)).size).toBe(6);
       expect(events[2].data).toEqual({
         workerId: worker.workerId,
         instanceId: worker.instanceId,

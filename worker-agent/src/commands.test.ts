@@ -17,27 +17,30 @@ function envelope(id: string, data: Command): Uint8Array {
   });
 }
 
+const ENVELOPE_A = "5f0c6a52-3f5e-4d7b-9b8e-2a1c0d4e6f70";
+const ENVELOPE_B = "0e5d4c3b-2a19-4f08-8e7d-6c5b4a392817";
+
 const drain = (id: string) => envelope(id, { type: "drain", protocolVersion: PROTOCOL_VERSION });
 
 describe("decideCommand", () => {
   it("acks a drain", () => {
-    expect(decideCommand(drain("41"), new RecentIds())).toEqual({
+    expect(decideCommand(drain(ENVELOPE_A), new RecentIds())).toEqual({
       action: "ack",
       kind: "drain",
-      envelopeId: "41",
+      envelopeId: ENVELOPE_A,
     });
   });
 
   it("acks a redelivered envelope without acting on it again", () => {
     const seen = new RecentIds();
-    decideCommand(drain("41"), seen);
-    expect(decideCommand(drain("41"), seen)).toEqual({
+    decideCommand(drain(ENVELOPE_A), seen);
+    expect(decideCommand(drain(ENVELOPE_A), seen)).toEqual({
       action: "ack",
       kind: "duplicate",
-      envelopeId: "41",
+      envelopeId: ENVELOPE_A,
       type: "drain",
     });
-    expect(decideCommand(drain("42"), seen)).toMatchObject({ kind: "drain", envelopeId: "42" });
+    expect(decideCommand(drain(ENVELOPE_B), seen)).toMatchObject({ kind: "drain", envelopeId: ENVELOPE_B });
   });
 
   it.each([
@@ -45,10 +48,10 @@ describe("decideCommand", () => {
     ["cancel", examples.commands.cancel],
     ["resume-uploads", examples.commands.resumeUploads],
   ] as const)("hands a %s command to the attempts, acked", (kind, command) => {
-    expect(decideCommand(envelope("7", command), new RecentIds())).toEqual({
+    expect(decideCommand(envelope(ENVELOPE_A, command), new RecentIds())).toEqual({
       action: "ack",
       kind,
-      envelopeId: "7",
+      envelopeId: ENVELOPE_A,
       command,
     });
   });
@@ -64,7 +67,7 @@ describe("decideCommand", () => {
       "another protocol version",
       new TextEncoder().encode(
         JSON.stringify({
-          id: "9",
+          id: ENVELOPE_A,
           kind: "worker.command",
           occurredAt: "2026-11-21T12:00:00.000Z",
           data: { type: "drain", protocolVersion: 999 },

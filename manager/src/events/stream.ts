@@ -20,9 +20,11 @@ export const KEEP_ALIVE_MS = 15_000;
 
 export const EventEnvelopeSchema = z
   .object({
-    id: z
-      .string()
-      .openapi({ description: "Event id (the outbox row id); clients dedupe by it", example: "1042" }),
+    id: z.string().openapi({
+      description:
+        "Event id, unique across databases and installations (the outbox row's message id, also its Nats-Msg-Id; job.progress ids are progress-<n>); clients dedupe by it. Not a sequence number: events arrive in order.",
+      example: "5f0c6a52-3f5e-4d7b-9b8e-2a1c0d4e6f70",
+    }),
     kind: z.enum(EVENT_KINDS).openapi({ example: "job.updated" }),
     occurredAt: z.iso.datetime().openapi({ example: "2026-11-21T10:00:00.000Z" }),
     data: z.record(z.string(), z.unknown()).openapi({

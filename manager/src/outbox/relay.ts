@@ -21,6 +21,7 @@ export interface OutboxRelayOptions {
 
 interface OutboxRow {
   id: string;
+  messageId: string;
   kind: string;
   subject: string;
   payload: Record<string, unknown>;
@@ -29,6 +30,7 @@ interface OutboxRow {
 
 /** The envelope every event carries on the wire and on the SSE stream. */
 export interface EventEnvelope {
+  /** The row's message_id: unique across databases, so also the Nats-Msg-Id. */
   id: string;
   kind: string;
   occurredAt: string;
@@ -38,8 +40,10 @@ export interface EventEnvelope {
 const encoder = new TextEncoder();
 
 /**
- * Publishes committed outbox rows to JetStream in id order, with Nats-Msg-Id = row id so the
- * stream drops duplicates, then marks them published in the same transaction.
+ * Publishes committed outbox rows to JetStream in id order, with Nats-Msg-Id = the row's
+ * message_id so the stream drops duplicates, then marks them published in the same
+ * transaction. Not the bigint id: a database restored from a backup or re-created on the same
+ * NATS reuses those, and the stream would drop the new rows as repeats of the old ones.
  *
  * Woken in-process by whoever committed rows (`wake()`), and polls for the rest. Not by
  * LISTEN/NOTIFY: a NOTIFY per commit serialises commits on PostgreSQL's notification queue
@@ -95,19 +99,23 @@ export class OutboxRelay {
         select pg_try_advisory_xact_lock(hashtext(${`tjm.outbox-relay:${schema}`})) as locked`;
       if (!turn?.locked) return 0;
       const rows = await tx<OutboxRow[]>`
-        select id, kind, subject, payload, created_at from outbox
+        select id, message_id, kind, subject, payload, created_at from outbox
         where published_at is null order by id limit ${this.batchSize}`;
       if (rows.length === 0) return 0;
       // Issued in id order on one connection, so the stream stores them in that order.
       await Promise.all(
         rows.map((row) => {
           const envelope: EventEnvelope = {
-            id: row.id,
+            id: row.messageId,
             kind: row.kind,
             occurredAt: row.createdAt.toISOString(),
             data: row.payload,
           };
-          return publish(`${subjectPrefix}.${row.subject}`, encoder.encode(JSON.stringify(envelope)), row.id);
+          return publish(
+            `${subjectPrefix}.${row.subject}`,
+            encoder.encode(JSON.stringify(envelope)),
+            row.messageId,
+          );
         }),
       );
       await tx`update outbox set published_at = now() where id = any(${rows.map((row) => row.id)}::bigint[])`;
