@@ -82,7 +82,7 @@ describe("migrations", () => {
     const refused = await runScript(["manager"], envFor(schema));
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain(
-      `The database schema "${schema}" has 4 pending migration(s): 0001_jobs, 0002_enrollment_tokens, 0003_workers, 0004_execution.`,
+      `The database schema "${schema}" has 6 pending migration(s): 0001_jobs, 0002_enrollment_tokens, 0003_workers, 0004_execution, 0005_installation, 0006_cancel_sends.`,
     );
     expect(refused.stderr).toContain("run 'npm run migrate'");
 

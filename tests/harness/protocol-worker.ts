@@ -27,10 +27,14 @@ import { waitFor } from "./services.ts";
 import { type EnrolledWorker, enroll, heartbeat } from "./workers.ts";
 
 export class ProtocolWorker {
+  /** Each command once, in the order received: a redelivered envelope is dropped, as the agent does. */
   readonly commands: Command[] = [];
+  /** The envelope id each command came in, by its place in `commands`. */
+  readonly envelopeIds: string[] = [];
   private beating: ReturnType<typeof setInterval> | undefined;
   private stopPulling: (() => void) | undefined;
   private pulled: Promise<void> | undefined;
+  private stopped = false;
 
   private constructor(
     readonly manager: TestManager,
@@ -141,21 +145,39 @@ export class ProtocolWorker {
     await jetstream(this.nc).publish(subject, data);
   }
 
+  /**
+   * Pulls from its durable consumer like the agent: when the consumer disappears (its stream
+   * was deleted), it gets it again once the Manager has created it again.
+   */
   private async pull(): Promise<void> {
-    const consumer = await jetstream(this.nc).consumers.get(
-      streams(this.manager.subjectPrefix).commands.name,
-      workerConsumerName(this.workerId),
-    );
-    const messages = await consumer.consume();
-    this.stopPulling = () => messages.stop();
-    for await (const message of messages) {
-      const decoded = decodeMessage(CommandEnvelopeSchema, message.data);
-      if (decoded.ok) this.commands.push(decoded.value.data);
-      message.ack();
+    const seen = new Set<string>();
+    while (!this.stopped) {
+      try {
+        const consumer = await jetstream(this.nc).consumers.get(
+          streams(this.manager.subjectPrefix).commands.name,
+          workerConsumerName(this.workerId),
+        );
+        const messages = await consumer.consume({ abort_on_missing_resource: true });
+        this.stopPulling = () => messages.stop();
+        if (this.stopped) messages.stop();
+        for await (const message of messages) {
+          const decoded = decodeMessage(CommandEnvelopeSchema, message.data);
+          if (decoded.ok && !seen.has(decoded.value.id)) {
+            seen.add(decoded.value.id);
+            this.envelopeIds.push(decoded.value.id);
+            this.commands.push(decoded.value.data);
+          }
+          message.ack();
+        }
+      } catch {
+        // The consumer or its stream is gone for now; the Manager creates both again.
+      }
+      if (!this.stopped) await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     this.stopHeartbeats();
     this.stopPulling?.();
     await this.pulled?.catch(() => {});

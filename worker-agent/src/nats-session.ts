@@ -239,7 +239,9 @@ export class NatsSession {
     for (let failures = 0; !this.ended; failures++) {
       try {
         const consumer = await js.consumers.get(stream, name);
-        const messages = await consumer.consume();
+        // A consumer deleted with its stream ends the loop below at once, and this loop waits
+        // for the Manager to create it again, instead of the client checking every 30 s.
+        const messages = await consumer.consume({ abort_on_missing_resource: true });
         this.commands = messages;
         if (this.ended) {
           messages.stop();
@@ -287,7 +289,9 @@ export class NatsSession {
     switch (decision.kind) {
       case "invalid":
         this.logger.warn("dropping a command that cannot be read", { ...fields, reason: decision.reason });
-        msg.term(decision.reason);
+        // No reason on the wire: nats-server before 2.10 takes "+TERM <reason>" for no ack at
+        // all and would redeliver the command after every ack wait, forever.
+        msg.term();
         return;
       case "duplicate":
         this.logger.debug("command already handled", { ...fields, commandId: decision.envelopeId });

@@ -1,24 +1,38 @@
-import { DeliverPolicy, jetstream } from "@nats-io/jetstream";
+import { DeliverPolicy, jetstream, jetstreamManager, type StreamInfo } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { streams } from "@tjm/protocol";
+import { decodeMessage, streams } from "@tjm/protocol";
 import { ensurePrefixStreams } from "../outbox/index.ts";
 import type { EventEnvelope } from "../outbox/relay.ts";
 import type { Broker } from "../platform/broker.ts";
 import type { Logger } from "../platform/logger.ts";
+import { EventEnvelopeSchema } from "./stream.ts";
 
 export type EventListener = (event: EventEnvelope) => void;
 
 const RETRY_MS = 1000;
-const decoder = new TextDecoder();
+
+/** Where following the stream goes on: the stream (by creation time) and its next sequence. */
+interface Position {
+  created: string;
+  nextSeq: number;
+}
 
 /**
  * Follows this prefix's events stream from "now" with an ordered consumer (it re-creates
  * itself after a disconnect) and hands each event to every in-process listener. One per
  * Manager process, however many SSE clients it serves — and only while at least one
  * listens, so a Manager nobody watches spends nothing on events.
+ *
+ * A message that is not an event envelope is logged, counted and skipped. When the stream
+ * or the consumer disappears (the stream was deleted, NATS lost its store), the hub follows
+ * again where it stopped; if the stream was re-created meanwhile, from its first message,
+ * since all of it came after what the hub had seen.
  */
 export class EventHub {
   private readonly listeners = new Set<EventListener>();
+  /** Messages dropped as not events: what the bad-input tests read. */
+  readonly counters = { invalid: 0 };
+  private position: Position | undefined;
   private stopped = false;
   private running: Promise<void> | undefined;
   private stopConsuming: (() => Promise<void>) | undefined;
@@ -74,6 +88,8 @@ export class EventHub {
   private async loop(): Promise<void> {
     while (!this.stopped) {
       if (this.listeners.size === 0) {
+        // Nobody missed anything while nobody listened: the next listener starts from now.
+        this.position = undefined;
         await new Promise<void>((resolve) => {
           this.wakeIdle = resolve;
         });
@@ -92,11 +108,16 @@ export class EventHub {
   }
 
   private async follow(nc: NatsConnection): Promise<void> {
+    const stream = streams(this.subjectPrefix).events.name;
     await ensurePrefixStreams(nc, this.subjectPrefix);
-    const consumer = await jetstream(nc).consumers.get(streams(this.subjectPrefix).events.name, {
-      deliver_policy: DeliverPolicy.New,
+    const info = await (await jetstreamManager(nc)).streams.info(stream);
+    this.position = { created: info.created, nextSeq: nextSequence(this.position, info) };
+    const consumer = await jetstream(nc).consumers.get(stream, {
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: this.position.nextSeq,
     });
-    const messages = await consumer.consume();
+    // A deleted stream or consumer ends the loop below instead of the client waiting for it.
+    const messages = await consumer.consume({ abort_on_missing_resource: true });
     this.stopConsuming = async () => {
       await messages.close();
     };
@@ -105,18 +126,32 @@ export class EventHub {
     for (const resolve of this.liveWaiters.splice(0)) resolve();
     try {
       for await (const message of messages) {
-        let event: EventEnvelope;
-        try {
-          event = JSON.parse(decoder.decode(message.data));
-        } catch (err) {
-          this.logger.warn("dropping an event that is not JSON", { err, subject: message.subject });
+        this.position = { created: info.created, nextSeq: message.seq + 1 };
+        const decoded = decodeMessage(EventEnvelopeSchema, message.data);
+        if (!decoded.ok) {
+          this.counters.invalid++;
+          this.logger.warn("dropping a message that is not an event", {
+            subject: message.subject,
+            streamSequence: message.seq,
+            reason: decoded.reason,
+          });
           continue;
         }
-        for (const listener of this.listeners) listener(event);
+        for (const listener of this.listeners) listener(decoded.value);
       }
     } finally {
       this.live = false;
       this.stopConsuming = undefined;
     }
   }
+}
+
+/**
+ * The first sequence to follow: past the last message when following starts (from now on),
+ * where it stopped on the same stream, the first message of a re-created one.
+ */
+function nextSequence(position: Position | undefined, info: StreamInfo): number {
+  if (!position) return info.state.last_seq + 1;
+  if (position.created === info.created) return position.nextSeq;
+  return Math.max(1, info.state.first_seq);
 }

@@ -104,7 +104,9 @@ export class ReportsConsumer {
       ack_wait: ACK_WAIT_NS,
     });
     const consumer = await jetstream(nc).consumers.get(stream, MANAGER_REPORTS_CONSUMER);
-    const messages = await consumer.consume({ max_messages: 64 });
+    // A deleted stream or consumer ends the loop below (instead of the client polling for it
+    // every 30 s), and the next turn creates both again.
+    const messages = await consumer.consume({ max_messages: 64, abort_on_missing_resource: true });
     this.stopConsuming = () => void messages.stop();
     if (this.stopped) messages.stop();
     for await (const message of messages) await this.handle(message);

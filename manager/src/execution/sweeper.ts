@@ -3,6 +3,10 @@
  * (DISPATCH_TIMEOUT), kept uploads whose retention ran out (UPLOAD_RETENTION_EXPIRED) and
  * jobs past their deadline (DEADLINE_EXCEEDED). Rows are locked with SKIP LOCKED, so two
  * Managers sweeping at once never fail the same attempt twice or queue two next attempts.
+ *
+ * It also sends a cancel again, with backoff, while the Worker holding a CANCEL_REQUESTED
+ * job has not confirmed it: the first one may have been lost with its stream (deleted, or
+ * a NATS that lost its store), and only the Worker's report ends the wait.
  */
 import type { Sql, TransactionSql } from "../platform/db.ts";
 import type { Logger } from "../platform/logger.ts";
@@ -13,16 +17,20 @@ import {
   lockDispatchTimeouts,
   lockExpiredPauses,
   lockPastDeadline,
+  lockUnconfirmedCancels,
   sendCancel,
 } from "./store.ts";
 
 const BATCH = 100;
 
+/** Waits between cancels a Worker has not confirmed: 5 s, then doubling, at most a minute. */
+export const CANCEL_RESEND_BACKOFF = { initialMs: 5000, maxMs: 60_000 };
+
 export interface SweeperOptions {
   sql: Sql;
   logger: Logger;
   maxAttempts: number;
-  /** Told after a sweep changed something. */
+  /** Told after a sweep changed something or sent cancels again. */
   swept: () => void;
   tickMs?: number;
 }
@@ -30,13 +38,14 @@ export interface SweeperOptions {
 export class Sweeper {
   private timer: ReturnType<typeof setInterval> | undefined;
   private running: Promise<void> | undefined;
-  readonly counters = { dispatchTimeouts: 0, expiredPauses: 0, pastDeadline: 0 };
+  readonly counters = { dispatchTimeouts: 0, expiredPauses: 0, pastDeadline: 0, cancelsResent: 0 };
 
   constructor(private readonly options: SweeperOptions) {}
 
   start(): void {
     this.timer ??= setInterval(() => {
       this.running ??= this.sweep()
+        .then(() => this.resendCancels())
         .then(() => undefined)
         .catch((err) => this.options.logger.warn("sweep failed; retrying at the next tick", { err }))
         .finally(() => {
@@ -69,6 +78,25 @@ export class Sweeper {
       })));
     if (failed > 0) this.options.swept();
     return failed;
+  }
+
+  /** Sends each cancel whose wait for the Worker's confirmation is over again; returns how many. */
+  async resendCancels(): Promise<number> {
+    const resent = await this.options.sql.begin(async (tx) => {
+      const attempts = await lockUnconfirmedCancels(tx, BATCH, CANCEL_RESEND_BACKOFF);
+      for (const attempt of attempts) {
+        await sendCancel(tx, attempt);
+        this.options.logger.warn("cancel not confirmed by the Worker; sending it again", {
+          jobId: attempt.jobId,
+          attemptId: attempt.attemptId,
+          workerId: attempt.workerId,
+        });
+      }
+      this.counters.cancelsResent += attempts.length;
+      return attempts.length;
+    });
+    if (resent > 0) this.options.swept();
+    return resent;
   }
 
   private async failEach(

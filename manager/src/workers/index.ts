@@ -27,6 +27,7 @@ export function workersOperationsApp(deps: WorkersDeps) {
     .openapi(disableWorkerRoute, disableWorkerHandler(deps));
 }
 
+export { CommandConsumerKeeper } from "./consumer.ts";
 export { type CredentialIssuer, createCredentialIssuer } from "./credentials.ts";
 export type { WorkersDeps } from "./deps.ts";
 export { WorkerMonitor } from "./monitor.ts";

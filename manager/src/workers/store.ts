@@ -265,3 +265,16 @@ export async function disableWorker(
   const { changed, ...worker } = row;
   return { row: worker, changed };
 }
+
+/** Workers that have a command consumer: every one not disabled. */
+export async function listCommandedWorkerIds(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`select id from workers where disabled_at is null`;
+  return rows.map((row) => row.id);
+}
+
+/** Which of these Workers are disabled by now. */
+export async function disabledWorkerIds(sql: Sql, workerIds: readonly string[]): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`
+    select id from workers where id = any(${workerIds as string[]}::uuid[]) and disabled_at is not null`;
+  return rows.map((row) => row.id);
+}
