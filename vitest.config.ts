@@ -5,6 +5,7 @@ export default defineConfig({
     include: [
       "manager/src/**/*.test.ts",
       "protocol/src/**/*.test.ts",
+      "storage/src/**/*.test.ts",
       "worker-agent/**/*.test.ts",
       "tests/**/*.test.ts",
     ],

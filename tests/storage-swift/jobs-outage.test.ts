@@ -5,8 +5,8 @@
  */
 import { access, readdir } from "node:fs/promises";
 import { join } from "node:path";
+import { createS3Client } from "@tjm/storage";
 import { describe, expect, it } from "vitest";
-import { createS3Client } from "../../worker-agent/storage/s3.ts";
 import { MultipartUploader } from "../../worker-agent/storage/upload.ts";
 import { listKeys, readObject, sha256 } from "../harness/media-jobs.ts";
 import { waitFor } from "../harness/services.ts";

@@ -1,6 +1,6 @@
 /**
- * The Worker's storage layer against a real S3 implementation: OpenStack Swift's s3api
- * (tests/harness/swift). s3rver (tests/storage) cannot show these: it has no ListParts,
+ * The storage layer (@tjm/storage and the Worker's uploader) against a real S3 implementation:
+ * OpenStack Swift's s3api (tests/harness/swift). s3rver (tests/storage) cannot show these: it has no ListParts,
  * ListMultipartUploads or UploadPartCopy, and answers AbortMultipartUpload with 405. Every
  * assertion here is what AWS S3 would show through its API. Each test uses its own bucket, so
  * "no incomplete multipart uploads" is checked for the whole bucket.
@@ -21,10 +21,14 @@ import {
   type S3Client,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
+import {
+  CopyMismatchError,
+  copyObject,
+  createS3Client,
+  presignGet,
+  StorageUnavailableError,
+} from "@tjm/storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { copyObject } from "../../worker-agent/storage/copy.ts";
-import { StorageFailedError, StorageUnavailableError } from "../../worker-agent/storage/errors.ts";
-import { createS3Client } from "../../worker-agent/storage/s3.ts";
 import { MultipartUploader, type UploadOptions } from "../../worker-agent/storage/upload.ts";
 import { readUploadState } from "../../worker-agent/storage/upload-state.ts";
 import { type SwiftServer, startSwift } from "../harness/swift/swift.ts";
@@ -370,15 +374,38 @@ describe("a Swift proxy crash mid-upload", () => {
 });
 
 describe("copyObject against Swift s3api", () => {
+  // Swift 2.30's s3api checks x-amz-copy-source-if-match against the SLO manifest's own ETag,
+  // not the "<md5>-<parts>" ETag it reports for a multipart object, and answers 412 (S3 accepts
+  // it). Every output a Worker stages is a multipart upload, so this is how the Manager's
+  // promotion runs on Swift: the pinned copy is refused, a second HEAD shows the source
+  // unchanged, the copy runs unpinned and the copy's size is checked with a HEAD.
   it("copies a finished multipart upload to another key server-side (CopyObject), as the Manager promotes outputs", async () => {
     const { bucket, file, digest, key, uri, statePath } = await fixture(21 * MIB);
     const client = createS3Client(swift.settings);
     const uploaded = await uploader(client, { file, uri, statePath, partSize: 5 * MIB }).upload();
     const sent = recordRequests(client);
-    const copied = await copyObject(client, uri, `s3://${bucket}/final/out.bin`, { retry: FAST_RETRY });
+    const logger = capturingLogger();
+    const copied = await copyObject(client, uri, `s3://${bucket}/final/out.bin`, {
+      retry: FAST_RETRY,
+      expectedBytes: 21 * MIB,
+      logger,
+    });
     client.destroy();
     expect(copied).toMatchObject({ bytes: 21 * MIB, multipart: false });
-    expect(sent.map((request) => request.command)).toEqual(["HeadObjectCommand", "CopyObjectCommand"]);
+    expect(sent.map((request) => request.command)).toEqual([
+      "HeadObjectCommand",
+      "CopyObjectCommand",
+      "HeadObjectCommand",
+      "CopyObjectCommand",
+      "HeadObjectCommand",
+    ]);
+    expect(logger.lines.filter((line) => line.level === "warn")).toEqual([
+      {
+        level: "warn",
+        msg: "the store refused the copy's ETag condition; copying unpinned",
+        fields: { from: uri, to: `s3://${bucket}/final/out.bin`, etag: uploaded.etag },
+      },
+    ]);
     expect(sha256(await readObject(admin, bucket, "final/out.bin"))).toBe(digest);
     // The source is untouched.
     expect(await headObject(bucket, key)).toMatchObject({ ContentLength: 21 * MIB, ETag: uploaded.etag });
@@ -387,6 +414,22 @@ describe("copyObject against Swift s3api", () => {
       { key, size: 21 * MIB },
     ]);
     expect(await incompleteUploads(bucket)).toEqual([]);
+  });
+
+  it("pins a copy of a single-part object (Swift honours a plain ETag) and sends nothing more", async () => {
+    const { bucket, key } = await fixture(0);
+    const body = randomBytes(3 * MIB);
+    await admin.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+    const client = createS3Client(swift.settings);
+    const sent = recordRequests(client);
+    const copied = await copyObject(client, `s3://${bucket}/${key}`, `s3://${bucket}/final/single.bin`, {
+      retry: FAST_RETRY,
+      expectedBytes: 3 * MIB,
+    });
+    client.destroy();
+    expect(copied).toMatchObject({ bytes: 3 * MIB, multipart: false });
+    expect(sent.map((request) => request.command)).toEqual(["HeadObjectCommand", "CopyObjectCommand"]);
+    expect(sha256(await readObject(admin, bucket, "final/single.bin"))).toBe(sha256(body));
   });
 
   it("copies in parts (UploadPartCopy with ranges, pinned to the source ETag) and leaves no upload behind", async () => {
@@ -408,37 +451,84 @@ describe("copyObject against Swift s3api", () => {
     expect(await incompleteUploads(bucket)).toEqual([]);
   });
 
-  // Swift 2.30's s3api checks x-amz-copy-source-if-match against the SLO manifest's own ETag,
-  // not the "<md5>-<parts>" ETag S3 reports for a multipart object, and answers 412; S3 accepts
-  // it. So the Worker's copy in parts (objects over 5 GiB) fails on Swift 2.30 when the source
-  // is itself a multipart upload. Exactly that answer skips the test (with a note); any other
-  // outcome is held to what S3 does.
-  it("copies a multipart-uploaded source in parts", async (context) => {
+  it("copies a multipart-uploaded source in parts: the refused pinned copy is aborted, the unpinned one checked by size", async () => {
     const { bucket, file, digest, uri, statePath } = await fixture(11 * MIB);
     const client = createS3Client(swift.settings);
     await uploader(client, { file, uri, statePath, partSize: 5 * MIB }).upload();
-    const outcome = await copyObject(client, uri, `s3://${bucket}/final/parts.bin`, {
+    const sent = recordRequests(client);
+    const copied = await copyObject(client, uri, `s3://${bucket}/final/parts.bin`, {
       retry: FAST_RETRY,
       multipartThreshold: 5 * MIB,
       partSize: 8 * MIB,
-    }).catch((error: unknown) => error);
+      concurrency: 1,
+      expectedBytes: 11 * MIB,
+    });
     client.destroy();
-    const cause = (outcome as { cause?: { name?: string; $metadata?: { httpStatusCode?: number } } }).cause;
-    context.skip(
-      outcome instanceof StorageFailedError &&
-        cause?.name === "PreconditionFailed" &&
-        cause.$metadata?.httpStatusCode === 412,
-      "Swift 2.30 s3api: x-amz-copy-source-if-match with a multipart ETag answers 412 (S3 accepts it)",
-    );
-    expect(outcome).toMatchObject({ bytes: 11 * MIB, multipart: true });
+    expect(copied).toMatchObject({ bytes: 11 * MIB, multipart: true });
+    expect(sent.map((request) => request.command)).toEqual([
+      "HeadObjectCommand",
+      "CreateMultipartUploadCommand",
+      "UploadPartCopyCommand", // pinned: 412
+      "AbortMultipartUploadCommand",
+      "HeadObjectCommand",
+      "CreateMultipartUploadCommand",
+      "UploadPartCopyCommand",
+      "UploadPartCopyCommand",
+      "CompleteMultipartUploadCommand",
+      "HeadObjectCommand",
+    ]);
     expect(sha256(await readObject(admin, bucket, "final/parts.bin"))).toBe(digest);
     expect(await incompleteUploads(bucket)).toEqual([]);
+  });
+
+  it("refuses a source whose size is not the expected one, and writes nothing", async () => {
+    const { bucket, file, key, uri, statePath } = await fixture(6 * MIB);
+    const client = createS3Client(swift.settings);
+    await uploader(client, { file, uri, statePath, partSize: 5 * MIB }).upload();
+    const sent = recordRequests(client);
+    const error = await copyObject(client, uri, `s3://${bucket}/final/out.bin`, {
+      retry: FAST_RETRY,
+      expectedBytes: 6 * MIB + 1,
+    }).catch((e: unknown) => e);
+    client.destroy();
+    expect(error).toBeInstanceOf(CopyMismatchError);
+    expect((error as Error).message).toBe(`${uri} holds ${6 * MIB} bytes where ${6 * MIB + 1} were expected`);
+    expect(sent.map((request) => request.command)).toEqual(["HeadObjectCommand"]);
+    expect(await objectKeys(bucket)).toEqual([{ key, size: 6 * MIB }]);
+  });
+
+  it("refuses an unpinned copy that does not have the source's size (the source was rewritten after the refusal)", async () => {
+    const { bucket, file, key, uri, statePath } = await fixture(6 * MIB);
+    const client = createS3Client(swift.settings);
+    await uploader(client, { file, uri, statePath, partSize: 5 * MIB }).upload();
+    // Another writer replaces the source with 1 MiB just before the unpinned copy reads it.
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const input = args.input as { CopySource?: string; CopySourceIfMatch?: string };
+        if (input.CopySource !== undefined && input.CopySourceIfMatch === undefined) {
+          await admin.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: randomBytes(MIB) }));
+        }
+        return next(args);
+      },
+      { step: "initialize", name: "rewriteSource" },
+    );
+    const error = await copyObject(client, uri, `s3://${bucket}/final/out.bin`, {
+      retry: FAST_RETRY,
+      expectedBytes: 6 * MIB,
+    }).catch((e: unknown) => e);
+    client.destroy();
+    expect(error).toBeInstanceOf(CopyMismatchError);
+    expect(error).toMatchObject({
+      uri: `s3://${bucket}/final/out.bin`,
+      expectedBytes: 6 * MIB,
+      actualBytes: MIB,
+    });
   });
 });
 
 describe("a presigned GET", () => {
   it("serves ranges, refuses a tampered signature, and ffmpeg reads and seeks an mp4 whose index is at the end", async () => {
-    const { bucket, key, uri, statePath } = await fixture(0);
+    const { key, uri, statePath } = await fixture(0);
     // 6 s of H.264 + AAC; the mp4 muxer writes the moov atom last, so a reader must seek.
     const file = join(dir, "clip.mp4");
     await execFileAsync("ffmpeg", [
@@ -448,8 +538,8 @@ describe("a presigned GET", () => {
     ]);
     const client = createS3Client(swift.settings);
     const uploaded = await uploader(client, { file, uri, statePath, contentType: "video/mp4" }).upload();
+    const url = await presignGet(client, uri, 300);
     client.destroy();
-    const url = swift.presignGet(bucket, key, 300);
 
     const whole = await fetch(url);
     expect(whole.status).toBe(200);

@@ -14,9 +14,8 @@ import {
   ListMultipartUploadsCommand,
   type S3Client,
 } from "@aws-sdk/client-s3";
+import { classifyStorageError, createS3Client } from "@tjm/storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { classifyStorageError } from "../../worker-agent/storage/errors.ts";
-import { createS3Client } from "../../worker-agent/storage/s3.ts";
 import { type S3Server, startS3 } from "../harness/s3.ts";
 import { freePort } from "../harness/services.ts";
 

@@ -3,12 +3,16 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import {
+  copyObject,
+  createS3Client,
+  deletePrefix,
+  InputNotFoundError,
+  putSmallObject,
+  StorageRefusedError,
+} from "@tjm/storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { copyObject } from "../../worker-agent/storage/copy.ts";
 import { downloadObject } from "../../worker-agent/storage/download.ts";
-import { InputNotFoundError, StorageRefusedError } from "../../worker-agent/storage/errors.ts";
-import { deletePrefix, putSmallObject } from "../../worker-agent/storage/objects.ts";
-import { createS3Client } from "../../worker-agent/storage/s3.ts";
 import { type S3Server, startS3 } from "../harness/s3.ts";
 import { count, FAST_RETRY, MIB, readObject, recordRequests, sha256 } from "./fixtures.ts";
 

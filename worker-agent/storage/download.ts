@@ -11,9 +11,14 @@ import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { StorageFailedError, toStorageError } from "./errors.ts";
-import { type RetryOptions, retryContext, withRetry } from "./retry.ts";
-import { parseS3Uri } from "./s3.ts";
+import {
+  type RetryOptions,
+  retryContext,
+  StorageFailedError,
+  splitS3Uri,
+  toStorageError,
+  withRetry,
+} from "@tjm/storage";
 
 export interface DownloadOptions extends RetryOptions {
   /** Bytes written so far in this attempt, and the object's size when the store sent it. */
@@ -37,7 +42,7 @@ export async function downloadObject(
   destination: string,
   options: DownloadOptions = {},
 ): Promise<DownloadResult> {
-  const { bucket, key } = parseS3Uri(uri);
+  const { bucket, key } = splitS3Uri(uri);
   const { signal } = options;
   const temp = `${destination}.${randomBytes(6).toString("hex")}.download`;
   try {

@@ -1,17 +1,14 @@
 import { createHash } from "node:crypto";
+import { GIB, MAX_PARTS, planParts } from "@tjm/storage";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   choosePartSize,
   DEFAULT_PART_SIZE,
-  GIB,
-  MAX_PARTS,
   MIB,
   MIN_PART_SIZE,
   missingParts,
   multipartEtag,
-  planCopyParts,
-  planParts,
 } from "./parts.ts";
 
 describe("choosePartSize", () => {
@@ -40,25 +37,6 @@ describe("choosePartSize", () => {
 });
 
 describe("planParts", () => {
-  it("cuts 21 MiB into four 5 MiB parts and a 1 MiB last part", () => {
-    expect(planParts(21 * MIB, 5 * MIB)).toEqual([
-      { partNumber: 1, offset: 0, length: 5 * MIB },
-      { partNumber: 2, offset: 5 * MIB, length: 5 * MIB },
-      { partNumber: 3, offset: 10 * MIB, length: 5 * MIB },
-      { partNumber: 4, offset: 15 * MIB, length: 5 * MIB },
-      { partNumber: 5, offset: 20 * MIB, length: MIB },
-    ]);
-  });
-
-  it("makes a file smaller than a part one part, and an empty file one empty part", () => {
-    expect(planParts(1234, 8 * MIB)).toEqual([{ partNumber: 1, offset: 0, length: 1234 }]);
-    expect(planParts(0, 8 * MIB)).toEqual([{ partNumber: 1, offset: 0, length: 0 }]);
-  });
-
-  it("does not add an empty part when the size is a multiple of the part size", () => {
-    expect(planParts(10 * MIB, 5 * MIB).map((part) => part.length)).toEqual([5 * MIB, 5 * MIB]);
-  });
-
   it("covers every byte once, in order, with only the last part short", () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 2 * GIB }), fc.integer({ min: 5, max: 64 }), (size, partMib) => {
@@ -83,24 +61,6 @@ describe("missingParts", () => {
     const plan = planParts(21 * MIB, 5 * MIB);
     expect(missingParts(plan, [1, 2]).map((part) => part.partNumber)).toEqual([3, 4, 5]);
     expect(missingParts(plan, [1, 2, 3, 4, 5])).toEqual([]);
-  });
-});
-
-describe("planCopyParts", () => {
-  it("copies a 6 GiB object in twelve 512 MiB inclusive ranges", () => {
-    const size = 6 * GIB;
-    const parts = planCopyParts(size);
-    expect(parts).toHaveLength(12);
-    expect(parts[0]).toEqual({ partNumber: 1, range: `bytes=0-${512 * MIB - 1}` });
-    expect(parts[11]).toEqual({ partNumber: 12, range: `bytes=${11 * 512 * MIB}-${size - 1}` });
-  });
-
-  it("ends a short last range at the last byte", () => {
-    expect(planCopyParts(10, 4)).toEqual([
-      { partNumber: 1, range: "bytes=0-3" },
-      { partNumber: 2, range: "bytes=4-7" },
-      { partNumber: 3, range: "bytes=8-9" },
-    ]);
   });
 });
 

@@ -7,10 +7,10 @@
 import type { Stats } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { dirname } from "node:path";
+import { formatS3Uri, MAX_PARTS, type S3Location } from "@tjm/storage";
 import { z } from "zod";
 import { writeFileAtomic } from "../src/atomic-file.ts";
-import { MAX_PARTS, MIN_PART_SIZE } from "./parts.ts";
-import { formatS3Uri, type S3Location } from "./s3.ts";
+import { MIN_PART_SIZE } from "./parts.ts";
 
 const CompletedPartSchema = z.object({
   PartNumber: z.number().int().min(1).max(10_000),

@@ -16,13 +16,24 @@ import {
   type S3Client,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
-import { silentLogger } from "../src/logger.ts";
-import { classifyStorageError, StorageFailedError, toStorageError } from "./errors.ts";
+import {
+  classifyStorageError,
+  formatS3Uri,
+  type PartRange,
+  planParts,
+  type RetryContext,
+  type RetryOptions,
+  retryContext,
+  runBounded,
+  type S3Location,
+  StorageFailedError,
+  splitS3Uri,
+  toStorageError,
+  withRetry,
+} from "@tjm/storage";
+import { type Logger, silentLogger } from "../src/logger.ts";
 import { assertUnchanged, readRange, sha256OfFile } from "./local-file.ts";
-import { choosePartSize, missingParts, multipartEtag, type PartRange, planParts } from "./parts.ts";
-import { type RetryContext, type RetryOptions, retryContext, withRetry } from "./retry.ts";
-import { runBounded } from "./run-bounded.ts";
-import { formatS3Uri, parseS3Uri, type S3Location } from "./s3.ts";
+import { choosePartSize, missingParts, multipartEtag } from "./parts.ts";
 import {
   type CompletedPart,
   readUploadState,
@@ -39,6 +50,8 @@ export interface UploadProgress {
 
 export interface UploadOptions extends RetryOptions {
   client: S3Client;
+  /** The uploader also logs how it resumes, at info. */
+  logger?: Logger;
   file: string;
   /** The destination, `s3://bucket/key`. */
   uri: string;
@@ -78,7 +91,7 @@ export class MultipartUploader {
   private lastWrite: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: UploadOptions) {
-    this.location = parseS3Uri(options.uri);
+    this.location = splitS3Uri(options.uri);
     if (options.partSize !== undefined) choosePartSize(0, options.partSize);
     this.concurrency = options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY;
     if (!Number.isInteger(this.concurrency) || this.concurrency < 1) {

@@ -3,6 +3,7 @@
  * and live progress. Background services that the Manager starts and stops as a whole.
  */
 import type { StorageSettings } from "@tjm/protocol";
+import { createS3Client } from "@tjm/storage";
 import type { EventHub } from "../events/index.ts";
 import type { Broker } from "../platform/broker.ts";
 import type { Sql } from "../platform/db.ts";
@@ -13,7 +14,6 @@ import { ProgressTracker } from "./progress.ts";
 import { Promoter } from "./promoter.ts";
 import { ReportsConsumer } from "./reports.ts";
 import { resumeUploads } from "./resume.ts";
-import { createStorageClient } from "./storage.ts";
 import { Sweeper } from "./sweeper.ts";
 
 export interface ExecutionOptions {
@@ -32,9 +32,9 @@ export interface ExecutionOptions {
 
 export function createExecution(options: ExecutionOptions) {
   const { sql, broker, logger, subjectPrefix } = options;
-  let storageClient: ReturnType<typeof createStorageClient> | undefined;
+  let storageClient: ReturnType<typeof createS3Client> | undefined;
   const storage = () => {
-    storageClient ??= createStorageClient(options.storage);
+    storageClient ??= createS3Client(options.storage);
     return storageClient;
   };
   const progress = new ProgressTracker({
@@ -48,6 +48,7 @@ export function createExecution(options: ExecutionOptions) {
     sql,
     logger,
     storage,
+    maxAttempts: options.maxAttempts,
     promoted: () => {
       options.outboxWritten();
       dispatcher.wake();

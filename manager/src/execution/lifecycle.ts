@@ -20,6 +20,8 @@ export const FAILURE_CODES = {
   abandoned: "ABANDONED",
   uploadRetentionExpired: "UPLOAD_RETENTION_EXPIRED",
   deadlineExceeded: "DEADLINE_EXCEEDED",
+  /** A promoted output's size differs from the attempt's completed report (promoter.ts). */
+  outputMismatch: "OUTPUT_MISMATCH",
 } as const;
 
 /** Failures that say nothing about the job itself: the next attempt may well succeed. */

@@ -4,26 +4,37 @@
  * attempt-scoped and only this code copies them to destinations, after the fencing check
  * accepted the attempt's completion, so a stale attempt can never replace a newer one's
  * output. A storage failure leaves the row as it was; the next pass tries again.
+ *
+ * Each copy must have the size the attempt's completed report recorded: the staged object is
+ * checked before the copy, and where the store refuses to pin the copy to the staged object's
+ * ETag (Swift 2.30 with multipart objects) the destination is checked after it (copyObject of
+ * @tjm/storage says what that check cannot see). An output of another size will not become
+ * right on a retry: the attempt fails with OUTPUT_MISMATCH, which fails the job, and the
+ * staged objects are kept for whoever looks into it.
  */
 import type { S3Client } from "@aws-sdk/client-s3";
+import type { ExecutionPlan } from "@tjm/protocol";
+import { CopyMismatchError, copyObject, deleteObject, putSmallObject, type RetryOptions } from "@tjm/storage";
 import type { Sql } from "../platform/db.ts";
 import type { Logger } from "../platform/logger.ts";
 import { WakeableLoop } from "../platform/loop.ts";
-import { copyObject, deleteObject, putJson } from "./storage.ts";
-import { completeAttempt, lockPendingPromotions, type PromotedOutput } from "./store.ts";
+import { FAILURE_CODES } from "./lifecycle.ts";
+import { completeAttempt, failAttempt, lockPendingPromotions, type PromotedOutput } from "./store.ts";
+
+/**
+ * Promotion runs inside the transaction that holds the attempts' row locks, and the next pass
+ * tries a failed promotion again anyway: 3 storage attempts within 5 s keep that transaction short.
+ */
+const PROMOTION_RETRY = { maxAttempts: 3, budgetMs: 5_000, initialDelayMs: 500, maxDelayMs: 2_000 };
 
 export interface PromoterOptions {
   sql: Sql;
   logger: Logger;
   storage: () => S3Client;
-  /** Told after jobs completed. */
+  /** Told after jobs completed, or failed because an output did not match its report. */
   promoted: () => void;
+  maxAttempts: number;
   tickMs?: number;
-}
-
-interface PlanOutputs {
-  outputs: { id: string; destinationUri: string }[];
-  manifestUri?: string;
 }
 
 export class Promoter {
@@ -50,49 +61,76 @@ export class Promoter {
     this.loop.wake();
   }
 
-  /** Promotes what it can lock; returns how many jobs it completed. */
+  /** Promotes what it can lock; returns how many jobs it completed or failed. */
   async promoteOnce(): Promise<number> {
     const staged: string[] = [];
-    const completed = await this.options.sql.begin(async (tx) => {
+    let completed = 0;
+    const finished = await this.options.sql.begin(async (tx) => {
       let count = 0;
       for (const attempt of await lockPendingPromotions(tx, 5)) {
-        const plan = attempt.executionPlan as unknown as PlanOutputs;
+        const plan = attempt.executionPlan;
         try {
           const outputs = await this.promote(plan, attempt.result.outputs);
           if (plan.manifestUri) {
-            await putJson(this.options.storage(), plan.manifestUri, {
+            const manifest = {
               jobId: attempt.jobId,
               attemptId: attempt.attemptId,
               attemptNumber: attempt.attemptNumber,
               completedAt: new Date().toISOString(),
               outputs,
               logsUri: attempt.result.logsUri,
-            });
+            };
+            await putSmallObject(
+              this.options.storage(),
+              plan.manifestUri,
+              JSON.stringify(manifest, null, 2),
+              "application/json",
+              this.storageOptions,
+            );
           }
         } catch (err) {
           this.counters.failures++;
-          this.options.logger.warn("cannot promote outputs yet; retrying", { jobId: attempt.jobId, err });
+          if (!(err instanceof CopyMismatchError)) {
+            this.options.logger.warn("cannot promote outputs yet; retrying", { jobId: attempt.jobId, err });
+            continue;
+          }
+          this.options.logger.error("an output is not what the attempt reported; the job fails", {
+            jobId: attempt.jobId,
+            attemptId: attempt.attemptId,
+            err,
+          });
+          const failure = { code: FAILURE_CODES.outputMismatch, message: err.message };
+          await failAttempt(tx, attempt, failure, this.options.maxAttempts);
+          count++;
           continue;
         }
         await completeAttempt(tx, attempt);
         staged.push(...attempt.result.outputs.map((output) => output.uri));
+        completed++;
         count++;
       }
       return count;
     });
     this.counters.promoted += completed;
-    if (completed > 0) this.options.promoted();
+    if (finished > 0) this.options.promoted();
     await this.discard(staged);
-    return completed;
+    return finished;
   }
 
-  private async promote(plan: PlanOutputs, staged: PromotedOutput[]) {
+  private get storageOptions(): RetryOptions {
+    return { retry: PROMOTION_RETRY, logger: this.options.logger };
+  }
+
+  private async promote(plan: ExecutionPlan, staged: PromotedOutput[]) {
     const destinations = new Map(plan.outputs.map((output) => [output.id, output.destinationUri]));
     const promoted = [];
     for (const output of staged) {
       const destination = destinations.get(output.id);
       if (!destination) throw new Error(`output ${output.id} is not in the plan`);
-      await copyObject(this.options.storage(), output.uri, destination, output.bytes);
+      await copyObject(this.options.storage(), output.uri, destination, {
+        ...this.storageOptions,
+        expectedBytes: output.bytes,
+      });
       promoted.push({ ...output, uri: destination });
     }
     return promoted;
@@ -101,7 +139,7 @@ export class Promoter {
   /** Removes staging objects no longer needed; a failure only leaves garbage behind, so it is logged. */
   async discard(uris: readonly string[]): Promise<void> {
     for (const uri of uris) {
-      await deleteObject(this.options.storage(), uri).catch((err) =>
+      await deleteObject(this.options.storage(), uri, this.storageOptions).catch((err) =>
         this.options.logger.warn("cannot delete a staging object", { uri, err }),
       );
     }

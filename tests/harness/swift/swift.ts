@@ -16,7 +16,7 @@
  * swift-container swift-object python3-swift python3-lxml python3-requests attr
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { createHash, createHmac } from "node:crypto";
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
@@ -58,8 +58,6 @@ export interface SwiftServer {
   createBucket(name: string): Promise<void>;
   /** A client for seeding and reading back (Content-MD5 added to DeleteObjects). */
   client(overrides?: Partial<S3ClientConfig>): S3Client;
-  /** A SigV4 query-signed GET URL (what s3-request-presigner makes), valid `expiresSeconds`. */
-  presignGet(bucket: string, key: string, expiresSeconds?: number): string;
   /** The proxy's log so far (access lines included): evidence of what reached the server. */
   proxyLog(): Promise<string>;
   /** The running servers' PIDs. */
@@ -237,67 +235,6 @@ function addContentMd5(client: S3Client): void {
     },
     { step: "build", name: "swiftContentMd5", priority: "low" },
   );
-}
-
-/** RFC 3986 percent-encoding, as SigV4 canonical requests want it. */
-function uriEncode(text: string): string {
-  return encodeURIComponent(text).replace(
-    /[!'()*]/g,
-    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
-}
-
-function hmac(key: string | Buffer, data: string): Buffer {
-  return createHmac("sha256", key).update(data).digest();
-}
-
-/** AWS Signature V4, query-string form, for an unsigned-payload GET with only `host` signed. */
-export function presignGet(
-  settings: StorageSettings,
-  bucket: string,
-  key: string,
-  expiresSeconds = 300,
-): string {
-  const url = new URL(settings.endpoint);
-  const path = `/${uriEncode(bucket)}/${key.split("/").map(uriEncode).join("/")}`;
-  const amzDate = new Date()
-    .toISOString()
-    .replace(/[-:]/g, "")
-    .replace(/\.\d{3}/, "");
-  const day = amzDate.slice(0, 8);
-  const scope = `${day}/${settings.region}/s3/aws4_request`;
-  const query = new Map([
-    ["X-Amz-Algorithm", "AWS4-HMAC-SHA256"],
-    ["X-Amz-Credential", `${settings.accessKeyId}/${scope}`],
-    ["X-Amz-Date", amzDate],
-    ["X-Amz-Expires", String(expiresSeconds)],
-    ["X-Amz-SignedHeaders", "host"],
-  ]);
-  const canonicalQuery = [...query]
-    .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([name, value]) => `${uriEncode(name)}=${uriEncode(value)}`)
-    .join("&");
-  const canonicalRequest = [
-    "GET",
-    path,
-    canonicalQuery,
-    `host:${url.host}`,
-    "",
-    "host",
-    "UNSIGNED-PAYLOAD",
-  ].join("\n");
-  const stringToSign = [
-    "AWS4-HMAC-SHA256",
-    amzDate,
-    scope,
-    createHash("sha256").update(canonicalRequest).digest("hex"),
-  ].join("\n");
-  const signingKey = hmac(
-    hmac(hmac(hmac(`AWS4${settings.secretAccessKey}`, day), settings.region), "s3"),
-    "aws4_request",
-  );
-  const signature = createHmac("sha256", signingKey).update(stringToSign).digest("hex");
-  return `${url.origin}${path}?${canonicalQuery}&X-Amz-Signature=${signature}`;
 }
 
 class Instance {
@@ -539,7 +476,6 @@ export async function startSwift(): Promise<SwiftServer> {
     async createBucket(name) {
       await admin.send(new CreateBucketCommand({ Bucket: name }));
     },
-    presignGet: (bucket, key, expiresSeconds) => presignGet(settings, bucket, key, expiresSeconds),
     proxyLog: () => readFile(join(running.dir, "log", "proxy.log"), "utf8"),
     get pids() {
       const pids: Partial<Record<SwiftServerName, number>> = {};

@@ -1,6 +1,6 @@
 /**
- * Small whole-object operations: writing a log or manifest from memory, and removing
- * everything under a prefix (an attempt's staging area).
+ * Small whole-object operations: writing a log or manifest from memory, removing one object
+ * (a promoted staging object) or everything under a prefix (an attempt's staging area).
  */
 import {
   DeleteObjectCommand,
@@ -11,7 +11,7 @@ import {
 import { toStorageError } from "./errors.ts";
 import { type RetryOptions, retryContext, withRetry } from "./retry.ts";
 import { runBounded } from "./run-bounded.ts";
-import { formatS3Uri, parseS3Uri } from "./s3.ts";
+import { formatS3Uri, splitS3Uri } from "./uri.ts";
 
 /** Writes a body held in memory (a log, a manifest) with one PutObject. */
 export async function putSmallObject(
@@ -21,7 +21,7 @@ export async function putSmallObject(
   contentType: string,
   options: RetryOptions = {},
 ): Promise<{ etag: string | undefined }> {
-  const { bucket, key } = parseS3Uri(uri);
+  const { bucket, key } = splitS3Uri(uri);
   try {
     const answer = await withRetry(
       () =>
@@ -39,6 +39,20 @@ export async function putSmallObject(
   }
 }
 
+/** Deletes one object; a key that is already gone is no error (S3 answers 204 either way). */
+export async function deleteObject(client: S3Client, uri: string, options: RetryOptions = {}): Promise<void> {
+  const { bucket, key } = splitS3Uri(uri);
+  try {
+    await withRetry(
+      () =>
+        client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: options.signal }),
+      retryContext("delete", uri, options),
+    );
+  } catch (error) {
+    throw toStorageError(error, "delete", uri, options.signal);
+  }
+}
+
 /** 4 deletes in flight: quick for an attempt's handful of keys, gentle on the store. */
 const DELETE_CONCURRENCY = 4;
 
@@ -52,7 +66,7 @@ export async function deletePrefix(
   prefixUri: string,
   options: RetryOptions = {},
 ): Promise<number> {
-  const { bucket, key: prefix } = parseS3Uri(prefixUri);
+  const { bucket, key: prefix } = splitS3Uri(prefixUri);
   const { signal } = options;
   let deleted = 0;
   try {

@@ -1,8 +1,14 @@
 import { NoSuchBucket } from "@aws-sdk/client-s3";
 import { describe, expect, it } from "vitest";
-import { silentLogger } from "../src/logger.ts";
 import { StorageUnavailableError } from "./errors.ts";
-import { DEFAULT_RETRY, type RetryClock, type RetryContext, retryDelayMs, withRetry } from "./retry.ts";
+import {
+  DEFAULT_RETRY,
+  type RetryClock,
+  type RetryContext,
+  retryDelayMs,
+  silentLogger,
+  withRetry,
+} from "./retry.ts";
 
 const refused = () => Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" });
 

@@ -1,13 +1,19 @@
 /**
- * Our retry loop around one storage request (the SDK's is off, see s3.ts). Only recoverable
- * failures are retried, with exponential backoff and jitter, until the attempts or the time
- * budget run out; then StorageUnavailableError, which the caller turns into "upload paused"
- * and resumes later, instead of holding a job slot through a long outage.
+ * Our retry loop around one storage request (the SDK's is off, see client.ts). Only
+ * recoverable failures are retried, with exponential backoff and jitter, until the attempts or
+ * the time budget run out; then StorageUnavailableError, which the Worker turns into "upload
+ * paused" and resumes later instead of holding a job slot through a long outage, and the
+ * Manager's promoter into a later pass.
  */
 import { setTimeout as delay } from "node:timers/promises";
-import { retryDelayBefore } from "../src/backoff.ts";
-import { type Logger, silentLogger } from "../src/logger.ts";
 import { classifyStorageError, StorageUnavailableError } from "./errors.ts";
+
+/** The one kind of line storage logs; the Manager's and the Worker's loggers both write it. */
+export interface StorageLogger {
+  warn(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export const silentLogger: StorageLogger = { warn: () => {} };
 
 export interface RetryPolicy {
   /** Attempts per request, the first one included. */
@@ -53,7 +59,7 @@ export interface RetryOptions {
   clock?: Partial<RetryClock>;
   /** Cancels the operation: the request in flight is aborted and no retry starts. */
   signal?: AbortSignal;
-  logger?: Logger;
+  logger?: StorageLogger;
 }
 
 export interface RetryContext {
@@ -61,7 +67,7 @@ export interface RetryContext {
   uri: string;
   policy: RetryPolicy;
   clock: RetryClock;
-  logger: Logger;
+  logger: StorageLogger;
   /** Stops retrying (a sleep in progress ends at once) and rejects with its reason. */
   signal?: AbortSignal | undefined;
 }
@@ -88,14 +94,12 @@ export function retryDelayMs(
   elapsedMs: number,
   random: () => number,
 ): number | undefined {
-  if (failedAttempts >= policy.maxAttempts) return undefined;
-  return retryDelayBefore(
-    policy.budgetMs,
-    elapsedMs,
-    failedAttempts - 1,
-    { initialMs: policy.initialDelayMs, maxMs: policy.maxDelayMs },
-    random,
-  );
+  const remainingMs = policy.budgetMs - elapsedMs;
+  if (failedAttempts >= policy.maxAttempts || remainingMs <= 0) return undefined;
+  // "Equal jitter": the upper half of each doubling step is random, so Workers that lost the
+  // store together do not retry in lockstep, and no delay collapses to zero.
+  const step = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** Math.min(failedAttempts - 1, 30));
+  return Math.min(Math.round(step / 2 + (random() * step) / 2), remainingMs);
 }
 
 /**

@@ -1,28 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { copySource, createS3Client, formatS3Uri, parseS3Uri } from "./s3.ts";
-
-describe("parseS3Uri", () => {
-  it("splits bucket and key, keeping the key literal", () => {
-    expect(parseS3Uri("s3://media-in/a/b c%20d.mp4")).toEqual({ bucket: "media-in", key: "a/b c%20d.mp4" });
-    expect(formatS3Uri(parseS3Uri("s3://media-in/x/"))).toBe("s3://media-in/x/");
-  });
-
-  it.each([
-    ["no key", "s3://media-in"],
-    ["an empty key", "s3://media-in/"],
-    ["an upper-case bucket", "s3://Media/key"],
-    ["a two-letter bucket", "s3://ab/key"],
-    ["another scheme", "https://media-in/key"],
-  ])("refuses %s", (_label, uri) => {
-    expect(() => parseS3Uri(uri)).toThrow(/not an s3:\/\/bucket\/key URI/);
-  });
-});
-
-describe("copySource", () => {
-  it("percent-encodes each key segment and keeps the slashes", () => {
-    expect(copySource({ bucket: "b-1", key: "jobs/1/a b+c#.mp4" })).toBe("b-1/jobs/1/a%20b%2Bc%23.mp4");
-  });
-});
+import { createS3Client } from "./client.ts";
 
 describe("createS3Client", () => {
   it("takes the checksum mode and path style from the settings, and makes one attempt per send", async () => {

@@ -4,7 +4,7 @@
  * by `name` (the S3 error code) and `$metadata.httpStatusCode`; Node reports network
  * failures by `code`; the SDK's HTTP handler reports its own timeouts as `TimeoutError`.
  */
-import { parseS3Uri } from "./s3.ts";
+import { parseS3Uri } from "./uri.ts";
 
 export type StorageErrorKind =
   | "recoverable"
@@ -122,11 +122,8 @@ function describe(error: unknown): string {
 }
 
 function bucketOf(uri: string): string {
-  try {
-    return parseS3Uri(uri).bucket;
-  } catch {
-    return uri;
-  }
+  const parsed = parseS3Uri(uri);
+  return parsed.ok ? parsed.location.bucket : uri;
 }
 
 /** Recoverable failures outlasted the retry budget; state kept for a later resume. */

@@ -1,0 +1,28 @@
+/**
+ * The one S3 module of Manager and Worker: the client from the storage settings, `s3://`
+ * locations, error classification and the retry loop every call goes through, server-side copy
+ * (ETag-pinned, multipart above 5 GiB, aborted on failure), put, delete and presigned GETs.
+ * It imports nothing from the protocol, the Manager or the Worker agent.
+ */
+export { createS3Client, type StorageSettings } from "./client.ts";
+export { CopyMismatchError, copyObject } from "./copy.ts";
+export {
+  classifyStorageError,
+  InputNotFoundError,
+  StorageFailedError,
+  StorageRefusedError,
+  StorageUnavailableError,
+  toStorageError,
+} from "./errors.ts";
+export { deleteObject, deletePrefix, putSmallObject } from "./objects.ts";
+export { GIB, MAX_PARTS, MIB, type PartRange, planParts } from "./parts.ts";
+export { presignGet } from "./presign.ts";
+export {
+  type RetryContext,
+  type RetryOptions,
+  type RetryPolicy,
+  retryContext,
+  withRetry,
+} from "./retry.ts";
+export { runBounded } from "./run-bounded.ts";
+export { formatS3Uri, parseS3Uri, type S3Location, splitS3Uri } from "./uri.ts";

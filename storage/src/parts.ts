@@ -1,0 +1,42 @@
+/**
+ * How an object is cut into numbered byte ranges: an upload's parts, a large copy's ranges;
+ * pure. S3's limits: at most 10,000 parts, and a single CopyObject up to 5 GiB.
+ */
+export const MIB = 1024 * 1024;
+export const GIB = 1024 * MIB;
+export const MAX_PARTS = 10_000;
+export const MAX_SINGLE_COPY_SIZE = 5 * GIB;
+/** 512 MiB ranges: a 5 TiB object still fits in 10,000 parts; each part is one server-side copy. */
+export const COPY_PART_SIZE = 512 * MIB;
+
+export interface PartRange {
+  /** 1-based, as S3 numbers them. */
+  partNumber: number;
+  offset: number;
+  length: number;
+}
+
+/** The parts of an object, in order; an empty one is one empty part (S3 allows a short last part). */
+export function planParts(size: number, partSize: number): PartRange[] {
+  if (partSize <= 0) throw new RangeError(`bad part size ${partSize}`);
+  const count = Math.max(1, Math.ceil(size / partSize));
+  if (count > MAX_PARTS) throw new RangeError(`${count} parts is more than S3's ${MAX_PARTS}`);
+  return Array.from({ length: count }, (_, index) => {
+    const offset = index * partSize;
+    return { partNumber: index + 1, offset, length: Math.min(partSize, size - offset) };
+  });
+}
+
+export interface CopyRange {
+  partNumber: number;
+  /** The CopySourceRange header: `bytes=first-last`, both inclusive. */
+  range: string;
+}
+
+export function planCopyParts(objectSize: number, partSize: number = COPY_PART_SIZE): CopyRange[] {
+  if (objectSize <= 0) throw new RangeError("a ranged copy needs a non-empty object");
+  return planParts(objectSize, partSize).map(({ partNumber, offset, length }) => ({
+    partNumber,
+    range: `bytes=${offset}-${offset + length - 1}`,
+  }));
+}

@@ -1,0 +1,20 @@
+/**
+ * Presigned GET URLs: anyone holding one reads the object, with Range requests, until it
+ * expires, without credentials of their own. The URL's query string is a credential.
+ */
+import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
+import { splitS3Uri } from "./uri.ts";
+
+/** SigV4's limit on a presigned URL's lifetime: 7 days. */
+export const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
+
+export function presignGet(client: S3Client, uri: string, expiresInSeconds: number): Promise<string> {
+  if (!Number.isInteger(expiresInSeconds) || expiresInSeconds < 1 || expiresInSeconds > MAX_PRESIGN_SECONDS) {
+    throw new RangeError(`a presigned URL lives 1 s to 7 days, got ${expiresInSeconds} s`);
+  }
+  const { bucket, key } = splitS3Uri(uri);
+  return getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), {
+    expiresIn: expiresInSeconds,
+  });
+}
