@@ -12,6 +12,7 @@ import {
   WorkerRegistrationRequestSchema,
   WorkerRegistrationResponseSchema,
 } from "./messages.ts";
+import { ExecutionPlanSchema, planLimits } from "./plan.ts";
 
 const bytesOf = (text: string) => new TextEncoder().encode(text);
 const jsonBytes = (value: unknown) => bytesOf(JSON.stringify(value));
@@ -202,9 +203,47 @@ describe("the largest message each schema accepts fits in MAX_MESSAGE_BYTES", ()
     },
   };
 
+  // parseS3Uri allows a key of 1024 bytes of UTF-8; '"' takes two bytes of JSON for its one.
+  const location = `s3://${narrow(63)}/${'"'.repeat(1024)}`;
+  const languageTag = "abc-defghijk-lmnopqrs-tuvwxyza-bcde";
+  const plan = {
+    input: { uri: location },
+    outputs: Array.from({ length: planLimits.outputs }, (_, index) => ({
+      id: `o${index}`.padEnd(64, "x"),
+      kind: "FILE",
+      container: "mpegts",
+      destinationUri: location,
+      video: { codec: "hevc", height: planLimits.heightMax, preset: "slowest" },
+      audio: { codec: "opus", bitrateKbps: planLimits.audioBitrateKbpsMax },
+    })),
+    transforms: {
+      removedSegments: Array(planLimits.removedSegments).fill({
+        startMs: Number.MAX_SAFE_INTEGER,
+        endMs: Number.MAX_SAFE_INTEGER,
+      }),
+      subtitles: Array(planLimits.subtitles).fill({ uri: location, language: languageTag, mode: "BURN_IN" }),
+      audioTracks: Array(planLimits.audioTracks).fill({ streamIndex: 63, language: languageTag }),
+      watermark: {
+        uri: location,
+        position: "bottom-right",
+        marginPx: 500,
+        opacity: 2.2250738585072014e-308,
+        widthPercent: 99.99999999999999,
+      },
+    },
+    workspace: { rootDirectory: widest("/", planLimits.pathLength) },
+    manifestUri: location,
+  };
+
+  it("the largest plan the schema accepts is within the lease's plan bound", () => {
+    expect(languageTag).toHaveLength(planLimits.languageTagLength);
+    expect(ExecutionPlanSchema.safeParse(plan).error).toBeUndefined();
+    expect(jsonBytes(plan).byteLength).toBeLessThanOrEqual(limits.planBytes);
+  });
+
   const lease = {
     ...examples.commands.lease,
-    plan: { padding: narrow(limits.planBytes - '{"padding":""}'.length) },
+    plan,
     storage: {
       endpoint: `http://store/${narrow(limits.urlLength - "http://store/".length)}`,
       region: wide(limits.storageRegionLength),

@@ -11,6 +11,7 @@ export {
 } from "./encoders.ts";
 export { examples } from "./examples.ts";
 export * from "./messages.ts";
+export * from "./plan.ts";
 export { poolOfCapability, WORKER_POOLS, type WorkerPool } from "./pools.ts";
 export {
   DEFAULT_SUBJECT_PREFIX,

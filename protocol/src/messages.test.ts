@@ -251,6 +251,12 @@ describe("values out of range are rejected", () => {
     ["a relative work directory", CommandSchema, changed(lease, ["workDirectory"], "work")],
     ["a work directory with '..'", CommandSchema, changed(lease, ["workDirectory"], "/var/lib/../etc")],
     ["a plan that is a list", CommandSchema, changed(lease, ["plan"], [])],
+    ["a plan without outputs", CommandSchema, changed(lease, ["plan", "outputs"], [])],
+    [
+      "a plan naming an encoder instead of a portable codec",
+      CommandSchema,
+      changed(lease, ["plan", "outputs", 0, "video", "codec"], "libx264"),
+    ],
     ["a negative output size", ReportSchema, changed(completed, ["outputs", 0, "bytes"], -1)],
     ["an uppercase checksum", ReportSchema, changed(completed, ["outputs", 0, "sha256"], "A".repeat(64))],
     [

@@ -10,7 +10,9 @@
  * number loses precision past 2^53; timestamps are ISO 8601 in UTC ("…Z"). Unknown fields
  * are removed, not refused.
  */
+import type { StorageSettings as StorageClientSettings } from "@tjm/storage";
 import { z } from "zod";
+import { ExecutionPlanSchema } from "./plan.ts";
 import { WORKER_POOLS } from "./pools.ts";
 import { PREFIX_PATTERN } from "./subjects.ts";
 import { UUID_PATTERN } from "./uuid.ts";
@@ -304,13 +306,14 @@ export const ProgressSchema = z.object({
 
 // ---- commands (<PREFIX>_COMMANDS, Manager -> Worker) -------------------------------------
 
-/** The Manager owns the plan's schema; the protocol only bounds its size. */
+/** The job's normalised plan (plan.ts), bounded in size as sent, unknown fields included. */
 export const LeasePlanSchema = z
-  .record(z.string(), z.unknown())
+  .unknown()
   .refine(
     (plan) => jsonBytes(plan) <= limits.planBytes,
     `must serialise as JSON in at most ${limits.planBytes} bytes`,
-  );
+  )
+  .pipe(ExecutionPlanSchema);
 
 const utf8 = new TextEncoder();
 
@@ -335,7 +338,7 @@ export const StorageSettingsSchema = z.object({
    * verbatim; WHEN_REQUIRED works everywhere.
    */
   checksums: z.enum(["WHEN_REQUIRED", "WHEN_SUPPORTED"]),
-});
+}) satisfies z.ZodType<StorageClientSettings>; // what @tjm/storage builds its client from
 
 export const LeaseCommandSchema = z.object({
   type: z.literal("lease"),
@@ -381,11 +384,11 @@ export const CommandSchema = z.discriminatedUnion("type", [
 
 /**
  * Commands travel through the Manager's outbox, which wraps every row in the same envelope
- * as events: `id` (the outbox row id, also the JetStream Nats-Msg-Id) lets the Worker drop
- * a redelivered command it already handled.
+ * as events: `id` (the outbox row's message id, a UUID no other database repeats, also the
+ * JetStream Nats-Msg-Id) lets the Worker drop a redelivered command it already handled.
  */
 export const CommandEnvelopeSchema = z.object({
-  id: z.string().regex(DECIMAL_POSITIVE_INTEGER, "must be an outbox row id"),
+  id: UuidSchema,
   kind: z.literal("worker.command"),
   occurredAt: TimestampSchema,
   data: CommandSchema,

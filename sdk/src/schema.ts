@@ -2994,8 +2994,8 @@ export interface components {
                  */
                 uri: string;
             };
-            outputs: components["schemas"]["Output"][];
-            transforms?: components["schemas"]["Transforms"];
+            outputs: components["schemas"]["PlanOutput"][];
+            transforms: components["schemas"]["PlanTransforms"];
             workspace?: {
                 /**
                  * @description Absolute work directory on the Worker, no '..' segments
@@ -3008,6 +3008,90 @@ export interface components {
              * @example s3://media-out/movies/42/manifest.json
              */
             manifestUri?: string;
+        };
+        PlanOutput: {
+            /**
+             * @description Identifier chosen by the client, unique within the plan
+             * @example 720p
+             */
+            id: string;
+            /**
+             * @description FILE: one media file at destinationUri
+             * @example FILE
+             * @enum {string}
+             */
+            kind: "FILE";
+            /**
+             * @description mp4, mov, mkv, webm (vp9/av1 + opus) or mpegts (h264/hevc + aac/mp3)
+             * @example mp4
+             * @enum {string}
+             */
+            container: "mp4" | "mov" | "mkv" | "webm" | "mpegts";
+            /**
+             * @description Object-storage location, s3://bucket/key
+             * @example s3://media-out/movies/42/720p.mp4
+             */
+            destinationUri: string;
+            video?: components["schemas"]["PlanVideo"];
+            audio?: components["schemas"]["PlanAudio"];
+        };
+        PlanVideo: {
+            /**
+             * @description Portable codec intent; the Worker picks its pool's encoder
+             * @example h264
+             * @enum {string}
+             */
+            codec: "h264" | "hevc" | "av1" | "vp9";
+            /**
+             * @description Output height in pixels (144..4320, even); width follows the aspect ratio, rounded to even. Omitted: the input's height.
+             * @example 720
+             */
+            height?: number;
+            /**
+             * @description Portable speed/quality trade-off, mapped to each encoder's presets
+             * @example medium
+             * @enum {string}
+             */
+            preset: "fastest" | "fast" | "medium" | "slow" | "slowest";
+        };
+        PlanAudio: {
+            /**
+             * @example aac
+             * @enum {string}
+             */
+            codec: "aac" | "opus" | "mp3";
+            /**
+             * @description Kilobits per second, 32..512 (mp3 at most 320, opus at most 510)
+             * @example 128
+             */
+            bitrateKbps: number;
+        };
+        PlanTransforms: {
+            removedSegments: components["schemas"]["RemovedSegment"][];
+            subtitles: components["schemas"]["Subtitle"][];
+            audioTracks: components["schemas"]["AudioTrack"][];
+            watermark?: components["schemas"]["PlanWatermark"];
+        };
+        PlanWatermark: {
+            /**
+             * @description Object-storage location, s3://bucket/key
+             * @example s3://media-in/brand/logo.png
+             */
+            uri: string;
+            /**
+             * @example bottom-right
+             * @enum {string}
+             */
+            position: "top-left" | "top-right" | "bottom-left" | "bottom-right" | "center";
+            /** @example 16 */
+            marginPx: number;
+            /** @example 0.8 */
+            opacity: number;
+            /**
+             * @description Watermark width as a share of the video width; omitted: its own size
+             * @example 10
+             */
+            widthPercent?: number;
         };
         Attempt: {
             /**
@@ -3115,8 +3199,8 @@ export interface components {
         };
         EventEnvelope: {
             /**
-             * @description Event id (the outbox row id); clients dedupe by it
-             * @example 1042
+             * @description Event id, unique across databases and installations (the outbox row's message id, also its Nats-Msg-Id; job.progress ids are progress-<n>); clients dedupe by it. Not a sequence number: events arrive in order.
+             * @example 5f0c6a52-3f5e-4d7b-9b8e-2a1c0d4e6f70
              */
             id: string;
             /**

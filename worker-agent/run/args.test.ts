@@ -1,9 +1,9 @@
+import type { Container, ExecutionPlan, PlanOutput, PlanTransforms } from "@tjm/protocol";
 import { VIDEO_ENCODERS, WORKER_POOLS } from "@tjm/protocol";
 import { describe, expect, it } from "vitest";
 import { buildFfmpegCommand, type FfmpegCommandRequest, scaledWidth } from "./args.ts";
 import type { MediaInfo } from "./media-info.ts";
 import { PlanNotApplicableError } from "./plan-errors.ts";
-import type { Container, ExecutionPlan, PlanOutput, PlanTransforms } from "./plan-types.ts";
 
 const HEAD = ["-hide_banner", "-nostdin", "-nostats", "-progress", "pipe:1", "-y"];
 const INPUT = "/work/job/input.mov";

@@ -18,6 +18,8 @@
  * The watermark is placed per output so that marginPx and widthPercent hold in each output's
  * own pixels.
  */
+
+import type { Container, ExecutionPlan, PlanAudioTrack, PlanOutput, PlanWatermark } from "@tjm/protocol";
 import { AUDIO_ENCODERS, VIDEO_ENCODERS, type WorkerPool } from "@tjm/protocol";
 import { encoderFamily, encoderPixelFormat, videoEncoderOptions } from "./encoder-settings.ts";
 import {
@@ -33,7 +35,6 @@ import {
 import { containerLanguage } from "./language-codes.ts";
 import type { MediaInfo, VideoStreamInfo } from "./media-info.ts";
 import { PlanNotApplicableError } from "./plan-errors.ts";
-import type { Container, ExecutionPlan, PlanAudioTrack, PlanOutput, PlanWatermark } from "./plan-types.ts";
 import { type KeptRange, keptDurationMs, keptRanges } from "./timeline.ts";
 
 export interface FfmpegCommandRequest {

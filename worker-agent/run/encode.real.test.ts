@@ -9,11 +9,11 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { ExecutionPlan, PlanOutput, PlanTransforms } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildFfmpegCommand } from "./args.ts";
 import { startFfmpeg } from "./ffmpeg-process.ts";
 import { probeMedia } from "./media-info.ts";
-import type { ExecutionPlan, PlanOutput, PlanTransforms } from "./plan-types.ts";
 import type { ProgressUpdate } from "./progress.ts";
 import { retimeSubtitles } from "./subtitle-retime.ts";
 

@@ -1,7 +1,7 @@
+import type { VideoPreset } from "@tjm/protocol";
 import { VIDEO_ENCODERS, WORKER_POOLS } from "@tjm/protocol";
 import { describe, expect, it } from "vitest";
 import { encoderFamily, encoderPixelFormat, videoEncoderOptions } from "./encoder-settings.ts";
-import type { VideoPreset } from "./plan-types.ts";
 
 const PRESETS: VideoPreset[] = ["fastest", "fast", "medium", "slow", "slowest"];
 

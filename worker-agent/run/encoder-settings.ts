@@ -23,7 +23,7 @@
  * Hardware families are golden-tested only: this machine has no GPU (DESIGN.md §5 allows a
  * fake only at that boundary), and the probe's self-test proves each encoder on a real host.
  */
-import type { VideoPreset } from "./plan-types.ts";
+import type { VideoPreset } from "@tjm/protocol";
 
 export type EncoderFamily = "x264" | "x265" | "svtav1" | "vpx-vp9" | "nvenc" | "qsv" | "amf";
 

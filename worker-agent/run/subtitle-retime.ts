@@ -5,7 +5,7 @@
  * WebVTT (.vtt) and ASS/SSA (Dialogue lines). A cue inside a removed span is dropped; a cue
  * across a cut keeps its visible parts joined; cues past the input's end are dropped.
  */
-import type { RemovedSegment } from "./plan-types.ts";
+import type { RemovedSegment } from "@tjm/protocol";
 import { type KeptRange, keptRanges, spanOnOutput } from "./timeline.ts";
 
 export type SubtitleFormat = "srt" | "vtt" | "ass";

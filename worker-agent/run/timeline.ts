@@ -2,8 +2,9 @@
  * The output timeline left after removed segments: which spans of the input are kept, how
  * long the result is, and where an input instant lands in it. Milliseconds throughout.
  */
+
+import type { RemovedSegment } from "@tjm/protocol";
 import { PlanNotApplicableError } from "./plan-errors.ts";
-import type { RemovedSegment } from "./plan-types.ts";
 
 /** A kept span of the input; `endMs` undefined: up to the input's end, wherever it really is. */
 export interface KeptRange {

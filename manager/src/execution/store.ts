@@ -3,12 +3,12 @@
  * function runs inside the caller's transaction, on rows the caller locked, and writes the
  * announcements of what it changed to the outbox in the same transaction.
  */
-import { PROTOCOL_VERSION, type StorageSettings } from "@tjm/protocol";
+import { type ExecutionPlan, PROTOCOL_VERSION, type StorageSettings } from "@tjm/protocol";
+import { splitS3Uri } from "@tjm/storage";
 import type { AttemptState, JobState } from "../jobs/lifecycle.ts";
 import type { TransactionSql } from "../platform/db.ts";
 import { enqueueOutbox, sendCommand } from "../platform/outbox.ts";
 import { type AfterFailure, afterAttemptFailed, HELD_ATTEMPT_STATES } from "./lifecycle.ts";
-import { splitS3Uri } from "./storage.ts";
 
 /** An attempt with its job, locked for a change. */
 export interface LockedAttempt {
@@ -51,6 +51,7 @@ export async function sendCancel(
     attemptId: attempt.attemptId,
     fencingToken: attempt.fencingToken,
   });
+  await tx`update attempts set cancel_sent_at = now(), cancel_sends = cancel_sends + 1 where id = ${attempt.attemptId}`;
 }
 
 async function jobChanged(
@@ -169,7 +170,7 @@ export async function dispatch(
   assignment: { jobId: string; attemptId: string; workerId: string; instanceId: string },
   settings: LeaseSettings,
 ): Promise<void> {
-  const [job] = await tx<{ lastFencingToken: string; executionPlan: Record<string, unknown> }[]>`
+  const [job] = await tx<{ lastFencingToken: string; executionPlan: ExecutionPlan }[]>`
     update jobs set last_fencing_token = last_fencing_token + 1, updated_at = now()
     where id = ${assignment.jobId}
     returning last_fencing_token, execution_plan`;
@@ -182,10 +183,7 @@ export async function dispatch(
     where id = ${assignment.attemptId}
     returning attempt_number, dispatch_deadline`;
   if (!attempt) throw new Error(`attempt ${assignment.attemptId} vanished while being dispatched`);
-  const plan = job.executionPlan as {
-    outputs: { id: string; destinationUri: string }[];
-    workspace?: { rootDirectory: string };
-  };
+  const plan = job.executionPlan;
   await sendCommand(tx, assignment.workerId, {
     type: "lease",
     protocolVersion: settings.protocolVersion as never,
@@ -193,7 +191,7 @@ export async function dispatch(
     fencingToken: job.lastFencingToken,
     jobId: assignment.jobId,
     attemptNumber: attempt.attemptNumber,
-    plan: job.executionPlan,
+    plan,
     storage: settings.storage,
     workDirectory: plan.workspace?.rootDirectory ?? null,
     staging: plan.outputs.map((output) => ({
@@ -372,6 +370,30 @@ export async function lockPastDeadline(tx: TransactionSql, limit: number): Promi
 }
 
 /**
+ * Attempts a Worker still holds although their job waits for it to confirm a cancel
+ * (CANCEL_REQUESTED), once the last cancel sent has gone unanswered for its wait: `initialMs`
+ * after the first, doubling with each one sent again, at most `maxMs`. Only Workers that are
+ * not OFFLINE: an OFFLINE one finds the cancel in its consumer when it comes back, and one
+ * that does not come back loses the attempt. Locked, skipping those another Manager holds.
+ */
+export async function lockUnconfirmedCancels(
+  tx: TransactionSql,
+  limit: number,
+  backoff: { initialMs: number; maxMs: number },
+): Promise<LockedAttempt[]> {
+  return tx<LockedAttempt[]>`
+    select ${lockedAttemptColumns(tx)} from attempts a join jobs j on j.id = a.job_id
+    where j.state = 'CANCEL_REQUESTED' and a.id = j.current_attempt_id
+      and a.state = any(${HELD_ATTEMPT_STATES as never}) and a.completion_accepted_at is null
+      and exists (select 1 from workers w where w.id = a.worker_id and w.connectivity <> 'OFFLINE')
+      and a.cancel_sent_at <= now() - least(
+        make_interval(secs => ${backoff.maxMs / 1000}),
+        make_interval(secs => ${backoff.initialMs / 1000} * power(2, greatest(a.cancel_sends - 1, 0))))
+    order by a.cancel_sent_at limit ${limit}
+    for update of a, j skip locked`;
+}
+
+/**
  * Attempts a Worker holds that need it alive: everything but completions already accepted
  * (the Manager finishes those) and, unless asked, uploads waiting for storage (their files
  * survive on the Worker's disk while it is away).
@@ -420,7 +442,7 @@ export async function lockPendingPromotions(
 ): Promise<
   (LockedAttempt & {
     result: { outputs: PromotedOutput[]; logsUri: string };
-    executionPlan: Record<string, unknown>;
+    executionPlan: ExecutionPlan;
   })[]
 > {
   return tx`

@@ -29,5 +29,4 @@ export function tenantJobsApp(deps: JobsDeps) {
 }
 
 export type { JobsDeps } from "./deps.ts";
-export { parseS3Uri } from "./plan.ts";
 export { compactJobCounts } from "./store.ts";

@@ -1,28 +1,30 @@
 /**
  * Pure rules of an execution plan that a field schema alone cannot say: locations,
- * container/codec combinations, overlaps, duplicates, and the pool a job runs on.
+ * container/codec combinations, overlaps, duplicates, and the pool a job runs on; and the
+ * codec and preset aliases the API accepts beyond the plan's own names (@tjm/protocol).
  * No I/O. The schema (schema.ts) calls these; each rule is unit-tested in plan.test.ts.
  */
 
-import { poolOfCapability, WORKER_POOLS, type WorkerPool } from "@tjm/protocol";
+import {
+  CONTAINERS,
+  type Container,
+  PORTABLE_AUDIO_CODECS,
+  PORTABLE_VIDEO_CODECS,
+  type PortableAudioCodec,
+  type PortableVideoCodec,
+  planLimits,
+  poolOfCapability,
+  VIDEO_PRESETS,
+  type VideoPreset,
+  WORKER_POOLS,
+  type WorkerPool,
+} from "@tjm/protocol";
 
 export { poolOfCapability, WORKER_POOLS, type WorkerPool };
 
-export const CONTAINERS = ["mp4", "mov", "mkv", "webm", "mpegts"] as const;
-export type Container = (typeof CONTAINERS)[number];
-
-export const VIDEO_CODECS = ["h264", "hevc", "av1", "vp9"] as const;
-export type VideoCodec = (typeof VIDEO_CODECS)[number];
-
 /** Backend encoder names older clients send; each means the portable H.264 intent. */
 export const LEGACY_VIDEO_CODECS = ["libx264", "h264_nvenc", "h264_qsv"] as const;
-
-export const AUDIO_CODECS = ["aac", "opus", "mp3"] as const;
-export type AudioCodec = (typeof AUDIO_CODECS)[number];
-
-/** Portable speed/quality presets; the Worker maps each to its encoder's own preset names. */
-export const VIDEO_PRESETS = ["fastest", "fast", "medium", "slow", "slowest"] as const;
-export type VideoPreset = (typeof VIDEO_PRESETS)[number];
+type LegacyVideoCodec = (typeof LEGACY_VIDEO_CODECS)[number];
 
 /**
  * Preset words users already know, each stored as the portable preset it falls in: x264/x265's
@@ -67,36 +69,20 @@ export function presetAliasTable(): string {
   return ["| portable | x264 / x265 words | NVENC |", "|---|---|---|", ...rows].join("\n");
 }
 
-export const SUBTITLE_MODES = ["BURN_IN", "SOFT"] as const;
-export const WATERMARK_POSITIONS = [
-  "top-left",
-  "top-right",
-  "bottom-left",
-  "bottom-right",
-  "center",
-] as const;
-
-export const limits = {
-  outputs: 10,
-  heightMin: 144,
-  heightMax: 4320,
-  audioBitrateKbpsMin: 32,
-  audioBitrateKbpsMax: 512,
-  removedSegments: 100,
-  subtitles: 16,
-  audioTracks: 16,
-  requiredCapabilities: 32,
-  s3KeyBytes: 1024,
-  pathLength: 4096,
-} as const;
+/** The plan's bounds (@tjm/protocol) and the job's own. */
+export const limits = { ...planLimits, requiredCapabilities: 32 } as const;
 
 /** Highest bitrate each audio encoder accepts (MPEG-1 Layer III tops out at 320 kb/s; Opus at 510). */
-export const audioBitrateKbpsMaxByCodec: Record<AudioCodec, number> = { aac: 512, opus: 510, mp3: 320 };
+export const audioBitrateKbpsMaxByCodec: Record<PortableAudioCodec, number> = {
+  aac: 512,
+  opus: 510,
+  mp3: 320,
+};
 
 /** What each container can carry; ffmpeg refuses to mux the rest or players cannot read it. */
 export const containerSupport: Record<
   Container,
-  { video: VideoCodec[]; audio: AudioCodec[]; softSubtitles: boolean }
+  { video: PortableVideoCodec[]; audio: PortableAudioCodec[]; softSubtitles: boolean }
 > = {
   mp4: { video: ["h264", "hevc", "av1", "vp9"], audio: ["aac", "mp3", "opus"], softSubtitles: true },
   mov: { video: ["h264", "hevc"], audio: ["aac", "mp3"], softSubtitles: true },
@@ -112,65 +98,11 @@ function supportOf(container: string | undefined) {
     : undefined;
 }
 
+/** A legacy name becomes the portable H.264 intent; any other name stays, for the schema to judge. */
+export function normaliseVideoCodec(codec: PortableVideoCodec | LegacyVideoCodec): PortableVideoCodec;
+export function normaliseVideoCodec(codec: string): string;
 export function normaliseVideoCodec(codec: string): string {
   return (LEGACY_VIDEO_CODECS as readonly string[]).includes(codec) ? "h264" : codec;
-}
-
-// ---- locations -------------------------------------------------------------------------
-
-export interface S3Location {
-  bucket: string;
-  key: string;
-}
-
-/** Why a bucket name breaks the S3 naming rules, or undefined when it follows them. */
-export function bucketNameProblem(bucket: string): string | undefined {
-  if (bucket.length < 3 || bucket.length > 63) return "bucket name must be 3 to 63 characters long";
-  if (!/^[a-z0-9.-]+$/.test(bucket))
-    return "bucket name may hold only lowercase letters, digits, dots and hyphens";
-  if (!/^[a-z0-9]/.test(bucket) || !/[a-z0-9]$/.test(bucket))
-    return "bucket name must start and end with a letter or digit";
-  if (bucket.includes("..") || bucket.includes(".-") || bucket.includes("-.")) {
-    return "bucket name must not hold two adjacent periods or a period next to a hyphen";
-  }
-  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(bucket)) return "bucket name must not look like an IP address";
-  if (bucket.startsWith("xn--") || bucket.startsWith("sthree-")) return "bucket name uses a reserved prefix";
-  return undefined;
-}
-
-/** Half of a UTF-16 pair on its own: JavaScript keeps it, PostgreSQL's jsonb refuses it. */
-const LONE_SURROGATE = /\p{Cs}/u;
-
-export type S3Parse = { ok: true; location: S3Location } | { ok: false; problem: string };
-
-export function parseS3Uri(uri: string): S3Parse {
-  if (!uri.startsWith("s3://")) return { ok: false, problem: "must be an s3://bucket/key URI" };
-  const rest = uri.slice("s3://".length);
-  const slash = rest.indexOf("/");
-  if (slash < 0) return { ok: false, problem: "must be an s3://bucket/key URI: the object key is missing" };
-  const bucket = rest.slice(0, slash);
-  const key = rest.slice(slash + 1);
-  const bucketProblem = bucketNameProblem(bucket);
-  if (bucketProblem) return { ok: false, problem: bucketProblem };
-  if (key.length === 0) return { ok: false, problem: "object key must not be empty" };
-  if (new TextEncoder().encode(key).length > limits.s3KeyBytes) {
-    return { ok: false, problem: `object key must be at most ${limits.s3KeyBytes} bytes` };
-  }
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
-  if (/[\u0000-\u001f\u007f]/.test(key))
-    return { ok: false, problem: "object key must not hold control characters" };
-  if (LONE_SURROGATE.test(key)) return { ok: false, problem: "object key must be well-formed Unicode" };
-  return { ok: true, location: { bucket, key } };
-}
-
-export function workspacePathProblem(path: string): string | undefined {
-  if (!path.startsWith("/")) return "must be an absolute path";
-  if (path.split("/").includes("..")) return "must not contain '..' segments";
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
-  if (/[\u0000-\u001f\u007f]/.test(path)) return "must not contain control characters";
-  if (LONE_SURROGATE.test(path)) return "must be well-formed Unicode";
-  if (path.length > limits.pathLength) return `must be at most ${limits.pathLength} characters`;
-  return undefined;
 }
 
 // ---- worker pool -----------------------------------------------------------------------
@@ -291,7 +223,10 @@ function outputCodecIssues(output: Loose, index: number): PlanIssue[] {
   const videoCodec = text(video?.codec);
   if (support && videoCodec !== undefined) {
     const codec = normaliseVideoCodec(videoCodec);
-    if ((VIDEO_CODECS as readonly string[]).includes(codec) && !support.video.includes(codec as VideoCodec)) {
+    if (
+      (PORTABLE_VIDEO_CODECS as readonly string[]).includes(codec) &&
+      !support.video.includes(codec as PortableVideoCodec)
+    ) {
       issues.push({
         path: ["outputs", index, "video", "codec"],
         message: `container ${container} cannot carry ${codec} video; use ${support.video.join(" or ")}`,
@@ -299,8 +234,12 @@ function outputCodecIssues(output: Loose, index: number): PlanIssue[] {
     }
   }
   const audioCodec = text(audio?.codec);
-  if (support && audioCodec !== undefined && (AUDIO_CODECS as readonly string[]).includes(audioCodec)) {
-    if (!support.audio.includes(audioCodec as AudioCodec)) {
+  if (
+    support &&
+    audioCodec !== undefined &&
+    (PORTABLE_AUDIO_CODECS as readonly string[]).includes(audioCodec)
+  ) {
+    if (!support.audio.includes(audioCodec as PortableAudioCodec)) {
       issues.push({
         path: ["outputs", index, "audio", "codec"],
         message: `container ${container} cannot carry ${audioCodec} audio; use ${support.audio.join(" or ")}`,
@@ -313,7 +252,7 @@ function outputCodecIssues(output: Loose, index: number): PlanIssue[] {
     bitrate !== undefined &&
     Object.hasOwn(audioBitrateKbpsMaxByCodec, audioCodec)
   ) {
-    const max = audioBitrateKbpsMaxByCodec[audioCodec as AudioCodec];
+    const max = audioBitrateKbpsMaxByCodec[audioCodec as PortableAudioCodec];
     if (bitrate > max) {
       issues.push({
         path: ["outputs", index, "audio", "bitrateKbps"],

@@ -1,32 +1,25 @@
 import { z } from "@hono/zod-openapi";
+import {
+  ExecutionPlanSchema,
+  PlanAudioSchema,
+  PlanOutputSchema,
+  PlanTransformsSchema,
+  PlanVideoSchema,
+  PlanWatermarkSchema,
+  PORTABLE_VIDEO_CODECS,
+  planOutputList,
+  VIDEO_PRESETS,
+} from "@tjm/protocol";
 import { ATTEMPT_STATES, JOB_STATES } from "./lifecycle.ts";
 import {
-  AUDIO_CODECS,
-  CONTAINERS,
   LEGACY_VIDEO_CODECS,
-  limits,
   normaliseVideoCodec,
   normaliseVideoPreset,
-  parseS3Uri,
   planRuleIssues,
   presetAliasTable,
-  SUBTITLE_MODES,
-  VIDEO_CODECS,
   VIDEO_PRESET_ALIASES,
-  VIDEO_PRESETS,
-  WATERMARK_POSITIONS,
   WORKER_POOLS,
-  workspacePathProblem,
 } from "./plan.ts";
-
-const s3Uri = (example: string) =>
-  z
-    .string()
-    .superRefine((uri, ctx) => {
-      const parsed = parseS3Uri(uri);
-      if (!parsed.ok) ctx.addIssue({ code: "custom", message: parsed.problem });
-    })
-    .openapi({ description: "Object-storage location, s3://bucket/key", example });
 
 export const JobStateSchema = z.enum(JOB_STATES).openapi("JobState", { example: "QUEUED" });
 export const AttemptStateSchema = z.enum(ATTEMPT_STATES).openapi("AttemptState", { example: "CREATED" });
@@ -34,163 +27,58 @@ export const WorkerPoolSchema = z
   .enum(WORKER_POOLS)
   .openapi("WorkerPool", { description: "Kind of Worker host a job runs on", example: "cpu" });
 
-const OutputVideo = z
-  .object({
-    codec: z
-      .enum([...VIDEO_CODECS, ...LEGACY_VIDEO_CODECS])
-      .transform(normaliseVideoCodec)
-      .openapi({
-        description:
-          "Portable codec intent; the Worker picks its pool's encoder. The legacy encoder names libx264, h264_nvenc and h264_qsv are accepted and stored as h264.",
-        example: "h264",
-      }),
-    height: z
-      .number()
-      .int()
-      .min(limits.heightMin)
-      .max(limits.heightMax)
-      .refine((height) => height % 2 === 0, "height must be an even number")
-      .optional()
-      .openapi({
-        description: `Output height in pixels (${limits.heightMin}..${limits.heightMax}, even); width follows the aspect ratio, rounded to even. Omitted: the input's height.`,
-        example: 720,
-      }),
-    preset: z
-      .enum([...VIDEO_PRESETS, ...VIDEO_PRESET_ALIASES])
-      .default("medium")
-      .transform(normaliseVideoPreset)
-      .openapi({
-        description: `Portable speed/quality trade-off, mapped to each encoder's presets. The x264/x265 preset names and NVENC's p1..p7 are accepted and stored as the portable name they fall in (a portable name always means itself):\n\n${presetAliasTable()}`,
-        example: "medium",
-      }),
-  })
-  .openapi("OutputVideo");
+// The template is the protocol's ExecutionPlan (@tjm/protocol) widened where the API accepts
+// more than the plan holds: codec and preset aliases, and defaults. Parsing it yields an
+// ExecutionPlan (schema.test.ts holds it to that).
 
-const OutputAudio = z
-  .object({
-    codec: z.enum(AUDIO_CODECS).openapi({ example: "aac" }),
-    bitrateKbps: z
-      .number()
-      .int()
-      .min(limits.audioBitrateKbpsMin)
-      .max(limits.audioBitrateKbpsMax)
-      .default(128)
-      .openapi({
-        description: `Kilobits per second, ${limits.audioBitrateKbpsMin}..${limits.audioBitrateKbpsMax} (mp3 at most 320, opus at most 510)`,
-        example: 128,
-      }),
-  })
-  .openapi("OutputAudio");
-
-const Output = z
-  .object({
-    id: z
-      .string()
-      .regex(
-        /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/,
-        "must be 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit",
-      )
-      .openapi({ description: "Identifier chosen by the client, unique within the plan", example: "720p" }),
-    kind: z
-      .enum(["FILE"])
-      .openapi({ description: "FILE: one media file at destinationUri", example: "FILE" }),
-    container: z.enum(CONTAINERS).openapi({
-      description: "mp4, mov, mkv, webm (vp9/av1 + opus) or mpegts (h264/hevc + aac/mp3)",
-      example: "mp4",
+const OutputVideo = PlanVideoSchema.extend({
+  codec: z
+    .enum([...PORTABLE_VIDEO_CODECS, ...LEGACY_VIDEO_CODECS])
+    // Called, not passed, so the overload that returns a portable codec applies.
+    .transform((codec) => normaliseVideoCodec(codec))
+    .openapi({
+      description:
+        "Portable codec intent; the Worker picks its pool's encoder. The legacy encoder names libx264, h264_nvenc and h264_qsv are accepted and stored as h264.",
+      example: "h264",
     }),
-    destinationUri: s3Uri("s3://media-out/movies/42/720p.mp4"),
-    video: OutputVideo.optional(),
-    audio: OutputAudio.optional(),
-  })
-  .openapi("Output");
-
-const RemovedSegment = z
-  .object({
-    startMs: z.number().int().min(0).openapi({ example: 0 }),
-    endMs: z.number().int().min(1).openapi({ description: "Greater than startMs", example: 15000 }),
-  })
-  .openapi("RemovedSegment", {
-    description: "A span of the input left out of every output; spans must not overlap",
-  });
-
-const Subtitle = z
-  .object({
-    uri: s3Uri("s3://media-in/movies/42/en.srt"),
-    language: z
-      .string()
-      .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, "must be a language tag such as en, fa or pt-BR")
-      .openapi({ example: "en" }),
-    mode: z.enum(SUBTITLE_MODES).openapi({
-      description: "BURN_IN draws it into the picture (at most one); SOFT muxes it as a track",
-      example: "SOFT",
+  preset: z
+    .enum([...VIDEO_PRESETS, ...VIDEO_PRESET_ALIASES])
+    .default("medium")
+    .transform(normaliseVideoPreset)
+    .openapi({
+      description: `Portable speed/quality trade-off, mapped to each encoder's presets. The x264/x265 preset names and NVENC's p1..p7 are accepted and stored as the portable name they fall in (a portable name always means itself):\n\n${presetAliasTable()}`,
+      example: "medium",
     }),
-  })
-  .openapi("Subtitle");
+}).openapi("OutputVideo");
 
-const AudioTrack = z
-  .object({
-    streamIndex: z
-      .number()
-      .int()
-      .min(0)
-      .max(63)
-      .openapi({ description: "Index among the input's audio streams (0 = first audio stream)", example: 0 }),
-    language: z
-      .string()
-      .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, "must be a language tag such as en, fa or pt-BR")
-      .optional()
-      .openapi({ description: "Language tag written on the output track", example: "en" }),
-  })
-  .openapi("AudioTrack", {
-    description: "An input audio stream to keep; without audioTracks the first one is used",
-  });
+const OutputAudio = PlanAudioSchema.extend({
+  bitrateKbps: PlanAudioSchema.shape.bitrateKbps.default(128),
+}).openapi("OutputAudio");
 
-const Watermark = z
-  .object({
-    uri: s3Uri("s3://media-in/brand/logo.png"),
-    position: z.enum(WATERMARK_POSITIONS).default("bottom-right").openapi({ example: "bottom-right" }),
-    marginPx: z.number().int().min(0).max(500).default(16).openapi({ example: 16 }),
-    opacity: z.number().min(0).max(1).default(1).openapi({ example: 0.8 }),
-    widthPercent: z.number().min(1).max(100).optional().openapi({
-      description: "Watermark width as a share of the video width; omitted: its own size",
-      example: 10,
-    }),
-  })
-  .openapi("Watermark");
+const Output = PlanOutputSchema.extend({
+  video: OutputVideo.optional(),
+  audio: OutputAudio.optional(),
+}).openapi("Output");
 
-const Transforms = z
-  .object({
-    removedSegments: z.array(RemovedSegment).max(limits.removedSegments).default([]),
-    subtitles: z.array(Subtitle).max(limits.subtitles).default([]),
-    audioTracks: z.array(AudioTrack).max(limits.audioTracks).default([]),
-    watermark: Watermark.optional(),
-  })
-  .openapi("Transforms");
+const watermark = PlanWatermarkSchema.shape;
+const Watermark = PlanWatermarkSchema.extend({
+  position: watermark.position.default("bottom-right"),
+  marginPx: watermark.marginPx.default(16),
+  opacity: watermark.opacity.default(1),
+}).openapi("Watermark");
 
-export const ExecutionPlanTemplateSchema = z
-  .object({
-    input: z.object({ uri: s3Uri("s3://media-in/movies/42/source.mov") }),
-    outputs: z
-      .array(Output)
-      .min(1, "at least one output is required")
-      .max(limits.outputs, `at most ${limits.outputs} outputs are allowed`),
-    transforms: Transforms.default({ removedSegments: [], subtitles: [], audioTracks: [] }),
-    workspace: z
-      .object({
-        rootDirectory: z
-          .string()
-          .superRefine((path, ctx) => {
-            const problem = workspacePathProblem(path);
-            if (problem) ctx.addIssue({ code: "custom", message: problem });
-          })
-          .openapi({
-            description: "Absolute work directory on the Worker, no '..' segments",
-            example: "/var/lib/tjm/work",
-          }),
-      })
-      .optional(),
-    manifestUri: s3Uri("s3://media-out/movies/42/manifest.json").optional(),
-  })
+const transforms = PlanTransformsSchema.shape;
+const Transforms = PlanTransformsSchema.extend({
+  removedSegments: transforms.removedSegments.default([]),
+  subtitles: transforms.subtitles.default([]),
+  audioTracks: transforms.audioTracks.default([]),
+  watermark: Watermark.optional(),
+}).openapi("Transforms");
+
+export const ExecutionPlanTemplateSchema = ExecutionPlanSchema.extend({
+  outputs: planOutputList(Output),
+  transforms: Transforms.default({ removedSegments: [], subtitles: [], audioTracks: [] }),
+})
   // Cross-field rules run even when some fields failed, so every problem is reported at once.
   .superRefine(
     (plan, ctx) => {
@@ -202,12 +90,6 @@ export const ExecutionPlanTemplateSchema = z
   .openapi("ExecutionPlanTemplate", {
     description: "What to produce: the input, the outputs and the transforms. Unknown fields are removed.",
   });
-
-export type ExecutionPlan = z.infer<typeof ExecutionPlanTemplateSchema>;
-
-export const ExecutionPlanSchema = ExecutionPlanTemplateSchema.openapi("ExecutionPlan", {
-  description: "The stored, normalised plan (defaults filled in, legacy codec and preset names replaced)",
-});
 
 const timestamp = (description: string) =>
   z.iso.datetime().openapi({ description, example: "2026-11-21T10:00:00.000Z" });

@@ -1,8 +1,8 @@
+import type { ExecutionPlan } from "@tjm/protocol";
 import type { Sql, TransactionSql } from "../platform/db.ts";
 import { enqueueOutbox } from "../platform/outbox.ts";
 import { type AttemptState, JOB_STATES, type JobState } from "./lifecycle.ts";
 import type { WorkerPool } from "./plan.ts";
-import type { ExecutionPlan } from "./schema.ts";
 
 export interface JobRow {
   id: string;

@@ -9,11 +9,17 @@
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { S3Client } from "@aws-sdk/client-s3";
-import type { LeaseCommand, OutputResult, Report, ReportBody, WorkerPool } from "@tjm/protocol";
+import type {
+  ExecutionPlan,
+  LeaseCommand,
+  OutputResult,
+  Report,
+  ReportBody,
+  WorkerPool,
+} from "@tjm/protocol";
 import { buildFfmpegCommand } from "../../run/args.ts";
 import { type RunningFfmpeg, startFfmpeg } from "../../run/ffmpeg-process.ts";
 import { type MediaInfo, probeMedia } from "../../run/media-info.ts";
-import type { ExecutionPlan } from "../../run/plan-types.ts";
 import type { ProgressUpdate } from "../../run/progress.ts";
 import { retimeSubtitles } from "../../run/subtitle-retime.ts";
 import {
@@ -168,7 +174,7 @@ export class Attempt {
   }
 
   private async encode(entering: (phase: "input" | "encode") => void): Promise<void> {
-    const plan = this.lease.plan as unknown as ExecutionPlan;
+    const { plan } = this.lease;
     const signal = this.abort.signal;
     await mkdir(this.directory, { recursive: true, mode: 0o700 });
     const inputPath = join(this.directory, "input");
