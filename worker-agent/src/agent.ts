@@ -1,22 +1,22 @@
 /**
  * The Worker agent: checks its state directory, probes ffmpeg, registers (or re-registers)
- * with the Manager, then runs the instance's NATS session (nats-session.ts) until stop() or
+ * with the Manager, then runs the instance's NATS session (nats/session.ts) until stop() or
  * until the instance cannot go on. Each start-up failure is an AgentExitError with its code.
  */
 import { mkdir } from "node:fs/promises";
+import type { Logger } from "@tjm/platform";
 import { PROTOCOL_VERSION, type Report, type WorkerRegistrationResponse } from "@tjm/protocol";
-import { FfmpegUnavailableError, probeFfmpeg } from "../probe/index.ts";
-import { MIB } from "../storage/parts.ts";
 import { AttemptRecords } from "./attempts/records.ts";
 import { AttemptRegistry } from "./attempts/registry.ts";
 import type { Config } from "./config.ts";
-import { register, reRegister, type StartupContext } from "./enroll.ts";
-import { AgentExitError, AgentStoppedError, ExitCode } from "./exit-codes.ts";
-import type { Logger } from "./logger.ts";
-import { type Fetch, ManagerApi } from "./manager-api.ts";
-import { NatsSession } from "./nats-session.ts";
-import { effectiveCapacity, toProtocolProbe } from "./probe-report.ts";
-import { NotEnrolledError, openState, StateError, saveIdentity, type WorkerState } from "./state.ts";
+import { type Fetch, ManagerApi } from "./enroll/manager-api.ts";
+import { register, reRegister, type StartupContext } from "./enroll/registration.ts";
+import { NotEnrolledError, openState, StateError, saveIdentity, type WorkerState } from "./enroll/state.ts";
+import { NatsSession } from "./nats/session.ts";
+import { AgentExitError, AgentStoppedError, ExitCode } from "./platform/exit-codes.ts";
+import { FfmpegUnavailableError, probeFfmpeg } from "./probe/index.ts";
+import { effectiveCapacity, toProtocolProbe } from "./probe/report.ts";
+import { MIB } from "./storage/parts.ts";
 
 export interface AgentOptions {
   config: Config;

@@ -1,9 +1,9 @@
 import { isAbsolute, resolve } from "node:path";
+import { LOG_LEVELS } from "@tjm/platform";
 import { messageLimits, WORKER_POOLS } from "@tjm/protocol";
 import { z } from "zod";
-import { DEFAULT_PART_SIZE, MIB } from "../storage/parts.ts";
-import { DEFAULT_UPLOAD_CONCURRENCY } from "../storage/upload.ts";
-import { LOG_LEVELS } from "./logger.ts";
+import { DEFAULT_PART_SIZE, MIB } from "./storage/parts.ts";
+import { DEFAULT_UPLOAD_CONCURRENCY } from "./storage/upload.ts";
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;

@@ -4,11 +4,11 @@
  * exit code (exit-codes.ts) and one line saying what to do.
  */
 import { hostname } from "node:os";
+import { createLogger } from "@tjm/platform";
 import { WorkerAgent } from "./agent.ts";
 import { type Config, parseEnv, redactConfig } from "./config.ts";
-import { AgentExitError, AgentStoppedError, ExitCode } from "./exit-codes.ts";
-import { createLogger } from "./logger.ts";
-import { stopOnSignals } from "./shutdown.ts";
+import { AgentExitError, AgentStoppedError, ExitCode } from "./platform/exit-codes.ts";
+import { stopOnSignals } from "./platform/shutdown.ts";
 
 /** Exits once what was written to stdout and stderr has left the process (pipes may buffer). */
 async function exit(code: number): Promise<never> {

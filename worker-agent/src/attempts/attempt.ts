@@ -9,6 +9,7 @@
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { S3Client } from "@aws-sdk/client-s3";
+import type { Logger } from "@tjm/platform";
 import type {
   ExecutionPlan,
   LeaseCommand,
@@ -17,11 +18,11 @@ import type {
   ReportBody,
   WorkerPool,
 } from "@tjm/protocol";
-import { buildFfmpegCommand } from "../../run/args.ts";
-import { type RunningFfmpeg, startFfmpeg } from "../../run/ffmpeg-process.ts";
-import { type MediaInfo, probeMedia } from "../../run/media-info.ts";
-import type { ProgressUpdate } from "../../run/progress.ts";
-import { retimeSubtitles } from "../../run/subtitle-retime.ts";
+import { buildFfmpegCommand } from "../run/args.ts";
+import { type RunningFfmpeg, startFfmpeg } from "../run/ffmpeg-process.ts";
+import { type MediaInfo, probeMedia } from "../run/media-info.ts";
+import type { ProgressUpdate } from "../run/progress.ts";
+import { retimeSubtitles } from "../run/subtitle-retime.ts";
 import {
   createS3Client,
   downloadObject,
@@ -29,8 +30,7 @@ import {
   putSmallObject,
   type RetryPolicy,
   StorageUnavailableError,
-} from "../../storage/index.ts";
-import type { Logger } from "../logger.ts";
+} from "../storage/index.ts";
 import { describeFailure } from "./failures.ts";
 import type { AttemptRecord, AttemptRecords, EncodedOutput } from "./records.ts";
 

@@ -3,15 +3,15 @@
  * I/O. Each code says whose problem it is: the input, the plan, storage or the encode.
  */
 import { messageLimits } from "@tjm/protocol";
-import { FfmpegFailedError } from "../../run/ffmpeg-process.ts";
-import { InputUnreadableError } from "../../run/media-info.ts";
-import { PlanNotApplicableError } from "../../run/plan-errors.ts";
+import { FfmpegFailedError } from "../run/ffmpeg-process.ts";
+import { InputUnreadableError } from "../run/media-info.ts";
+import { PlanNotApplicableError } from "../run/plan-errors.ts";
 import {
   InputNotFoundError,
   StorageFailedError,
   StorageRefusedError,
   StorageUnavailableError,
-} from "../../storage/index.ts";
+} from "../storage/index.ts";
 
 export interface AttemptFailure {
   failureCode: string;

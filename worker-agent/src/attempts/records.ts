@@ -8,7 +8,7 @@ import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type LeaseCommand, LeaseCommandSchema } from "@tjm/protocol";
 import { z } from "zod";
-import { writeFileAtomic } from "../atomic-file.ts";
+import { writeFileAtomic } from "../platform/atomic-file.ts";
 
 export const ENCODED_OUTPUT = z.object({
   id: z.string(),

@@ -1,7 +1,7 @@
 /**
- * Structured logs: one JSON object per line on stdout (time, level, msg, then the fields), the
- * same shape the Manager writes, so one log pipeline reads both. Errors keep their name,
- * message, stack and cause, which JSON.stringify would drop.
+ * Structured logs: one JSON object per line (time, level, msg, the logger's base fields, then
+ * the call's fields), the same shape from the Manager and the Worker agent, so one log pipeline
+ * reads both. Errors keep their name, message, stack and cause, which JSON.stringify would drop.
  */
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -22,10 +22,15 @@ function serialise(value: unknown): unknown {
   return value;
 }
 
-export function createLogger(level: LogLevel, write: (line: string) => void): Logger {
+/** `write` decides where a line goes (stdout for servers, stderr for CLIs); `base` is on every line. */
+export function createLogger(
+  level: LogLevel,
+  write: (line: string) => void,
+  base: Record<string, unknown> = {},
+): Logger {
   const log = (at: LogLevel, msg: string, fields: Record<string, unknown> = {}) => {
     if (rank[at] < rank[level]) return;
-    const entry: Record<string, unknown> = { time: new Date().toISOString(), level: at, msg };
+    const entry: Record<string, unknown> = { time: new Date().toISOString(), level: at, msg, ...base };
     for (const [key, value] of Object.entries(fields)) entry[key] = serialise(value);
     write(JSON.stringify(entry));
   };

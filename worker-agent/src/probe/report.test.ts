@@ -1,6 +1,6 @@
 import { ProbeReportSchema } from "@tjm/protocol";
 import { describe, expect, it } from "vitest";
-import { effectiveCapacity, toProtocolProbe } from "./probe-report.ts";
+import { effectiveCapacity, toProtocolProbe } from "./report.ts";
 
 describe("toProtocolProbe", () => {
   it("spells self-test results as the protocol does", () => {

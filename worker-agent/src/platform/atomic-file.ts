@@ -1,7 +1,7 @@
 /**
  * Replacing a file atomically: the data goes to a temporary file next to it, is fsynced, and
  * the temporary file is renamed over the target, so a crash leaves either the old file or the
- * new one, never half of one. Shared by src/ and storage/ (it imports nothing of either).
+ * new one, never half of one. Used by the identity store, attempt records and upload state.
  */
 import { randomBytes } from "node:crypto";
 import { open, rename, rm } from "node:fs/promises";

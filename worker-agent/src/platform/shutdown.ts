@@ -3,7 +3,7 @@
  * NATS drain, say) ends the process anyway, so a supervisor's own kill timeout is never the
  * thing that stops us; a second signal ends it at once.
  */
-import type { Logger } from "./logger.ts";
+import type { Logger } from "@tjm/platform";
 
 export const SHUTDOWN_DEADLINE_MS = 15_000;
 

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createUser, fromSeed, type KeyPair } from "@nats-io/nkeys";
 import { UuidSchema } from "@tjm/protocol";
 import { z } from "zod";
-import { writeFileAtomic } from "./atomic-file.ts";
+import { writeFileAtomic } from "../platform/atomic-file.ts";
 
 export const SEED_FILE = "nkey.seed";
 export const IDENTITY_FILE = "identity.json";

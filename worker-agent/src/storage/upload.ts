@@ -16,6 +16,7 @@ import {
   type S3Client,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
+import { type Logger, silentLogger } from "@tjm/platform";
 import {
   classifyStorageError,
   formatS3Uri,
@@ -31,7 +32,6 @@ import {
   toStorageError,
   withRetry,
 } from "@tjm/storage";
-import { type Logger, silentLogger } from "../src/logger.ts";
 import { assertUnchanged, readRange, sha256OfFile } from "./local-file.ts";
 import { choosePartSize, missingParts, multipartEtag } from "./parts.ts";
 import {

@@ -9,7 +9,7 @@ import { mkdir, readFile, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { formatS3Uri, MAX_PARTS, type S3Location } from "@tjm/storage";
 import { z } from "zod";
-import { writeFileAtomic } from "../src/atomic-file.ts";
+import { writeFileAtomic } from "../platform/atomic-file.ts";
 import { MIN_PART_SIZE } from "./parts.ts";
 
 const CompletedPartSchema = z.object({

@@ -5,6 +5,7 @@
  * WORKER_STARTUP_TIMEOUT_MS; every refusal ends the start with its own exit code.
  */
 import type { KeyPair } from "@nats-io/nkeys";
+import type { Logger } from "@tjm/platform";
 import {
   type ChallengePurpose,
   challengeSigningInput,
@@ -15,9 +16,9 @@ import {
   type WorkerPool,
   type WorkerRegistrationResponse,
 } from "@tjm/protocol";
-import { DEFAULT_BACKOFF, retryDelayBefore } from "./backoff.ts";
-import { AgentExitError, AgentStoppedError, ExitCode } from "./exit-codes.ts";
-import type { Logger } from "./logger.ts";
+import { DEFAULT_BACKOFF, retryDelayBefore } from "../platform/backoff.ts";
+import { AgentExitError, AgentStoppedError, ExitCode } from "../platform/exit-codes.ts";
+import { sleep } from "../platform/sleep.ts";
 import {
   type ManagerApi,
   ManagerProtocolError,
@@ -202,18 +203,4 @@ async function untilAvailable<T>(
       await sleep(delay, context.signal);
     }
   }
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts (the caller checks the signal). */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

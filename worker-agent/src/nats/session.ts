@@ -15,6 +15,7 @@ import {
   type NatsConnection,
   UserAuthenticationExpiredError,
 } from "@nats-io/transport-node";
+import type { Logger } from "@tjm/platform";
 import {
   encodeMessage,
   HeartbeatSchema,
@@ -28,15 +29,15 @@ import {
   workerConsumerName,
   workerInboxPrefix,
 } from "@tjm/protocol";
-import type { AttemptRegistry } from "./attempts/registry.ts";
-import { backoffDelayMs, DEFAULT_BACKOFF, retryDelayBefore } from "./backoff.ts";
+import type { AttemptRegistry } from "../attempts/registry.ts";
+import { type ManagerApi, ManagerRefusedError } from "../enroll/manager-api.ts";
+import { refreshCredentials } from "../enroll/registration.ts";
+import { backoffDelayMs, DEFAULT_BACKOFF, retryDelayBefore } from "../platform/backoff.ts";
+import { AgentExitError, AgentStoppedError, ExitCode } from "../platform/exit-codes.ts";
+import { sleep } from "../platform/sleep.ts";
 import { decideCommand, RecentIds } from "./commands.ts";
 import { refreshDelayMs, refreshRetryDelayMs } from "./credential-schedule.ts";
-import { refreshCredentials, sleep } from "./enroll.ts";
-import { AgentExitError, AgentStoppedError, ExitCode } from "./exit-codes.ts";
 import { buildHeartbeat, SentAtClock } from "./heartbeat.ts";
-import type { Logger } from "./logger.ts";
-import { type ManagerApi, ManagerRefusedError } from "./manager-api.ts";
 
 export interface SessionOptions {
   instance: WorkerRegistrationResponse;

@@ -1,9 +1,9 @@
 /**
- * The probe's report (worker-agent/probe) in the shape of the registration message. The
+ * The probe's report (index.ts) in the shape of the registration message. The
  * probe spells self-test results "passed"/"failed"; the protocol says "PASSED"/"FAILED".
  */
 import { messageLimits, type ProbeReport, ProbeReportSchema } from "@tjm/protocol";
-import type { ProbeReport as HostProbeReport } from "../probe/index.ts";
+import type { ProbeReport as HostProbeReport } from "./index.ts";
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: replacing control characters is the point
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]+/g;

@@ -1,4 +1,4 @@
-/** What the attempt code (src/attempts) imports from the storage layer. */
+/** What the attempt code (attempts/) imports from the storage layer. */
 export {
   createS3Client,
   InputNotFoundError,

@@ -4,6 +4,7 @@
  * once and a repeat is only acked. A message that cannot be a command is terminated: it would
  * fail the same way on every redelivery.
  */
+import { assertNever } from "@tjm/platform";
 import {
   type CancelCommand,
   type Command,
@@ -62,8 +63,4 @@ export function decideCommand(data: Uint8Array, seen: RecentIds): CommandDecisio
     default:
       return assertNever(command);
   }
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unhandled command ${JSON.stringify(value)}`);
 }

@@ -3,7 +3,7 @@
  * expires, so the agent refreshes at half its lifetime: a failed refresh then still leaves
  * the other half for retries before the connection is lost.
  */
-import { type BackoffPolicy, backoffDelayMs } from "./backoff.ts";
+import { type BackoffPolicy, backoffDelayMs } from "../platform/backoff.ts";
 
 /** Never refresh sooner than this after a refresh, whatever the clocks say. */
 export const MIN_REFRESH_DELAY_MS = 1000;
