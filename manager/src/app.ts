@@ -1,3 +1,4 @@
+import type { Logger } from "@tjm/platform";
 import { registerDocs } from "./docs/index.ts";
 import { createTokenHasher, enrollmentApp } from "./enrollment/index.ts";
 import { type EventHub, eventsApp } from "./events/index.ts";
@@ -9,7 +10,6 @@ import type { Broker } from "./platform/broker.ts";
 import type { Sql } from "./platform/db.ts";
 import { ApiError, createErrorHandler } from "./platform/errors.ts";
 import { closeWhenBodyUnread, createRouter, limitBody, requestId } from "./platform/http.ts";
-import type { Logger } from "./platform/logger.ts";
 import { type WorkersDeps, workerApp, workersOperationsApp } from "./workers/index.ts";
 
 export interface AppDeps {

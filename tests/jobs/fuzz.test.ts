@@ -3,12 +3,13 @@
  * can think of, arbitrary JSON, random ids and random list queries. Whatever arrives, the
  * Manager answers with a client error it explains, never a 5xx, and never stores half a job.
  */
+
+import { samplePlan, sampleSubmission } from "@tjm/devstack/fixtures/plans";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JOB_STATES } from "../../manager/src/jobs/lifecycle.ts";
 import { WORKER_POOLS } from "../../manager/src/jobs/plan.ts";
+import { JOB_STATES } from "../../manager/src/lifecycle/index.ts";
 import { TestManager } from "../harness/manager.ts";
-import { samplePlan, sampleSubmission } from "../harness/plans.ts";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Path = (string | number)[];

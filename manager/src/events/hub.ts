@@ -1,10 +1,10 @@
 import { DeliverPolicy, jetstream, jetstreamManager, type StreamInfo } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "@tjm/platform";
 import { decodeMessage, streams } from "@tjm/protocol";
 import { ensurePrefixStreams } from "../outbox/index.ts";
 import type { EventEnvelope } from "../outbox/relay.ts";
 import type { Broker } from "../platform/broker.ts";
-import type { Logger } from "../platform/logger.ts";
 import { EventEnvelopeSchema } from "./stream.ts";
 
 export type EventListener = (event: EventEnvelope) => void;

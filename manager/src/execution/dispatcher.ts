@@ -4,9 +4,10 @@
  * advisory lock), so two Managers never hand out the same Worker slot twice; the other
  * replica's next run picks up whatever is left.
  */
+
+import type { Logger } from "@tjm/platform";
 import { PROTOCOL_VERSION, type WorkerPool } from "@tjm/protocol";
 import type { Sql } from "../platform/db.ts";
-import type { Logger } from "../platform/logger.ts";
 import { WakeableLoop } from "../platform/loop.ts";
 import { chooseAssignments } from "./scheduler.ts";
 import { candidateWorkers, dispatch, type LeaseSettings, lockQueuedJobs } from "./store.ts";

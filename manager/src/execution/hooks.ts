@@ -4,11 +4,10 @@
  */
 import type { TransactionSql } from "../platform/db.ts";
 import type { WorkerLifecycleHooks } from "../workers/index.ts";
-import { FAILURE_CODES } from "./lifecycle.ts";
 import {
-  failAttempt,
+  applyTrigger,
   lockAttempt,
-  lockAttemptsNeedingWorker,
+  lockAttemptsOfWorker,
   markDrainedIfIdle,
   moveAttemptsToInstance,
   sendCancel,
@@ -16,18 +15,10 @@ import {
 
 export function workerLifecycleHooks(maxAttempts: number): WorkerLifecycleHooks {
   return {
-    /** OFFLINE: every attempt that needed the Worker alive is lost and goes to the next attempt. */
+    /** OFFLINE: every attempt that needed the Worker alive is lost. */
     async offline(tx, workerId) {
-      for (const attempt of await lockAttemptsNeedingWorker(tx, workerId)) {
-        // Waits in its durable consumer: a Worker that was only frozen (a zombie) stops the
-        // attempt and cleans up as soon as it runs again, instead of encoding for nothing.
-        await sendCancel(tx, attempt);
-        await failAttempt(
-          tx,
-          attempt,
-          { code: FAILURE_CODES.workerLost, message: "The Worker stopped heartbeating (OFFLINE)" },
-          maxAttempts,
-        );
+      for (const attempt of await lockAttemptsOfWorker(tx, workerId, "worker-offline")) {
+        await applyTrigger(tx, attempt, "worker-offline", { maxAttempts });
       }
     },
     /**
@@ -36,30 +27,13 @@ export function workerLifecycleHooks(maxAttempts: number): WorkerLifecycleHooks 
      */
     async instanceStarted(tx, worker, resumableAttempts) {
       const kept = await moveAttemptsToInstance(tx, worker.workerId, worker.instanceId, resumableAttempts);
-      const lost = await lockAttemptsNeedingWorker(tx, worker.workerId, { keep: kept, includeWaiting: true });
-      for (const attempt of lost) {
-        await failAttempt(
-          tx,
-          attempt,
-          {
-            code: FAILURE_CODES.workerLost,
-            message: "The Worker restarted and could not resume the attempt",
-          },
-          maxAttempts,
-        );
+      for (const attempt of await lockAttemptsOfWorker(tx, worker.workerId, "worker-restarted", kept)) {
+        await applyTrigger(tx, attempt, "worker-restarted", { maxAttempts });
       }
     },
     async disabled(tx, workerId) {
-      for (const attempt of await lockAttemptsNeedingWorker(tx, workerId, { includeWaiting: true })) {
-        await failAttempt(
-          tx,
-          attempt,
-          {
-            code: FAILURE_CODES.workerDisabled,
-            message: "An operator disabled the Worker holding the attempt",
-          },
-          maxAttempts,
-        );
+      for (const attempt of await lockAttemptsOfWorker(tx, workerId, "worker-disabled")) {
+        await applyTrigger(tx, attempt, "worker-disabled", { maxAttempts });
       }
     },
     drainRequested: (tx, workerId) => markDrainedIfIdle(tx, workerId),
@@ -68,7 +42,7 @@ export function workerLifecycleHooks(maxAttempts: number): WorkerLifecycleHooks 
 
 /**
  * Tells the Worker holding the attempt (if any) to stop it: kill ffmpeg, abort uploads,
- * clean its workspace. Used when a job is cancelled.
+ * clean its workspace. The command of a cancel-requested transition (jobs feature).
  */
 export async function cancelHeldAttempt(tx: TransactionSql, attemptId: string): Promise<void> {
   const attempt = await lockAttempt(tx, attemptId);

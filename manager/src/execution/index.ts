@@ -2,12 +2,14 @@
  * Execution: scheduling and leases, Worker reports, deadlines, promotion of finished outputs
  * and live progress. Background services that the Manager starts and stops as a whole.
  */
+
+import type { Logger } from "@tjm/platform";
 import type { StorageSettings } from "@tjm/protocol";
 import { createS3Client } from "@tjm/storage";
 import type { EventHub } from "../events/index.ts";
+import { isTerminalAttemptState, type Loop } from "../lifecycle/index.ts";
 import type { Broker } from "../platform/broker.ts";
 import type { Sql } from "../platform/db.ts";
-import type { Logger } from "../platform/logger.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { cancelHeldAttempt, workerLifecycleHooks } from "./hooks.ts";
 import { ProgressTracker } from "./progress.ts";
@@ -49,9 +51,9 @@ export function createExecution(options: ExecutionOptions) {
     logger,
     storage,
     maxAttempts: options.maxAttempts,
-    promoted: () => {
+    promoted: (loopsToWake) => {
       options.outboxWritten();
-      dispatcher.wake();
+      wake(loopsToWake);
     },
   });
   const dispatcher: Dispatcher = new Dispatcher({
@@ -61,31 +63,32 @@ export function createExecution(options: ExecutionOptions) {
     lease: { storage: options.storage, dispatchTimeoutMs: options.dispatchTimeoutMs },
     dispatched: () => options.outboxWritten(true),
   });
+  const loops: Record<Loop, { wake(): void }> = { dispatcher, promoter };
+  const wake = (which: Iterable<Loop>) => {
+    for (const loop of new Set(which)) loops[loop].wake();
+  };
   const reports = new ReportsConsumer({
     sql,
     broker,
     subjectPrefix,
     logger,
     maxAttempts: options.maxAttempts,
-    applied: (report, change) => {
+    applied: (report, { to, effects }) => {
       options.outboxWritten();
-      if (change === "accept-completion") promoter.wake();
-      if (change === "cancelled" && report.type === "completed") {
+      if (effects.discardReportedOutputs && report.type === "completed") {
         void promoter.discard(report.outputs.map((output) => output.uri));
       }
-      if (change === "fail" || change === "cancelled") {
-        progress.forget(report.attemptId);
-        dispatcher.wake();
-      }
+      if (to.attempt && isTerminalAttemptState(to.attempt)) progress.forget(report.attemptId);
+      wake(effects.wake);
     },
   });
   const sweeper = new Sweeper({
     sql,
     logger,
     maxAttempts: options.maxAttempts,
-    swept: () => {
+    swept: (loopsToWake) => {
       options.outboxWritten();
-      dispatcher.wake();
+      wake(loopsToWake);
     },
   });
   return {

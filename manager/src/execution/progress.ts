@@ -4,11 +4,12 @@
  * update against the attempt's current lease (its fencing token, Worker and instance) and
  * keeps the latest; SSE subscribers get a job.progress event at most once a second per job.
  */
+
+import type { Logger } from "@tjm/platform";
 import { decodeMessage, type Progress, ProgressSchema, parseWorkerSubject, subjects } from "@tjm/protocol";
 import type { EventEnvelope } from "../outbox/index.ts";
 import type { Broker } from "../platform/broker.ts";
 import type { Sql } from "../platform/db.ts";
-import type { Logger } from "../platform/logger.ts";
 import type { WorkerStatistic } from "../workers/index.ts";
 
 interface Lease {

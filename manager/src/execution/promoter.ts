@@ -13,13 +13,13 @@
  * staged objects are kept for whoever looks into it.
  */
 import type { S3Client } from "@aws-sdk/client-s3";
+import type { Logger } from "@tjm/platform";
 import type { ExecutionPlan } from "@tjm/protocol";
 import { CopyMismatchError, copyObject, deleteObject, putSmallObject, type RetryOptions } from "@tjm/storage";
+import type { Loop } from "../lifecycle/index.ts";
 import type { Sql } from "../platform/db.ts";
-import type { Logger } from "../platform/logger.ts";
 import { WakeableLoop } from "../platform/loop.ts";
-import { FAILURE_CODES } from "./lifecycle.ts";
-import { completeAttempt, failAttempt, lockPendingPromotions, type PromotedOutput } from "./store.ts";
+import { applyTrigger, lockPendingPromotions, type PromotedOutput } from "./store.ts";
 
 /**
  * Promotion runs inside the transaction that holds the attempts' row locks, and the next pass
@@ -31,8 +31,8 @@ export interface PromoterOptions {
   sql: Sql;
   logger: Logger;
   storage: () => S3Client;
-  /** Told after jobs completed, or failed because an output did not match its report. */
-  promoted: () => void;
+  /** Told after jobs completed, or failed because an output did not match its report, with the loops to wake. */
+  promoted: (wake: Loop[]) => void;
   maxAttempts: number;
   tickMs?: number;
 }
@@ -64,6 +64,7 @@ export class Promoter {
   /** Promotes what it can lock; returns how many jobs it completed or failed. */
   async promoteOnce(): Promise<number> {
     const staged: string[] = [];
+    const wake: Loop[] = [];
     let completed = 0;
     const finished = await this.options.sql.begin(async (tx) => {
       let count = 0;
@@ -99,12 +100,23 @@ export class Promoter {
             attemptId: attempt.attemptId,
             err,
           });
-          const failure = { code: FAILURE_CODES.outputMismatch, message: err.message };
-          await failAttempt(tx, attempt, failure, this.options.maxAttempts);
-          count++;
+          const failed = await applyTrigger(tx, attempt, "promotion-failed", {
+            maxAttempts: this.options.maxAttempts,
+            input: { failure: { message: err.message } },
+          });
+          if (failed.kind === "refused") this.refused(attempt, failed.reason);
+          else {
+            wake.push(...failed.transition.effects.wake);
+            count++;
+          }
           continue;
         }
-        await completeAttempt(tx, attempt);
+        const done = await applyTrigger(tx, attempt, "promotion-done");
+        if (done.kind === "refused") {
+          this.refused(attempt, done.reason);
+          continue;
+        }
+        wake.push(...done.transition.effects.wake);
         staged.push(...attempt.result.outputs.map((output) => output.uri));
         completed++;
         count++;
@@ -112,9 +124,18 @@ export class Promoter {
       return count;
     });
     this.counters.promoted += completed;
-    if (finished > 0) this.options.promoted();
+    if (finished > 0) this.options.promoted(wake);
     await this.discard(staged);
     return finished;
+  }
+
+  private refused(attempt: { jobId: string; attemptId: string }, reason: string): void {
+    const { jobId, attemptId } = attempt;
+    this.options.logger.warn("the lifecycle table refuses to finish a promotion", {
+      jobId,
+      attemptId,
+      reason,
+    });
   }
 
   private get storageOptions(): RetryOptions {

@@ -7,6 +7,7 @@
  */
 import { AckPolicy, DeliverPolicy, type JsMsg, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "@tjm/platform";
 import {
   decodeMessage,
   MANAGER_REPORTS_CONSUMER,
@@ -15,22 +16,17 @@ import {
   ReportSchema,
   streams,
 } from "@tjm/protocol";
-import { assertNever } from "../jobs/lifecycle.ts";
+import {
+  assertNever,
+  checkFence,
+  reportTrigger,
+  type StaleReason,
+  type Transition,
+} from "../lifecycle/index.ts";
 import { ensurePrefixStreams } from "../outbox/index.ts";
 import type { Broker } from "../platform/broker.ts";
 import type { Sql } from "../platform/db.ts";
-import type { Logger } from "../platform/logger.ts";
-import { checkFence, reportEffect, type StaleReason } from "./lifecycle.ts";
-import {
-  acceptCompletion,
-  acceptLease,
-  cancelAttempt,
-  failAttempt,
-  lockAttempt,
-  pauseUploads,
-  startUploading,
-  uploadsResumed,
-} from "./store.ts";
+import { applyTrigger, lockAttempt, type TransitionInput } from "./store.ts";
 
 const ACK_WAIT_NS = 30 * 1_000_000_000;
 const RETRY_MS = 1000;
@@ -41,12 +37,12 @@ export interface ReportsOptions {
   subjectPrefix: string;
   logger: Logger;
   maxAttempts: number;
-  /** Told after a report changed something: wakes the relay, the scheduler, the promoter. */
-  applied: (report: Report, change: string) => void;
+  /** Told after a report made a transition: its effects say which loops to wake. */
+  applied: (report: Report, transition: Transition) => void;
 }
 
 export type ReportOutcome =
-  | { kind: "applied"; change: string }
+  | { kind: "applied"; transition: Transition }
   | { kind: "ignored"; why: string }
   | { kind: "stale"; reason: StaleReason };
 
@@ -150,7 +146,7 @@ export class ReportsConsumer {
         this.options.logger.debug("report changes nothing", { type: report.type, why: outcome.why });
       } else {
         this.counters.applied++;
-        this.options.applied(report, outcome.change);
+        this.options.applied(report, outcome.transition);
       }
       message.ack();
     } catch (err) {
@@ -168,46 +164,38 @@ export class ReportsConsumer {
         attempt && { ...attempt, isCurrent: attempt.currentAttemptId === attempt.attemptId },
       );
       if (stale || !attempt) return { kind: "stale", reason: stale ?? "unknown-attempt" };
-      const effect = reportEffect(report, attempt.state, attempt.jobState);
-      switch (effect.kind) {
-        case "ignore":
-          return { kind: "ignored", why: effect.why };
-        case "accept":
-          await acceptLease(tx, attempt);
-          break;
-        case "start-uploading":
-          await startUploading(tx, attempt);
-          break;
-        case "pause-uploads":
-          await pauseUploads(tx, attempt, effect.reason);
-          break;
-        case "resume-uploads":
-          await uploadsResumed(tx, attempt);
-          break;
-        case "accept-completion":
-          if (report.type !== "completed") throw new Error("completion without a completed report");
-          await acceptCompletion(tx, attempt, { outputs: report.outputs, logsUri: report.logsUri });
-          break;
-        case "fail":
-          await failAttempt(
-            tx,
-            attempt,
-            {
-              code: effect.failureCode,
-              message: effect.failureMessage,
-              logsUri: report.type === "failed" ? report.logsUri : undefined,
-            },
-            this.options.maxAttempts,
-          );
-          break;
-        case "cancelled":
-          await cancelAttempt(tx, attempt);
-          break;
-        default:
-          assertNever(effect);
-      }
-      return { kind: "applied", change: effect.kind };
+      const resolution = await applyTrigger(tx, attempt, reportTrigger(report), {
+        maxAttempts: this.options.maxAttempts,
+        input: transitionInput(report),
+      });
+      return resolution.kind === "transition"
+        ? { kind: "applied", transition: resolution.transition }
+        : { kind: "ignored", why: resolution.reason };
     });
+  }
+}
+
+/** What a report brings to its transition besides its type. */
+function transitionInput(report: Report): TransitionInput {
+  switch (report.type) {
+    case "rejected":
+      return { failure: { message: `The Worker rejected the lease: ${report.reason}` } };
+    case "upload-paused":
+      return { pauseReason: report.reason };
+    case "completed":
+      return { completion: { outputs: report.outputs, logsUri: report.logsUri } };
+    case "failed":
+      return {
+        failure: { code: report.failureCode, message: report.failureMessage, logsUri: report.logsUri },
+      };
+    case "accepted":
+    case "started":
+    case "encoded":
+    case "upload-resumed":
+    case "cancelled":
+      return {};
+    default:
+      return assertNever(report);
   }
 }
 

@@ -1,14 +1,29 @@
 /**
- * The SQL of execution: leases, report effects, failures and what follows them. Every
- * function runs inside the caller's transaction, on rows the caller locked, and writes the
- * announcements of what it changed to the outbox in the same transaction.
+ * The SQL of execution: leases, and the transitions the lifecycle table picks for an attempt
+ * and its job. Every function runs inside the caller's transaction, on rows the caller
+ * locked, and writes the announcements of what it changed to the outbox in the same
+ * transaction.
  */
 import { type ExecutionPlan, PROTOCOL_VERSION, type StorageSettings } from "@tjm/protocol";
 import { splitS3Uri } from "@tjm/storage";
-import type { AttemptState, JobState } from "../jobs/lifecycle.ts";
+import type postgres from "postgres";
+import {
+  type AttemptState,
+  HELD_ATTEMPT_STATES,
+  isTerminalAttemptState,
+  type JobState,
+  type KeptOutputs,
+  NEW_ATTEMPT_STATE,
+  type Resolution,
+  resolve,
+  sourceAttemptStates,
+  type Transition,
+  type Trigger,
+  transitionNamed,
+  UPLOAD_RETENTION_MS,
+} from "../lifecycle/index.ts";
 import type { TransactionSql } from "../platform/db.ts";
 import { enqueueOutbox, sendCommand } from "../platform/outbox.ts";
-import { type AfterFailure, afterAttemptFailed, HELD_ATTEMPT_STATES } from "./lifecycle.ts";
 
 /** An attempt with its job, locked for a change. */
 export interface LockedAttempt {
@@ -58,7 +73,7 @@ async function jobChanged(
   tx: TransactionSql,
   attempt: LockedAttempt,
   to: JobState,
-  extra: Record<string, unknown> = {},
+  extra: Record<string, unknown>,
 ): Promise<void> {
   await enqueueOutbox(tx, "job.updated", {
     jobId: attempt.jobId,
@@ -70,21 +85,6 @@ async function jobChanged(
     occurredAt: new Date().toISOString(),
     ...extra,
   });
-}
-
-async function setJobState(
-  tx: TransactionSql,
-  attempt: LockedAttempt,
-  to: JobState,
-  extra = {},
-): Promise<void> {
-  if (attempt.jobState === to) return;
-  await tx`
-    update jobs set state = ${to}, updated_at = now(),
-      started_at = case when ${to} = 'RUNNING' then coalesce(started_at, now()) else started_at end,
-      completed_at = case when ${to} = 'COMPLETED' then now() else completed_at end
-    where id = ${attempt.jobId}`;
-  await jobChanged(tx, attempt, to, extra);
 }
 
 /** Marks a draining Worker drained once it holds nothing more. */
@@ -161,9 +161,12 @@ export interface LeaseSettings {
   protocolVersion: number;
 }
 
+const LEASE = transitionNamed("lease-dispatched");
+
 /**
- * The lease: the attempt goes DISPATCHED to the Worker's current instance with the job's
- * next fencing token and a dispatch deadline, and the lease command goes to the outbox.
+ * The lease (lockQueuedJobs chose a QUEUED job's CREATED attempt): the attempt goes
+ * DISPATCHED to the Worker's current instance with the job's next fencing token and a
+ * dispatch deadline, and the lease command goes to the outbox.
  */
 export async function dispatch(
   tx: TransactionSql,
@@ -176,7 +179,7 @@ export async function dispatch(
     returning last_fencing_token, execution_plan`;
   if (!job) throw new Error(`job ${assignment.jobId} vanished while being dispatched`);
   const [attempt] = await tx<{ attemptNumber: number; dispatchDeadline: Date }[]>`
-    update attempts set state = 'DISPATCHED', worker_id = ${assignment.workerId},
+    update attempts set state = ${LEASE.to.attempt as AttemptState}, worker_id = ${assignment.workerId},
       instance_id = ${assignment.instanceId}, fencing_token = ${job.lastFencingToken},
       dispatched_at = now(), dispatch_deadline = now() + make_interval(secs => ${settings.dispatchTimeoutMs / 1000}),
       updated_at = now()
@@ -220,126 +223,191 @@ export function logsUri(firstDestinationUri: string, jobId: string, attemptNumbe
   return `s3://${bucketOf(firstDestinationUri)}/.tjm-logs/${jobId}/attempt-${attemptNumber}.log`;
 }
 
-// ---- report effects ----------------------------------------------------------------------
+// ---- transitions -------------------------------------------------------------------------
 
-export async function acceptLease(tx: TransactionSql, attempt: LockedAttempt): Promise<void> {
-  await tx`update attempts set state = 'RUNNING', accepted_at = now(), updated_at = now() where id = ${attempt.attemptId}`;
-  await setJobState(tx, attempt, "RUNNING");
+/** What a trigger brings that the table cannot know: the Worker's words and outputs, a pause's reason. */
+export interface TransitionInput {
+  failure?: { code?: string; message: string; logsUri?: string | undefined };
+  pauseReason?: string;
+  completion?: { outputs: unknown[]; logsUri: string };
 }
 
-export async function startUploading(tx: TransactionSql, attempt: LockedAttempt): Promise<void> {
-  await tx`
-    update attempts set state = 'UPLOADING', accepted_at = coalesce(accepted_at, now()), updated_at = now()
-    where id = ${attempt.attemptId}`;
-  if (attempt.jobState === "QUEUED") await setJobState(tx, attempt, "RUNNING");
-}
-
-export async function pauseUploads(
-  tx: TransactionSql,
-  attempt: LockedAttempt,
-  reason: string,
-): Promise<void> {
-  const [paused] = await tx<{ uploadPausedAt: Date; uploadPauseExpiresAt: Date }[]>`
-    update attempts set state = 'WAITING_FOR_STORAGE',
-      upload_paused_at = coalesce(upload_paused_at, now()),
-      upload_pause_expires_at = coalesce(upload_pause_expires_at,
-        least(now() + interval '24 hours', ${attempt.deadlineAt})),
-      updated_at = now()
-    where id = ${attempt.attemptId}
-    returning upload_paused_at, upload_pause_expires_at`;
-  const extra = {
-    reason,
-    uploadPausedAt: paused?.uploadPausedAt.toISOString(),
-    uploadPauseExpiresAt: paused?.uploadPauseExpiresAt.toISOString(),
-  };
-  if (attempt.jobState === "CANCEL_REQUESTED") return;
-  await setJobState(tx, attempt, "WAITING_FOR_STORAGE", extra);
-}
-
-export async function uploadsResumed(tx: TransactionSql, attempt: LockedAttempt): Promise<void> {
-  await tx`update attempts set state = 'UPLOADING', updated_at = now() where id = ${attempt.attemptId}`;
-  if (attempt.jobState === "WAITING_FOR_STORAGE") await setJobState(tx, attempt, "RUNNING");
-}
-
-/** The commit point of a successful attempt: its staged outputs are recorded for promotion. */
-export async function acceptCompletion(
-  tx: TransactionSql,
-  attempt: LockedAttempt,
-  result: { outputs: unknown[]; logsUri: string },
-): Promise<void> {
-  await tx`
-    update attempts set state = 'UPLOADING', result = ${tx.json(result as never)}, logs_uri = ${result.logsUri},
-      completion_accepted_at = now(), accepted_at = coalesce(accepted_at, now()), updated_at = now()
-    where id = ${attempt.attemptId}`;
-  if (attempt.jobState === "QUEUED" || attempt.jobState === "WAITING_FOR_STORAGE") {
-    await setJobState(tx, attempt, "RUNNING");
-  }
-}
-
-/** The attempt ends CANCELLED and so does its job (it was asked to cancel). */
-export async function cancelAttempt(tx: TransactionSql, attempt: LockedAttempt): Promise<void> {
-  await tx`
-    update attempts set state = 'CANCELLED', ended_at = now(), updated_at = now() where id = ${attempt.attemptId}`;
-  await setJobState(tx, attempt, "CANCELLED");
-  await markDrainedIfIdle(tx, attempt.workerId);
+export interface TriggerContext {
+  /** MAX_ATTEMPTS, where the trigger may fail the attempt. */
+  maxAttempts?: number;
+  input?: TransitionInput;
+  keptOutputs?: KeptOutputs;
 }
 
 /**
- * The attempt fails; its job gets the next attempt (QUEUED, keeping its place in the queue),
- * fails, or is cancelled if a cancel was pending.
+ * Asks the lifecycle table what a trigger does to a locked attempt and its job, and applies
+ * the transition it picks; a refusal changes nothing.
  */
-export async function failAttempt(
+export async function applyTrigger(
   tx: TransactionSql,
   attempt: LockedAttempt,
-  failure: { code: string; message: string; logsUri?: string | undefined },
-  maxAttempts: number,
-): Promise<AfterFailure> {
-  await tx`
-    update attempts set state = 'FAILED', failure_code = ${failure.code}, failure_message = ${failure.message},
-      logs_uri = coalesce(${failure.logsUri ?? null}, logs_uri), ended_at = now(), updated_at = now()
-    where id = ${attempt.attemptId}`;
-  const next = afterAttemptFailed({
-    failureCode: failure.code,
-    jobState: attempt.jobState,
-    attemptNumber: attempt.attemptNumber,
-    maxAttempts,
-    deadlinePassed: attempt.deadlineAt.getTime() <= Date.now(),
-  });
-  const extra = { failureCode: failure.code };
-  if (next === "job-cancelled") await setJobState(tx, attempt, "CANCELLED", extra);
-  else if (next === "job-failed") await setJobState(tx, attempt, "FAILED", extra);
-  else {
-    const newAttemptId = crypto.randomUUID();
-    const [created] = await tx<{ attemptNumber: number }[]>`
-      with bumped as (
-        update jobs set last_fencing_token = last_fencing_token + 1, current_attempt_id = ${newAttemptId},
-          state = 'QUEUED', updated_at = now()
-        where id = ${attempt.jobId}
-        returning id, last_fencing_token
-      )
-      insert into attempts (id, job_id, attempt_number, state, fencing_token, created_at, updated_at)
-      select ${newAttemptId}, id, ${attempt.attemptNumber + 1}, 'CREATED', last_fencing_token, now(), now()
-      from bumped
-      returning attempt_number`;
-    await jobChanged(tx, attempt, "QUEUED", {
-      ...extra,
-      nextAttemptId: newAttemptId,
-      nextAttemptNumber: created?.attemptNumber,
-    });
-  }
-  await markDrainedIfIdle(tx, attempt.workerId);
-  return next;
+  trigger: Trigger,
+  context: TriggerContext = {},
+): Promise<Resolution> {
+  const resolution = resolve(
+    trigger,
+    { job: attempt.jobState, attempt: attempt.state },
+    {
+      now: new Date(),
+      jobDeadline: attempt.deadlineAt,
+      completionAccepted: attempt.completionAcceptedAt !== null,
+      attemptNumber: attempt.attemptNumber,
+      maxAttempts: context.maxAttempts,
+      reportedFailureCode: context.input?.failure?.code,
+      keptOutputs: context.keptOutputs,
+    },
+  );
+  if (resolution.kind === "transition")
+    await applyTransition(tx, attempt, resolution.transition, context.input);
+  return resolution;
 }
 
-/** Promotion done: the attempt SUCCEEDED and the job is COMPLETED. */
-export async function completeAttempt(tx: TransactionSql, attempt: LockedAttempt): Promise<void> {
+/**
+ * Runs the SQL of a transition: commands first, then the attempt's new state and what it
+ * records, the job's new state or its next attempt, the announcement, and a draining
+ * Worker's release once the attempt ended.
+ */
+async function applyTransition(
+  tx: TransactionSql,
+  attempt: LockedAttempt,
+  transition: Transition,
+  input: TransitionInput = {},
+): Promise<void> {
+  const { to, effects } = transition;
+  if (effects.command === "cancel") await sendCancel(tx, attempt);
+  if (effects.command === "resume-uploads") await requestUploadsResume(tx, attempt);
+  const failure = effects.failure && failureOf(transition, input);
+  const recorded = await updateAttempt(tx, attempt, transition, failure, input.completion);
+  const extra: Record<string, unknown> = {};
+  if (failure) extra.failureCode = failure.code;
+  if (to.attempt === "WAITING_FOR_STORAGE") {
+    extra.reason = input.pauseReason;
+    extra.uploadPausedAt = recorded.uploadPausedAt?.toISOString();
+    extra.uploadPauseExpiresAt = recorded.uploadPauseExpiresAt?.toISOString();
+  }
+  if (effects.nextAttempt) Object.assign(extra, await createNextAttempt(tx, attempt, transition));
+  else if (to.job !== undefined && to.job !== attempt.jobState) await setJobState(tx, attempt.jobId, to.job);
+  if (effects.event === "job.updated") await jobChanged(tx, attempt, to.job ?? attempt.jobState, extra);
+  if (to.attempt && isTerminalAttemptState(to.attempt)) await markDrainedIfIdle(tx, attempt.workerId);
+}
+
+/** The failure's code and message: the table's, or the trigger's where the table has none. */
+function failureOf(
+  transition: Transition,
+  input: TransitionInput,
+): { code: string; message: string; logsUri?: string | undefined } {
+  const spec = transition.effects.failure;
+  const code = spec?.code === "reported" ? input.failure?.code : spec?.code;
+  const message = spec?.message ?? input.failure?.message;
+  if (code === undefined || message === undefined) {
+    throw new Error(`${transition.name} needs the failure's code and message`);
+  }
+  return { code, message, logsUri: input.failure?.logsUri };
+}
+
+const joined = (tx: TransactionSql, parts: postgres.Fragment[]) =>
+  parts.reduce((list, part) => tx`${list}, ${part}`);
+
+/** The attempt's new state and what it records on the way. */
+async function updateAttempt(
+  tx: TransactionSql,
+  attempt: LockedAttempt,
+  transition: Transition,
+  failure: ReturnType<typeof failureOf> | undefined,
+  completion: TransitionInput["completion"],
+): Promise<{ uploadPausedAt?: Date; uploadPauseExpiresAt?: Date }> {
+  const { to, effects } = transition;
+  const sets: postgres.Fragment[] = [tx`updated_at = now()`];
+  if (to.attempt) sets.push(tx`state = ${to.attempt}`);
+  // RUNNING or UPLOADING: the Worker has it, whether or not its `accepted` arrived.
+  if (to.attempt === "RUNNING" || to.attempt === "UPLOADING") {
+    sets.push(tx`accepted_at = coalesce(accepted_at, now())`);
+  }
+  if (to.attempt === "WAITING_FOR_STORAGE") {
+    // Retention runs from the FIRST pause and is never renewed (uploads.ts).
+    sets.push(
+      tx`upload_paused_at = coalesce(upload_paused_at, now())`,
+      tx`upload_pause_expires_at = coalesce(upload_pause_expires_at,
+        least(now() + make_interval(secs => ${UPLOAD_RETENTION_MS / 1000}), ${attempt.deadlineAt}))`,
+    );
+  }
+  if (to.attempt && isTerminalAttemptState(to.attempt)) sets.push(tx`ended_at = now()`);
+  if (failure) {
+    sets.push(
+      tx`failure_code = ${failure.code}`,
+      tx`failure_message = ${failure.message}`,
+      tx`logs_uri = coalesce(${failure.logsUri ?? null}, logs_uri)`,
+    );
+  }
+  if (effects.acceptCompletion) {
+    if (!completion) throw new Error(`${transition.name} needs the completed report's outputs`);
+    sets.push(
+      tx`result = ${tx.json(completion as never)}`,
+      tx`logs_uri = ${completion.logsUri}`,
+      tx`completion_accepted_at = now()`,
+    );
+  }
+  if (sets.length === 1) return {};
+  const [recorded] = await tx<{ uploadPausedAt: Date | null; uploadPauseExpiresAt: Date | null }[]>`
+    update attempts set ${joined(tx, sets)} where id = ${attempt.attemptId}
+    returning upload_paused_at, upload_pause_expires_at`;
+  return {
+    uploadPausedAt: recorded?.uploadPausedAt ?? undefined,
+    uploadPauseExpiresAt: recorded?.uploadPauseExpiresAt ?? undefined,
+  };
+}
+
+async function setJobState(tx: TransactionSql, jobId: string, to: JobState): Promise<void> {
+  const sets: postgres.Fragment[] = [tx`state = ${to}`, tx`updated_at = now()`];
+  if (to === "RUNNING") sets.push(tx`started_at = coalesce(started_at, now())`);
+  if (to === "COMPLETED") sets.push(tx`completed_at = now()`);
+  await tx`update jobs set ${joined(tx, sets)} where id = ${jobId}`;
+}
+
+/** The job's next attempt, with the next fencing token; the job keeps its place in the queue. */
+async function createNextAttempt(
+  tx: TransactionSql,
+  attempt: LockedAttempt,
+  transition: Transition,
+): Promise<{ nextAttemptId: string; nextAttemptNumber: number | undefined }> {
+  const newAttemptId = crypto.randomUUID();
+  const [created] = await tx<{ attemptNumber: number }[]>`
+    with bumped as (
+      update jobs set last_fencing_token = last_fencing_token + 1, current_attempt_id = ${newAttemptId},
+        state = ${transition.to.job as JobState}, updated_at = now()
+      where id = ${attempt.jobId}
+      returning id, last_fencing_token
+    )
+    insert into attempts (id, job_id, attempt_number, state, fencing_token, created_at, updated_at)
+    select ${newAttemptId}, id, ${attempt.attemptNumber + 1}, ${NEW_ATTEMPT_STATE}, last_fencing_token, now(), now()
+    from bumped
+    returning attempt_number`;
+  return { nextAttemptId: newAttemptId, nextAttemptNumber: created?.attemptNumber };
+}
+
+/** resume-uploads: same attempt, same destinations, no re-encode; retention is not renewed. */
+async function requestUploadsResume(tx: TransactionSql, attempt: LockedAttempt): Promise<void> {
   await tx`
-    update attempts set state = 'SUCCEEDED', ended_at = now(), updated_at = now() where id = ${attempt.attemptId}`;
-  await setJobState(tx, attempt, "COMPLETED");
-  await markDrainedIfIdle(tx, attempt.workerId);
+    update attempts set upload_resume_requested_at = now(), upload_recovery_count = upload_recovery_count + 1,
+      updated_at = now()
+    where id = ${attempt.attemptId}`;
+  await sendCommand(tx, attempt.workerId as string, {
+    type: "resume-uploads",
+    protocolVersion: PROTOCOL_VERSION,
+    attemptId: attempt.attemptId,
+    fencingToken: attempt.fencingToken,
+  });
 }
 
 // ---- sweeps ------------------------------------------------------------------------------
+// The states below are the table's source states of each trigger, written as literals: the
+// planner matches a literal, not a parameter, to the partial indexes on attempts and jobs.
+// applyTrigger checks every locked row against the table again.
 
 /** Attempts whose dispatch deadline passed without `accepted`; locked, skipping those another Manager holds. */
 export async function lockDispatchTimeouts(tx: TransactionSql, limit: number): Promise<LockedAttempt[]> {
@@ -394,22 +462,18 @@ export async function lockUnconfirmedCancels(
 }
 
 /**
- * Attempts a Worker holds that need it alive: everything but completions already accepted
- * (the Manager finishes those) and, unless asked, uploads waiting for storage (their files
- * survive on the Worker's disk while it is away).
+ * The attempts of a Worker a change of its life applies to (the table's source states of
+ * that trigger), but for completions already accepted: the Manager finishes those.
  */
-export async function lockAttemptsNeedingWorker(
+export async function lockAttemptsOfWorker(
   tx: TransactionSql,
   workerId: string,
-  options: { keep?: readonly string[]; includeWaiting?: boolean } = {},
+  trigger: "worker-offline" | "worker-restarted" | "worker-disabled",
+  keep: readonly string[] = [],
 ): Promise<LockedAttempt[]> {
-  const keep = options.keep ?? [];
-  const states = options.includeWaiting
-    ? ["DISPATCHED", "RUNNING", "UPLOADING", "WAITING_FOR_STORAGE"]
-    : ["DISPATCHED", "RUNNING", "UPLOADING"];
   return tx<LockedAttempt[]>`
     select ${lockedAttemptColumns(tx)} from attempts a join jobs j on j.id = a.job_id
-    where a.worker_id = ${workerId} and a.state = any(${states})
+    where a.worker_id = ${workerId} and a.state = any(${sourceAttemptStates(trigger)})
       and a.completion_accepted_at is null and a.id <> all(${keep as string[]}::uuid[])
     order by a.id
     for update of a, j`;
@@ -430,7 +494,7 @@ export async function moveAttemptsToInstance(
          jobs j
     where a.id = kept.id and a.fencing_token = kept.fencing_token and a.worker_id = ${workerId}
       and j.id = a.job_id and j.current_attempt_id = a.id
-      and a.state in ('DISPATCHED', 'RUNNING', 'UPLOADING', 'WAITING_FOR_STORAGE')
+      and a.state = any(${HELD_ATTEMPT_STATES as never})
     returning a.id`;
   return moved.map((row) => row.id);
 }

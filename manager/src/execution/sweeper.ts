@@ -8,17 +8,17 @@
  * job has not confirmed it: the first one may have been lost with its stream (deleted, or
  * a NATS that lost its store), and only the Worker's report ends the wait.
  */
+
+import type { Logger } from "@tjm/platform";
+import type { Loop, Trigger } from "../lifecycle/index.ts";
 import type { Sql, TransactionSql } from "../platform/db.ts";
-import type { Logger } from "../platform/logger.ts";
-import { FAILURE_CODES, isHeldAttemptState } from "./lifecycle.ts";
 import {
-  failAttempt,
+  applyTrigger,
   type LockedAttempt,
   lockDispatchTimeouts,
   lockExpiredPauses,
   lockPastDeadline,
   lockUnconfirmedCancels,
-  sendCancel,
 } from "./store.ts";
 
 const BATCH = 100;
@@ -30,8 +30,8 @@ export interface SweeperOptions {
   sql: Sql;
   logger: Logger;
   maxAttempts: number;
-  /** Told after a sweep changed something or sent cancels again. */
-  swept: () => void;
+  /** Told after a sweep changed something or sent cancels again, with the loops to wake. */
+  swept: (wake: Loop[]) => void;
   tickMs?: number;
 }
 
@@ -62,63 +62,59 @@ export class Sweeper {
 
   /** One pass over every deadline; returns how many attempts it failed. */
   async sweep(): Promise<number> {
+    const wake: Loop[] = [];
     const failed =
-      (await this.failEach(lockDispatchTimeouts, "dispatchTimeouts", () => ({
-        code: FAILURE_CODES.dispatchTimeout,
-        message: "The Worker did not accept the lease before its dispatch deadline",
-      }))) +
-      (await this.failEach(lockExpiredPauses, "expiredPauses", () => ({
-        code: FAILURE_CODES.uploadRetentionExpired,
-        message:
-          "Storage stayed unavailable past the retention of the encoded outputs (24 h from the first pause, bounded by the job deadline); the Worker deletes them",
-      }))) +
-      (await this.failEach(lockPastDeadline, "pastDeadline", () => ({
-        code: FAILURE_CODES.deadlineExceeded,
-        message: "The job did not finish before its deadline (JOB_DEADLINE_HOURS after submission)",
-      })));
-    if (failed > 0) this.options.swept();
+      (await this.applyEach(lockDispatchTimeouts, "dispatch-timeout", "dispatchTimeouts", wake)) +
+      (await this.applyEach(lockExpiredPauses, "retention-expired", "expiredPauses", wake)) +
+      (await this.applyEach(lockPastDeadline, "deadline-exceeded", "pastDeadline", wake));
+    if (failed > 0) this.options.swept(wake);
     return failed;
   }
 
   /** Sends each cancel whose wait for the Worker's confirmation is over again; returns how many. */
   async resendCancels(): Promise<number> {
-    const resent = await this.options.sql.begin(async (tx) => {
-      const attempts = await lockUnconfirmedCancels(tx, BATCH, CANCEL_RESEND_BACKOFF);
-      for (const attempt of attempts) {
-        await sendCancel(tx, attempt);
-        this.options.logger.warn("cancel not confirmed by the Worker; sending it again", {
-          jobId: attempt.jobId,
-          attemptId: attempt.attemptId,
-          workerId: attempt.workerId,
-        });
-      }
-      this.counters.cancelsResent += attempts.length;
-      return attempts.length;
-    });
-    if (resent > 0) this.options.swept();
+    const wake: Loop[] = [];
+    const resent = await this.applyEach(
+      (tx, limit) => lockUnconfirmedCancels(tx, limit, CANCEL_RESEND_BACKOFF),
+      "cancel-unconfirmed",
+      "cancelsResent",
+      wake,
+    );
+    if (resent > 0) this.options.swept(wake);
     return resent;
   }
 
-  private async failEach(
+  /** Applies a trigger to every attempt the lock selects; returns how many it changed. */
+  private async applyEach(
     lock: (tx: TransactionSql, limit: number) => Promise<LockedAttempt[]>,
+    trigger: Trigger,
     counter: keyof Sweeper["counters"],
-    failure: () => { code: string; message: string },
+    wake: Loop[],
   ): Promise<number> {
     return this.options.sql.begin(async (tx) => {
-      const attempts = await lock(tx, BATCH);
-      for (const attempt of attempts) {
-        const { code, message } = failure();
-        // The Worker may still hold it (late, paused, slow): tell it to let go and clean up.
-        if (isHeldAttemptState(attempt.state)) await sendCancel(tx, attempt);
-        await failAttempt(tx, attempt, { code, message }, this.options.maxAttempts);
-        this.options.logger.warn("attempt failed by the Manager", {
-          jobId: attempt.jobId,
-          attemptId: attempt.attemptId,
-          failureCode: code,
+      let applied = 0;
+      for (const attempt of await lock(tx, BATCH)) {
+        const resolution = await applyTrigger(tx, attempt, trigger, {
+          maxAttempts: this.options.maxAttempts,
         });
+        if (resolution.kind === "refused") continue;
+        const { transition } = resolution;
+        applied++;
+        wake.push(...transition.effects.wake);
+        const { failure } = transition.effects;
+        this.options.logger.warn(
+          failure ? "attempt failed by the Manager" : "cancel not confirmed by the Worker; sending it again",
+          {
+            jobId: attempt.jobId,
+            attemptId: attempt.attemptId,
+            workerId: attempt.workerId,
+            transition: transition.name,
+            ...(failure ? { failureCode: failure.code } : {}),
+          },
+        );
       }
-      this.counters[counter] += attempts.length;
-      return attempts.length;
+      this.counters[counter] += applied;
+      return applied;
     });
   }
 }

@@ -1,10 +1,10 @@
 import { createRoute } from "@hono/zod-openapi";
+import { resolve } from "../lifecycle/index.ts";
 import { conflict, errorResponses, notFound } from "../platform/errors.ts";
 import { type AppRouteHandler, operatorSecurity } from "../platform/http.ts";
 import type { JobsDeps } from "./deps.ts";
-import { assertNever, decideCancel } from "./lifecycle.ts";
 import { JobDetailSchema, JobIdParamsSchema } from "./schema.ts";
-import { cancelQueuedJob, findJobDetail, lockJob, requestJobCancellation } from "./store.ts";
+import { applyJobTransition, findJobDetail, lockJob } from "./store.ts";
 import { toJobDetail } from "./view.ts";
 
 export const cancelJobRoute = createRoute({
@@ -32,24 +32,11 @@ export const cancelJob =
     const found = await deps.sql.begin(async (tx) => {
       const job = await lockJob(tx, jobId);
       if (!job) throw notFound(`Job ${jobId} does not exist`);
-      const decision = decideCancel(job.state);
-      switch (decision.kind) {
-        case "cancel-now":
-          await cancelQueuedJob(tx, jobId, job.currentAttemptId);
-          // A lease may be on its way to a Worker that has not accepted it yet: it drops it.
-          await deps.cancelHeldAttempt(tx, job.currentAttemptId);
-          break;
-        case "held-by-worker":
-          await requestJobCancellation(tx, jobId, job.currentAttemptId, job.state);
-          await deps.cancelHeldAttempt(tx, job.currentAttemptId);
-          break;
-        case "already-cancelling":
-          break;
-        case "refuse":
-          throw conflict(decision.reason);
-        default:
-          assertNever(decision);
-      }
+      const resolution = resolve("cancel-requested", { job: job.state, attempt: job.currentAttemptState });
+      if (resolution.kind === "refused") throw conflict(resolution.reason);
+      await applyJobTransition(tx, job, resolution.transition);
+      if (resolution.transition.effects.command === "cancel")
+        await deps.cancelHeldAttempt(tx, job.currentAttemptId);
       return findJobDetail(tx, jobId);
     });
     if (!found) throw notFound(`Job ${jobId} does not exist`);

@@ -1,5 +1,5 @@
+import type { Logger } from "@tjm/platform";
 import type { Sql } from "../platform/db.ts";
-import type { Logger } from "../platform/logger.ts";
 import { compactJobCounts } from "./store.ts";
 
 const COMPACTION_INTERVAL_MS = 1000;

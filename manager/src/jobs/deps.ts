@@ -1,5 +1,5 @@
+import type { Logger } from "@tjm/platform";
 import type { Sql, TransactionSql } from "../platform/db.ts";
-import type { Logger } from "../platform/logger.ts";
 import type { LiveProgress } from "./view.ts";
 
 export interface JobsDeps {

@@ -1,10 +1,10 @@
 import { createRoute } from "@hono/zod-openapi";
+import { resolve } from "../lifecycle/index.ts";
 import { conflict, errorResponses, notFound } from "../platform/errors.ts";
 import { type AppRouteHandler, operatorSecurity } from "../platform/http.ts";
 import type { JobsDeps } from "./deps.ts";
-import { decideRetry } from "./lifecycle.ts";
 import { JobDetailSchema, JobIdParamsSchema } from "./schema.ts";
-import { findJobDetail, lockJob, retryFailedJob } from "./store.ts";
+import { applyJobTransition, findJobDetail, lockJob } from "./store.ts";
 import { toJobDetail } from "./view.ts";
 
 export const retryJobRoute = createRoute({
@@ -32,9 +32,9 @@ export const retryJob =
     const found = await deps.sql.begin(async (tx) => {
       const job = await lockJob(tx, jobId);
       if (!job) throw notFound(`Job ${jobId} does not exist`);
-      const decision = decideRetry(job.state);
-      if (decision.kind === "refuse") throw conflict(decision.reason);
-      await retryFailedJob(tx, jobId, crypto.randomUUID());
+      const resolution = resolve("retry", { job: job.state, attempt: job.currentAttemptState });
+      if (resolution.kind === "refused") throw conflict(resolution.reason);
+      await applyJobTransition(tx, job, resolution.transition);
       return findJobDetail(tx, jobId);
     });
     if (!found) throw notFound(`Job ${jobId} does not exist`);

@@ -10,7 +10,7 @@ import {
   planOutputList,
   VIDEO_PRESETS,
 } from "@tjm/protocol";
-import { ATTEMPT_STATES, JOB_STATES } from "./lifecycle.ts";
+import { ATTEMPT_STATES, JOB_STATES } from "../lifecycle/index.ts";
 import {
   LEGACY_VIDEO_CODECS,
   normaliseVideoCodec,

@@ -1,7 +1,15 @@
 import type { ExecutionPlan } from "@tjm/protocol";
+import {
+  type AttemptState,
+  isTerminalAttemptState,
+  JOB_STATES,
+  type JobState,
+  NEW_ATTEMPT_STATE,
+  type Transition,
+  transitionNamed,
+} from "../lifecycle/index.ts";
 import type { Sql, TransactionSql } from "../platform/db.ts";
 import { enqueueOutbox } from "../platform/outbox.ts";
-import { type AttemptState, JOB_STATES, type JobState } from "./lifecycle.ts";
 import type { WorkerPool } from "./plan.ts";
 
 export interface JobRow {
@@ -58,9 +66,12 @@ const jobColumns = (sql: Sql | TransactionSql) => sql`
   j.id, j.organization_id, j.project_id, j.state, j.priority, j.worker_pool, j.required_capabilities,
   j.protocol_version, j.current_attempt_id, j.queued_at, j.started_at, j.completed_at, j.created_at, j.updated_at`;
 
+const SUBMISSION = transitionNamed("job-submitted");
+
 /**
  * Job, attempt 1 (fencing token 1) and the job.created announcement in one statement, so
- * one round trip and all-or-nothing. No row when the project does not exist.
+ * one round trip and all-or-nothing; the states are the job-submitted transition's. No row
+ * when the project does not exist.
  */
 export async function insertJob(sql: Sql, job: NewJob): Promise<JobRow | undefined> {
   const [row] = await sql<JobRow[]>`
@@ -70,14 +81,14 @@ export async function insertJob(sql: Sql, job: NewJob): Promise<JobRow | undefin
       insert into jobs (id, organization_id, project_id, state, priority, worker_pool, required_capabilities,
                         execution_plan, protocol_version, current_attempt_id, last_fencing_token,
                         queued_at, created_at, updated_at, deadline_at)
-      select ${job.id}, organization_id, ${job.projectId}, 'QUEUED', ${job.priority}, ${job.workerPool},
+      select ${job.id}, organization_id, ${job.projectId}, ${SUBMISSION.to.job as JobState}, ${job.priority}, ${job.workerPool},
              ${job.requiredCapabilities}::text[], ${sql.json(job.executionPlan as never)}, ${job.protocolVersion},
              ${job.attemptId}, 1, now(), now(), now(), now() + make_interval(secs => ${job.deadlineHours * 3600})
       from project
       returning *
     ), attempt as (
       insert into attempts (id, job_id, attempt_number, state, fencing_token, created_at, updated_at)
-      select ${job.attemptId}, id, 1, 'CREATED', 1, created_at, created_at from job
+      select ${job.attemptId}, id, 1, ${SUBMISSION.to.attempt as AttemptState}, 1, created_at, created_at from job
       returning state
     ), announcement as (
       insert into outbox (kind, subject, payload)
@@ -173,77 +184,93 @@ export async function compactJobCounts(sql: Sql): Promise<void> {
     on conflict (state, worker_pool) do update set count = job_state_counts.count + excluded.count`;
 }
 
-export async function lockJob(
-  tx: TransactionSql,
-  jobId: string,
-): Promise<{ state: JobState; currentAttemptId: string; lastFencingToken: string } | undefined> {
-  const [row] = await tx<{ state: JobState; currentAttemptId: string; lastFencingToken: string }[]>`
-    select state, current_attempt_id, last_fencing_token from jobs where id = ${jobId} for update`;
+/** A job and the state of its current attempt, locked for a transition. */
+export interface LockedJob {
+  id: string;
+  state: JobState;
+  currentAttemptId: string;
+  currentAttemptState: AttemptState;
+}
+
+export async function lockJob(tx: TransactionSql, jobId: string): Promise<LockedJob | undefined> {
+  const [row] = await tx<LockedJob[]>`
+    select j.id, j.state, j.current_attempt_id, a.state as current_attempt_state
+    from jobs j join attempts a on a.id = j.current_attempt_id
+    where j.id = ${jobId} for update of j`;
   return row;
 }
 
-/** QUEUED -> CANCELLED at once: no Worker holds it, so nobody needs to be asked. */
-export async function cancelQueuedJob(tx: TransactionSql, jobId: string, attemptId: string): Promise<void> {
-  await tx`update attempts set state = 'CANCELLED', updated_at = now() where id = ${attemptId}`;
-  const [job] = await tx`
-    update jobs set state = 'CANCELLED', updated_at = now() where id = ${jobId}
-    returning organization_id, project_id, worker_pool, updated_at`;
-  await enqueueOutbox(tx, "job.updated", {
-    jobId,
-    attemptId,
-    organizationId: job?.organizationId,
-    projectId: job?.projectId,
-    from: "QUEUED",
-    to: "CANCELLED",
-    occurredAt: job?.updatedAt,
-  });
-}
-
-/** A Worker holds the job: record the request; the Worker's confirmation makes it CANCELLED. */
-export async function requestJobCancellation(
+/**
+ * Applies a transition the lifecycle table picked for an operator's request: the current
+ * attempt's and the job's new states, or a new attempt, and the announcement. The command to
+ * the Worker is the execution feature's (JobsDeps).
+ */
+export async function applyJobTransition(
   tx: TransactionSql,
-  jobId: string,
-  attemptId: string,
-  from: JobState,
+  job: LockedJob,
+  transition: Transition,
 ): Promise<void> {
-  const [job] = await tx`
-    update jobs set state = 'CANCEL_REQUESTED', updated_at = now() where id = ${jobId}
-    returning organization_id, project_id, updated_at`;
-  await enqueueOutbox(tx, "job.updated", {
-    jobId,
-    attemptId,
-    organizationId: job?.organizationId,
-    projectId: job?.projectId,
-    from,
-    to: "CANCEL_REQUESTED",
-    occurredAt: job?.updatedAt,
-  });
+  const { to, effects } = transition;
+  if (to.attempt) {
+    await tx`
+      update attempts set state = ${to.attempt}, updated_at = now()
+        ${isTerminalAttemptState(to.attempt) ? tx`, ended_at = now()` : tx``}
+      where id = ${job.currentAttemptId}`;
+  }
+  let announcement: Record<string, unknown> | undefined;
+  if (effects.nextAttempt) announcement = await requeueWithNewAttempt(tx, job, to.job as JobState);
+  else if (to.job !== undefined && to.job !== job.state) announcement = await setJobState(tx, job, to.job);
+  if (announcement && effects.event === "job.updated") await enqueueOutbox(tx, "job.updated", announcement);
 }
 
-/** FAILED -> QUEUED with a new attempt and the next fencing token. */
-export async function retryFailedJob(tx: TransactionSql, jobId: string, newAttemptId: string): Promise<void> {
+async function setJobState(
+  tx: TransactionSql,
+  job: LockedJob,
+  to: JobState,
+): Promise<Record<string, unknown>> {
+  const [changed] = await tx<{ organizationId: string; projectId: string; updatedAt: Date }[]>`
+    update jobs set state = ${to}, updated_at = now() where id = ${job.id}
+    returning organization_id, project_id, updated_at`;
+  return {
+    jobId: job.id,
+    attemptId: job.currentAttemptId,
+    organizationId: changed?.organizationId,
+    projectId: changed?.projectId,
+    from: job.state,
+    to,
+    occurredAt: changed?.updatedAt,
+  };
+}
+
+/** A new attempt with the next number and fencing token; the job enters the queue afresh. */
+async function requeueWithNewAttempt(
+  tx: TransactionSql,
+  job: LockedJob,
+  to: JobState,
+): Promise<Record<string, unknown>> {
+  const newAttemptId = crypto.randomUUID();
   const [attempt] = await tx<{ attemptNumber: number; fencingToken: string }[]>`
     insert into attempts (id, job_id, attempt_number, state, fencing_token, created_at, updated_at)
-    select ${newAttemptId}, j.id, (select max(attempt_number) + 1 from attempts where job_id = j.id), 'CREATED',
-           j.last_fencing_token + 1, now(), now()
-    from jobs j where j.id = ${jobId}
+    select ${newAttemptId}, j.id, (select max(attempt_number) + 1 from attempts where job_id = j.id),
+           ${NEW_ATTEMPT_STATE}, j.last_fencing_token + 1, now(), now()
+    from jobs j where j.id = ${job.id}
     returning attempt_number, fencing_token`;
-  const [job] = await tx`
+  const [requeued] = await tx`
     update jobs
-    set state = 'QUEUED', current_attempt_id = ${newAttemptId}, last_fencing_token = ${attempt?.fencingToken ?? null},
+    set state = ${to}, current_attempt_id = ${newAttemptId}, last_fencing_token = ${attempt?.fencingToken ?? null},
         queued_at = now(), started_at = null, completed_at = null, updated_at = now()
-    where id = ${jobId}
+    where id = ${job.id}
     returning organization_id, project_id, worker_pool, priority, updated_at`;
-  await enqueueOutbox(tx, "job.updated", {
-    jobId,
+  return {
+    jobId: job.id,
     attemptId: newAttemptId,
     attemptNumber: attempt?.attemptNumber,
-    organizationId: job?.organizationId,
-    projectId: job?.projectId,
-    workerPool: job?.workerPool,
-    priority: job?.priority,
-    from: "FAILED",
-    to: "QUEUED",
-    occurredAt: job?.updatedAt,
-  });
+    organizationId: requeued?.organizationId,
+    projectId: requeued?.projectId,
+    workerPool: requeued?.workerPool,
+    priority: requeued?.priority,
+    from: job.state,
+    to,
+    occurredAt: requeued?.updatedAt,
+  };
 }

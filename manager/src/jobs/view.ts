@@ -1,4 +1,4 @@
-import { attemptProgress } from "./lifecycle.ts";
+import { attemptProgress } from "../lifecycle/index.ts";
 import type { Attempt, Job, JobDetail } from "./schema.ts";
 import type { AttemptRow, JobDetailRow, JobRow } from "./store.ts";
 

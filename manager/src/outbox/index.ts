@@ -1,8 +1,8 @@
 import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "@tjm/platform";
 import { streams } from "@tjm/protocol";
 import type { Broker } from "../platform/broker.ts";
 import type { Sql } from "../platform/db.ts";
-import type { Logger } from "../platform/logger.ts";
 import { ensureStreams, jetStreamPublish } from "./jetstream.ts";
 import { type OutboxPublish, OutboxRelay } from "./relay.ts";
 

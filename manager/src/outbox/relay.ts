@@ -1,5 +1,5 @@
+import type { Logger } from "@tjm/platform";
 import type { Sql } from "../platform/db.ts";
-import type { Logger } from "../platform/logger.ts";
 
 /** Publishes one announcement; rejects unless the broker stored it. */
 export type OutboxPublish = (subject: string, payload: Uint8Array, messageId: string) => Promise<void>;

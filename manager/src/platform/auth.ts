@@ -1,7 +1,7 @@
+import type { Logger } from "@tjm/platform";
 import type { MiddlewareHandler } from "hono";
 import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
 import { ApiError } from "./errors.ts";
-import type { Logger } from "./logger.ts";
 
 export interface OperatorAuthOptions {
   issuer: string;

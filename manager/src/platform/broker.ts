@@ -5,8 +5,8 @@ import type {
   NatsConnection,
   Subscription,
 } from "@nats-io/transport-node";
+import type { Logger } from "@tjm/platform";
 import { withTimeout } from "./db.ts";
-import type { Logger } from "./logger.ts";
 
 /** What the Manager core needs from NATS; the entrypoint decides how to connect. */
 export interface Broker {

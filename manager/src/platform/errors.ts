@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
+import type { Logger } from "@tjm/platform";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { Logger } from "./logger.ts";
 
 /** Every error the API answers with, and the HTTP status it maps to. */
 export const errorStatus = {

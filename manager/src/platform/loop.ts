@@ -3,7 +3,7 @@
  * a run means one more run right after it, and a run that did work is followed by another
  * (there may be more). Used by the dispatcher and the promoter.
  */
-import type { Logger } from "./logger.ts";
+import type { Logger } from "@tjm/platform";
 
 export class WakeableLoop {
   private timer: ReturnType<typeof setTimeout> | undefined;

@@ -14,10 +14,10 @@ import process from "node:process";
 import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import { type KV, type KvEntry, Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "@tjm/platform";
 import { z } from "zod";
 import type { Broker } from "./broker.ts";
 import type { Sql } from "./db.ts";
-import type { Logger } from "./logger.ts";
 
 /** How often a running Manager refreshes its record. */
 export const PRESENCE_REFRESH_MS = 5000;

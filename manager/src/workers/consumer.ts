@@ -16,11 +16,11 @@ import {
   type StreamInfo,
 } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "@tjm/platform";
 import { streams, subjects, workerConsumerName } from "@tjm/protocol";
 import { ensurePrefixStreams } from "../outbox/index.ts";
 import type { Broker } from "../platform/broker.ts";
 import type { Sql } from "../platform/db.ts";
-import type { Logger } from "../platform/logger.ts";
 import { disabledWorkerIds, listCommandedWorkerIds } from "./store.ts";
 
 /** Redelivered if not acked by then; a Worker acks a command once it has acted on it. */

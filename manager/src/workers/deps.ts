@@ -1,6 +1,6 @@
+import type { Logger } from "@tjm/platform";
 import type { Broker } from "../platform/broker.ts";
 import type { Sql } from "../platform/db.ts";
-import type { Logger } from "../platform/logger.ts";
 import type { CredentialIssuer } from "./credentials.ts";
 import type { WorkerMonitor } from "./monitor.ts";
 import type { WorkerLifecycleHooks } from "./store.ts";

@@ -4,10 +4,11 @@
  * memory; transitions go through a compare-and-set in PostgreSQL (store.ts), so exactly one
  * replica records each, with its outbox event.
  */
+
+import type { Logger } from "@tjm/platform";
 import { decodeMessage, type Heartbeat, HeartbeatSchema, parseWorkerSubject, subjects } from "@tjm/protocol";
 import type { Broker } from "../platform/broker.ts";
 import type { Sql } from "../platform/db.ts";
-import type { Logger } from "../platform/logger.ts";
 import { type ConnectivityTimings, judgeHeartbeat, nextDeadline, silenceTransition } from "./connectivity.ts";
 import {
   type Connectivity,
