@@ -14,19 +14,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { AgentProcess } from "@tjm/devstack/agent-process";
+import { type ManagerProcess, REPOSITORY_ROOT, startManagerProcess } from "@tjm/devstack/manager-process";
+import { OPERATIONS_AUDIENCE, TestIssuer } from "@tjm/devstack/oidc-issuer";
+import { S3RVER_CREDENTIALS, type S3Server, startS3 } from "@tjm/devstack/s3rver";
+import { canConnect, findOrStartServices, freePort, type Services } from "@tjm/devstack/services";
 import { createTjmClient, type TjmClient } from "@tjm/sdk";
 import { createSql } from "../manager/src/platform/db.ts";
 import { loadMigrations, migrate } from "../manager/src/platform/migrations.ts";
 import { createProject } from "../manager/src/projects/store.ts";
-import { AgentProcess } from "../tests/agent/agent-process.ts";
-import {
-  type ManagerProcess,
-  REPOSITORY_ROOT,
-  startManagerProcess,
-} from "../tests/harness/manager-process.ts";
-import { OPERATIONS_AUDIENCE, TestIssuer } from "../tests/harness/oidc.ts";
-import { S3RVER_CREDENTIALS, type S3Server, startS3 } from "../tests/harness/s3.ts";
-import { canConnect, findOrStartServices, freePort, type Services } from "../tests/harness/services.ts";
 
 const run = promisify(execFile);
 // The AWS SDK's notice that its releases after January 2027 need Node 22 is not the demo's news.

@@ -1,10 +1,10 @@
 import { existsSync } from "node:fs";
+import { runScript } from "@tjm/devstack/manager-process";
+import { canConnect } from "@tjm/devstack/services";
+import { deleteStreams } from "@tjm/devstack/streams";
 import { describe, expect, inject, it } from "vitest";
 import { createSql } from "../manager/src/platform/db.ts";
 import { testServices } from "./harness/manager.ts";
-import { runScript } from "./harness/manager-process.ts";
-import { canConnect } from "./harness/services.ts";
-import { deleteStreams } from "./harness/streams.ts";
 
 describe("npm run demo", () => {
   it("runs a real job end to end (s3rver, Manager, a Worker agent, ffmpeg) and prints what ffprobe says of its outputs", async () => {

@@ -1,8 +1,8 @@
 import { request } from "node:http";
+import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
+import { createLogger } from "@tjm/platform";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../manager/src/platform/logger.ts";
 import { TestManager } from "./harness/manager.ts";
-import { sampleSubmission } from "./harness/plans.ts";
 
 let manager: TestManager;
 let projectId: string;

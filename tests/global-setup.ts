@@ -1,7 +1,7 @@
+import { findOrStartServices } from "@tjm/devstack/services";
+import { reapOrphanedSwift } from "@tjm/devstack/swift";
 import type { TestProject } from "vitest/node";
 import { createSql } from "../manager/src/platform/db.ts";
-import { findOrStartServices } from "./harness/services.ts";
-import { reapOrphanedSwift } from "./harness/swift/swift.ts";
 
 /**
  * Finds or starts PostgreSQL and NATS once per run; every test file isolates itself inside

@@ -1,6 +1,6 @@
+import { type NatsServer, startNatsServer, waitFor } from "@tjm/devstack/services";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestSchema, TestManager, testServices } from "./harness/manager.ts";
-import { type NatsServer, startNatsServer, waitFor } from "./harness/services.ts";
 import { TcpProxy } from "./harness/tcp-proxy.ts";
 
 const upBody = {

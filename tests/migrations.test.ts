@@ -1,9 +1,9 @@
+import { runScript } from "@tjm/devstack/manager-process";
+import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET } from "@tjm/devstack/oidc-issuer";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createSql, type Sql } from "../manager/src/platform/db.ts";
 import { loadMigrations, migrate, pendingMigrations } from "../manager/src/platform/migrations.ts";
 import { testServices } from "./harness/manager.ts";
-import { runScript } from "./harness/manager-process.ts";
-import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET } from "./harness/oidc.ts";
 
 let admin: Sql;
 const schemas: string[] = [];

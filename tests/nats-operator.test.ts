@@ -10,8 +10,8 @@ import {
   PermissionViolationError,
   type Status,
 } from "@nats-io/transport-node";
+import { type OperatorModeNats, startOperatorModeNats } from "@tjm/devstack/nats-operator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OperatorModeNats, startOperatorModeNats } from "./harness/nats-operator.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -1,21 +1,22 @@
 import { jetstream } from "@nats-io/jetstream";
 import { createUser } from "@nats-io/nkeys";
 import { connect, credsAuthenticator, jwtAuthenticator } from "@nats-io/transport-node";
-import { streams, type WorkerRegistrationResponse, workerInboxPrefix } from "@tjm/protocol";
-import { createTjmClient } from "@tjm/sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestSchema, testServices } from "./harness/manager.ts";
+import { samplePlan } from "@tjm/devstack/fixtures/plans";
+import { registrationBody } from "@tjm/devstack/fixtures/worker-registration";
 import {
   type ManagerProcess,
   type ManagerRuntime,
   runScript,
   startManagerProcess,
-} from "./harness/manager-process.ts";
-import { type OperatorModeNats, startOperatorModeNats } from "./harness/nats-operator.ts";
-import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET, TestIssuer } from "./harness/oidc.ts";
-import { samplePlan } from "./harness/plans.ts";
-import { waitFor } from "./harness/services.ts";
-import { heartbeat, registrationBody } from "./harness/workers.ts";
+} from "@tjm/devstack/manager-process";
+import { type OperatorModeNats, startOperatorModeNats } from "@tjm/devstack/nats-operator";
+import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET, TestIssuer } from "@tjm/devstack/oidc-issuer";
+import { waitFor } from "@tjm/devstack/services";
+import { streams, type WorkerRegistrationResponse, workerInboxPrefix } from "@tjm/protocol";
+import { createTjmClient } from "@tjm/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestSchema, testServices } from "./harness/manager.ts";
+import { heartbeat } from "./harness/workers.ts";
 
 describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the generated SDK", (runtime) => {
   let nats: OperatorModeNats;

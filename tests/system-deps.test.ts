@@ -10,8 +10,8 @@ import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "@tjm/devstack/services";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { freePort } from "./harness/services.ts";
 
 const SCRIPT = fileURLToPath(new URL("../scripts/system-deps", import.meta.url));
 const NOBODY = 65534;

@@ -4,17 +4,23 @@
  * entrypoints and the test harness both build it here, so what is tested is what runs.
  */
 
+import type { Logger } from "@tjm/platform";
 import type { StorageSettings } from "@tjm/protocol";
 import { type App, type AppDeps, createApp } from "./app.ts";
+import type { Config } from "./config.ts";
 import { EventHub } from "./events/index.ts";
 import { createExecution, type Execution } from "./execution/index.ts";
 import { startJobCountCompaction } from "./jobs/count-compaction.ts";
 import { createOutboxRelay } from "./outbox/index.ts";
 import type { Broker } from "./platform/broker.ts";
 import type { Sql } from "./platform/db.ts";
-import type { Logger } from "./platform/logger.ts";
 import { type InstallationConflictError, InstallationPresence } from "./platform/presence.ts";
-import { CommandConsumerKeeper, type CredentialIssuer, WorkerMonitor } from "./workers/index.ts";
+import {
+  CommandConsumerKeeper,
+  type CredentialIssuer,
+  createCredentialIssuer,
+  WorkerMonitor,
+} from "./workers/index.ts";
 
 export interface ManagerOptions
   extends Pick<
@@ -52,6 +58,66 @@ export interface ManagerOptions
    * startManager instead.
    */
   onInstallationConflict?: (conflict: InstallationConflictError) => void;
+}
+
+/** What a Manager takes besides its configuration: its connections, and its caller's hooks. */
+export type ManagerDeps = Pick<
+  ManagerOptions,
+  | "sql"
+  | "broker"
+  | "logger"
+  | "scalarBundle"
+  | "sseKeepAliveMs"
+  | "background"
+  | "onOutboxWritten"
+  | "onInstallationConflict"
+>;
+
+/**
+ * The one mapping from configuration to a Manager's options, used by the entrypoints and by
+ * the test harness: a new setting is added to config.ts and here, nowhere else.
+ */
+export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): ManagerOptions {
+  return {
+    ...deps,
+    schema: config.DATABASE_SCHEMA,
+    subjectPrefix: config.NATS_SUBJECT_PREFIX,
+    auth: {
+      issuer: config.OIDC_ISSUER_URL,
+      jwksUrl: config.OIDC_JWKS_URL,
+      audience: config.OIDC_OPERATIONS_ADMIN_AUDIENCE,
+    },
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    enrollmentTokenSecret: config.ENROLLMENT_TOKEN_SECRET,
+    tenantAudience: config.OIDC_TENANT_AUDIENCE,
+    workers: {
+      natsUrl: config.NATS_WORKER_URL ?? config.NATS_URL,
+      credentials:
+        config.NATS_AUTH === "jwt"
+          ? createCredentialIssuer({
+              subjectPrefix: config.NATS_SUBJECT_PREFIX,
+              accountPublicKey: config.NATS_ACCOUNT_PUBLIC_KEY as string,
+              signingKeySeed: config.NATS_ACCOUNT_SIGNING_KEY_SEED as string,
+              ttlSeconds: config.WORKER_JWT_TTL_SECONDS,
+            })
+          : undefined,
+      heartbeatIntervalMs: config.HEARTBEAT_INTERVAL_MS,
+      lostAfterMs: config.WORKER_LOST_AFTER_MS,
+    },
+    execution: {
+      storage: {
+        endpoint: config.S3_ENDPOINT,
+        region: config.S3_REGION,
+        accessKeyId: config.S3_ACCESS_KEY_ID,
+        secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+        forcePathStyle: config.S3_FORCE_PATH_STYLE,
+        checksums: config.S3_CHECKSUMS,
+      },
+      dispatchTimeoutMs: config.DISPATCH_TIMEOUT_MS,
+      maxAttempts: config.MAX_ATTEMPTS,
+      jobDeadlineHours: config.JOB_DEADLINE_HOURS,
+    },
+  };
 }
 
 export interface Manager {

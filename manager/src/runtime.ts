@@ -1,14 +1,13 @@
 import { readFile } from "node:fs/promises";
 import { type Authenticator, credsAuthenticator } from "@nats-io/transport-node";
+import { createLogger, type Logger } from "@tjm/platform";
 import { type Config, parseEnv, redactConfig } from "./config.ts";
-import { type Manager, startManager } from "./manager.ts";
+import { type Manager, managerOptionsFromConfig, startManager } from "./manager.ts";
 import { type Connect, createBroker } from "./platform/broker.ts";
 import { createSql, type Sql } from "./platform/db.ts";
-import { createLogger, type Logger } from "./platform/logger.ts";
 import { loadMigrations, migrate, pendingMigrations } from "./platform/migrations.ts";
 import { InstallationConflictError } from "./platform/presence.ts";
 import { createProject, ProjectExistsError } from "./projects/store.ts";
-import { createCredentialIssuer } from "./workers/index.ts";
 
 /** What differs between Node and Deno; everything else is shared here. */
 export interface Runtime {
@@ -57,7 +56,7 @@ function openDatabase(config: Config): Sql {
 }
 
 /** The Manager's own NATS credentials: the .creds file named by NATS_CREDS_FILE, read once at start. */
-async function natsAuthenticator(config: Config): Promise<Authenticator | undefined> {
+export async function natsAuthenticator(config: Config): Promise<Authenticator | undefined> {
   if (config.NATS_AUTH === "none" || !config.NATS_CREDS_FILE) return undefined;
   return credsAuthenticator(new Uint8Array(await readFile(config.NATS_CREDS_FILE)));
 }
@@ -102,53 +101,18 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
       runtime.exit(code);
     })();
   };
-  manager = await startManager({
-    sql,
-    broker,
-    logger,
-    schema: config.DATABASE_SCHEMA,
-    subjectPrefix: config.NATS_SUBJECT_PREFIX,
-    auth: {
-      issuer: config.OIDC_ISSUER_URL,
-      jwksUrl: config.OIDC_JWKS_URL,
-      audience: config.OIDC_OPERATIONS_ADMIN_AUDIENCE,
-    },
-    maxBodyBytes: config.MAX_BODY_BYTES,
-    scalarBundle,
-    enrollmentTokenSecret: config.ENROLLMENT_TOKEN_SECRET,
-    workers: {
-      natsUrl: config.NATS_WORKER_URL ?? config.NATS_URL,
-      credentials:
-        config.NATS_AUTH === "jwt"
-          ? createCredentialIssuer({
-              subjectPrefix: config.NATS_SUBJECT_PREFIX,
-              accountPublicKey: config.NATS_ACCOUNT_PUBLIC_KEY as string,
-              signingKeySeed: config.NATS_ACCOUNT_SIGNING_KEY_SEED as string,
-              ttlSeconds: config.WORKER_JWT_TTL_SECONDS,
-            })
-          : undefined,
-      heartbeatIntervalMs: config.HEARTBEAT_INTERVAL_MS,
-      lostAfterMs: config.WORKER_LOST_AFTER_MS,
-    },
-    tenantAudience: config.OIDC_TENANT_AUDIENCE,
-    execution: {
-      storage: {
-        endpoint: config.S3_ENDPOINT,
-        region: config.S3_REGION,
-        accessKeyId: config.S3_ACCESS_KEY_ID,
-        secretAccessKey: config.S3_SECRET_ACCESS_KEY,
-        forcePathStyle: config.S3_FORCE_PATH_STYLE,
-        checksums: config.S3_CHECKSUMS,
+  manager = await startManager(
+    managerOptionsFromConfig(config, {
+      sql,
+      broker,
+      logger,
+      scalarBundle,
+      onInstallationConflict: (conflict) => {
+        runtime.writeStderr(conflict.message);
+        shutdown(EXIT_PREFIX_TAKEN);
       },
-      dispatchTimeoutMs: config.DISPATCH_TIMEOUT_MS,
-      maxAttempts: config.MAX_ATTEMPTS,
-      jobDeadlineHours: config.JOB_DEADLINE_HOURS,
-    },
-    onInstallationConflict: (conflict) => {
-      runtime.writeStderr(conflict.message);
-      shutdown(EXIT_PREFIX_TAKEN);
-    },
-  }).catch(async (err) => {
+    }),
+  ).catch(async (err) => {
     if (!(err instanceof InstallationConflictError)) throw err;
     await broker.close();
     await sql.end({ timeout: 5 });

@@ -5,13 +5,13 @@
  */
 import { jetstream } from "@nats-io/jetstream";
 import { connect, credsAuthenticator } from "@nats-io/transport-node";
+import { agentDirs, killAgents, startAgent } from "@tjm/devstack/agent-process";
+import { type OperatorModeNats, startOperatorModeNats } from "@tjm/devstack/nats-operator";
 import { CommandEnvelopeSchema, encodeMessage, examples, subjects } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
-import { type OperatorModeNats, startOperatorModeNats } from "../harness/nats-operator.ts";
 import { issueToken } from "../harness/workers.ts";
 import { getWorker, isOnline, waitForWorker } from "../harness/workers-api.ts";
-import { agentDirs, killAgents, startAgent } from "./agent-process.ts";
 
 /** The Manager's shortest allowed lifetime (WORKER_JWT_TTL_SECONDS ≥ 10): a refresh at ~5 s. */
 const JWT_TTL_SECONDS = 10;
@@ -28,7 +28,7 @@ describe("the Worker agent with NATS in operator mode", () => {
       heartbeatIntervalMs: 200,
       lostAfterMs: 2000,
       natsAuth: {
-        managerCreds: nats.managerCreds,
+        managerCredsFile: nats.managerCredsFile,
         accountPublicKey: nats.accountPublicKey,
         accountSigningSeed: nats.accountSigningSeed,
         ttlSeconds: JWT_TTL_SECONDS,

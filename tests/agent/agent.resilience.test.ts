@@ -3,12 +3,13 @@
  * answers 503 (broker down) and the agent retries until it registers; later NATS drops the
  * running agent's connection and it reconnects, heartbeats and takes commands again.
  */
+
+import { agentDirs, killAgents, startAgent } from "@tjm/devstack/agent-process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager, testServices } from "../harness/manager.ts";
 import { TcpProxy } from "../harness/tcp-proxy.ts";
 import { issueToken } from "../harness/workers.ts";
 import { isOnline, waitForWorker } from "../harness/workers-api.ts";
-import { agentDirs, killAgents, startAgent } from "./agent-process.ts";
 
 describe("the Worker agent when NATS goes away", () => {
   let proxy: TcpProxy;

@@ -5,11 +5,11 @@
 import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createUser, type KeyPair } from "@nats-io/nkeys";
+import { agentDirs, killAgents, startAgent } from "@tjm/devstack/agent-process";
+import { freePort } from "@tjm/devstack/services";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
-import { freePort } from "../harness/services.ts";
 import { enroll, issueToken } from "../harness/workers.ts";
-import { agentDirs, killAgents, startAgent } from "./agent-process.ts";
 
 interface Case {
   name: string;

@@ -1,10 +1,10 @@
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { agentDirs, killAgents, startAgent } from "@tjm/devstack/agent-process";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
 import { issueToken } from "../harness/workers.ts";
 import { getWorker, isOnline, waitForWorker } from "../harness/workers-api.ts";
-import { agentDirs, killAgents, startAgent } from "./agent-process.ts";
 
 describe("the Worker agent (bun worker-agent/src/main.ts) against a Manager", () => {
   let manager: TestManager;

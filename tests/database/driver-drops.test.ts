@@ -8,10 +8,10 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
+import { REPOSITORY_ROOT } from "@tjm/devstack/manager-process";
+import { type PrivatePostgres, startPrivatePostgres, waitFor } from "@tjm/devstack/services";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testServices } from "../harness/manager.ts";
-import { REPOSITORY_ROOT } from "../harness/manager-process.ts";
-import { type PrivatePostgres, startPrivatePostgres, waitFor } from "../harness/services.ts";
 
 const bin = (name: string) => join(REPOSITORY_ROOT, "node_modules/.bin", name);
 const SCRIPT = join(REPOSITORY_ROOT, "tests/database/reproductions.ts");

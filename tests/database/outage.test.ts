@@ -5,19 +5,20 @@
  * private PostgreSQL whose Manager backends are terminated 20 times and which is stopped and
  * started 3 times, in each of 5 rounds.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createProject } from "../../manager/src/projects/store.ts";
-import { createTestSchema } from "../harness/manager.ts";
-import { type ManagerProcess, startManagerProcess } from "../harness/manager-process.ts";
-import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET, TestIssuer } from "../harness/oidc.ts";
-import { sampleSubmission } from "../harness/plans.ts";
+
+import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
+import { type ManagerProcess, startManagerProcess } from "@tjm/devstack/manager-process";
+import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET, TestIssuer } from "@tjm/devstack/oidc-issuer";
 import {
   type NatsServer,
   type PrivatePostgres,
   startNatsServer,
   startPrivatePostgres,
   waitFor,
-} from "../harness/services.ts";
+} from "@tjm/devstack/services";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createProject } from "../../manager/src/projects/store.ts";
+import { createTestSchema } from "../harness/manager.ts";
 
 const ROUNDS = 5;
 const TERMINATIONS_PER_ROUND = 20;

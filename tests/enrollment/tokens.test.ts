@@ -1,7 +1,7 @@
+import { TEST_ENROLLMENT_SECRET } from "@tjm/devstack/oidc-issuer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consumeEnrollmentToken, createTokenHasher } from "../../manager/src/enrollment/index.ts";
 import { TestManager } from "../harness/manager.ts";
-import { TEST_ENROLLMENT_SECRET } from "../harness/oidc.ts";
 
 let manager: TestManager;
 const hash = createTokenHasher(TEST_ENROLLMENT_SECRET);

@@ -1,8 +1,8 @@
+import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
+import { waitFor } from "@tjm/devstack/services";
 import { UUID_PATTERN } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
-import { sampleSubmission } from "../harness/plans.ts";
-import { waitFor } from "../harness/services.ts";
 import { subscribeEvents } from "../harness/sse.ts";
 
 let manager: TestManager;

@@ -8,14 +8,15 @@
  * clock. Two monitors on one schema, driven by a clock the test sets to the millisecond, show
  * the WORKER_LOST boundary the same way.
  */
+
+import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
+import { waitFor } from "@tjm/devstack/services";
+import { silentLogger } from "@tjm/platform";
 import { encodeMessage, HeartbeatSchema, PROTOCOL_VERSION, subjects } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Broker } from "../../manager/src/platform/broker.ts";
-import { silentLogger } from "../../manager/src/platform/logger.ts";
 import { WorkerMonitor } from "../../manager/src/workers/index.ts";
 import { TestManager } from "../harness/manager.ts";
-import { sampleSubmission } from "../harness/plans.ts";
-import { waitFor } from "../harness/services.ts";
 import { type EnrolledWorker, enroll } from "../harness/workers.ts";
 
 const MAX_ATTEMPTS = 3;

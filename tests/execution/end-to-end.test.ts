@@ -9,8 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
+import { type AgentProcess, agentDirs, killAgents } from "@tjm/devstack/agent-process";
+import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
+import { waitFor } from "@tjm/devstack/services";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type AgentProcess, agentDirs, killAgents } from "../agent/agent-process.ts";
 import { TestManager } from "../harness/manager.ts";
 import {
   listKeys,
@@ -20,8 +22,6 @@ import {
   startTestAgent,
   twoOutputPlan,
 } from "../harness/media-jobs.ts";
-import { type S3Server, startS3 } from "../harness/s3.ts";
-import { waitFor } from "../harness/services.ts";
 import { subscribeEvents } from "../harness/sse.ts";
 import { TcpProxy } from "../harness/tcp-proxy.ts";
 

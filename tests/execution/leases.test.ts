@@ -2,12 +2,13 @@
  * The Manager's side of execution, driven by protocol-level Workers: leases, fencing,
  * dispatch deadlines, lost Workers, cancel, drain and bad reports.
  */
+
+import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
+import { waitFor } from "@tjm/devstack/services";
 import { PROTOCOL_VERSION, subjects } from "@tjm/protocol";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
-import { sampleSubmission } from "../harness/plans.ts";
 import { ProtocolWorker } from "../harness/protocol-worker.ts";
-import { waitFor } from "../harness/services.ts";
 
 let manager: TestManager;
 let projectId: string;

@@ -4,12 +4,13 @@
  * LOCKED leave nothing behind and hand nothing out twice), and two replicas sweeping the same
  * dispatch timeouts at once fail each attempt once and queue exactly one next attempt for it.
  */
+
+import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
+import { waitFor } from "@tjm/devstack/services";
 import type { LeaseCommand } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
-import { sampleSubmission } from "../harness/plans.ts";
 import { ProtocolWorker } from "../harness/protocol-worker.ts";
-import { waitFor } from "../harness/services.ts";
 
 const WORKERS = 4;
 const CAPACITY = 128;

@@ -14,9 +14,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
+import { type AgentProcess, agentDirs, killAgents } from "@tjm/devstack/agent-process";
+import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
+import { freePort, type NatsServer, startNatsServer, waitFor } from "@tjm/devstack/services";
 import { MANAGER_REPORTS_CONSUMER, streams } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentProcess, agentDirs, killAgents } from "../agent/agent-process.ts";
 import { createTestSchema, TestManager, type TestManagerOptions, testServices } from "../harness/manager.ts";
 import {
   Freezer,
@@ -27,8 +29,6 @@ import {
   startTestAgent,
   twoOutputPlan,
 } from "../harness/media-jobs.ts";
-import { type S3Server, startS3 } from "../harness/s3.ts";
-import { freePort, type NatsServer, startNatsServer, waitFor } from "../harness/services.ts";
 import { waitForWorker } from "../harness/workers-api.ts";
 
 const INPUT = "s3://media-in/clip.mp4";

@@ -3,10 +3,11 @@
  * both resume-uploads routes (operator and tenant, with the tenant token's project claim),
  * every 409, and retention expiry.
  */
+
+import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
+import { TENANT_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
-import { TENANT_AUDIENCE } from "../harness/oidc.ts";
-import { sampleSubmission } from "../harness/plans.ts";
 import { ProtocolWorker } from "../harness/protocol-worker.ts";
 
 let manager: TestManager;

@@ -7,8 +7,11 @@
  * only those of the attempt whose completion it accepted, nothing at the destinations or on
  * the job changes.
  */
+
+import { type AgentProcess, agentDirs, killAgents } from "@tjm/devstack/agent-process";
+import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
+import { waitFor } from "@tjm/devstack/services";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentProcess, agentDirs, killAgents } from "../agent/agent-process.ts";
 import { TestManager } from "../harness/manager.ts";
 import {
   Freezer,
@@ -19,8 +22,6 @@ import {
   startTestAgent,
   twoOutputPlan,
 } from "../harness/media-jobs.ts";
-import { type S3Server, startS3 } from "../harness/s3.ts";
-import { waitFor } from "../harness/services.ts";
 import { waitForWorker } from "../harness/workers-api.ts";
 
 const LOST_AFTER_MS = 3000;

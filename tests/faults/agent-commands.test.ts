@@ -11,6 +11,8 @@
  */
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { type AgentProcess, agentDirs, killAgents } from "@tjm/devstack/agent-process";
+import { waitFor } from "@tjm/devstack/services";
 import {
   type CancelCommand,
   MAX_MESSAGE_BYTES,
@@ -21,10 +23,8 @@ import {
 } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sendCommand } from "../../manager/src/platform/outbox.ts";
-import { type AgentProcess, agentDirs, killAgents } from "../agent/agent-process.ts";
 import { TestManager } from "../harness/manager.ts";
 import { startTestAgent } from "../harness/media-jobs.ts";
-import { waitFor } from "../harness/services.ts";
 
 const encoder = new TextEncoder();
 const json = (value: unknown) => encoder.encode(JSON.stringify(value));

@@ -13,6 +13,8 @@
  */
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
+import { waitFor } from "@tjm/devstack/services";
 import {
   encodeMessage,
   type Heartbeat,
@@ -30,9 +32,7 @@ import {
 } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
-import { sampleSubmission } from "../harness/plans.ts";
 import { ProtocolWorker } from "../harness/protocol-worker.ts";
-import { waitFor } from "../harness/services.ts";
 import { subscribeEvents } from "../harness/sse.ts";
 import { type EnrolledWorker, enroll } from "../harness/workers.ts";
 

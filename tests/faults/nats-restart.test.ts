@@ -16,13 +16,13 @@ import { join } from "node:path";
 import type { S3Client } from "@aws-sdk/client-s3";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
+import { samplePlan } from "@tjm/devstack/fixtures/plans";
+import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
+import { type NatsServer, startNatsServer, waitFor } from "@tjm/devstack/services";
 import { type LeaseCommand, streams } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
-import { samplePlan } from "../harness/plans.ts";
 import { ProtocolWorker } from "../harness/protocol-worker.ts";
-import { type S3Server, startS3 } from "../harness/s3.ts";
-import { type NatsServer, startNatsServer, waitFor } from "../harness/services.ts";
 import { completeLease } from "./completion.ts";
 
 const WORKERS = 2;

@@ -11,14 +11,14 @@
  */
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
+import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
+import { waitFor } from "@tjm/devstack/services";
 import { MANAGER_REPORTS_CONSUMER, streams, workerConsumerName } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CANCEL_RESEND_BACKOFF } from "../../manager/src/execution/sweeper.ts";
 import { TestManager } from "../harness/manager.ts";
-import { sampleSubmission } from "../harness/plans.ts";
 import { ProtocolWorker } from "../harness/protocol-worker.ts";
-import { type S3Server, startS3 } from "../harness/s3.ts";
-import { waitFor } from "../harness/services.ts";
 import { subscribeEvents } from "../harness/sse.ts";
 import { completeLease } from "./completion.ts";
 

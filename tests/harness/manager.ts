@@ -3,20 +3,26 @@
  * NATS subject prefix, its own OIDC issuer, served over real HTTP on a free port.
  */
 import { serve } from "@hono/node-server";
-import { connect, credsAuthenticator } from "@nats-io/transport-node";
+import { connect } from "@nats-io/transport-node";
+import {
+  OPERATIONS_AUDIENCE,
+  TENANT_AUDIENCE,
+  TEST_ENROLLMENT_SECRET,
+  TestIssuer,
+} from "@tjm/devstack/oidc-issuer";
+import { waitFor } from "@tjm/devstack/services";
+import { deleteStreams } from "@tjm/devstack/streams";
+import { createLogger, type Logger, silentLogger } from "@tjm/platform";
 import type { StorageSettings } from "@tjm/protocol";
 import { createTjmClient, type TjmClient } from "@tjm/sdk";
 import { inject } from "vitest";
-import { type Manager, startManager } from "../../manager/src/manager.ts";
+import { type Config, parseEnv } from "../../manager/src/config.ts";
+import { type Manager, managerOptionsFromConfig, startManager } from "../../manager/src/manager.ts";
 import { createBroker } from "../../manager/src/platform/broker.ts";
 import { createSql, type Sql } from "../../manager/src/platform/db.ts";
-import { createLogger, type Logger, silentLogger } from "../../manager/src/platform/logger.ts";
 import { loadMigrations, migrate } from "../../manager/src/platform/migrations.ts";
 import { createProject } from "../../manager/src/projects/store.ts";
-import { createCredentialIssuer } from "../../manager/src/workers/index.ts";
-import { OPERATIONS_AUDIENCE, TENANT_AUDIENCE, TEST_ENROLLMENT_SECRET, TestIssuer } from "./oidc.ts";
-import { waitFor } from "./services.ts";
-import { deleteStreams } from "./streams.ts";
+import { natsAuthenticator } from "../../manager/src/runtime.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read the job detail as JSON
 export type JobDetail = any;
@@ -71,11 +77,11 @@ export interface TestManagerOptions {
   /** See ManagerOptions.background: off only where a test drives the loops by hand. */
   background?: boolean;
   /**
-   * NATS in operator mode (tests/harness/nats-operator.ts): the Manager connects with these
+   * NATS in operator mode (@tjm/devstack/nats-operator): the Manager connects with these
    * credentials and signs Worker JWTs with the account signing key.
    */
   natsAuth?: {
-    managerCreds: string;
+    managerCredsFile: string;
     accountPublicKey: string;
     accountSigningSeed: string;
     /** Worker JWT lifetime; default 60 s. */
@@ -103,23 +109,64 @@ export interface CloseOptions {
   keepStreams?: boolean;
 }
 
-/** Execution settings for a Manager that runs no job unless a test gives it storage. */
-export function testExecutionSettings(
-  options: Pick<TestManagerOptions, "storage" | "dispatchTimeoutMs" | "maxAttempts"> = {},
-) {
-  return {
-    storage: options.storage ?? {
-      endpoint: "http://127.0.0.1:1",
-      region: "us-east-1",
-      accessKeyId: "unused",
-      secretAccessKey: "unused",
-      forcePathStyle: true,
-      checksums: "WHEN_REQUIRED" as const,
-    },
-    dispatchTimeoutMs: options.dispatchTimeoutMs ?? 15_000,
-    maxAttempts: options.maxAttempts ?? 3,
-    jobDeadlineHours: 72,
-  };
+/** Object storage of a Manager that runs no job unless a test gives it storage. */
+const UNREACHABLE_STORAGE: StorageSettings = {
+  endpoint: "http://127.0.0.1:1",
+  region: "us-east-1",
+  accessKeyId: "unused",
+  secretAccessKey: "unused",
+  forcePathStyle: true,
+  checksums: "WHEN_REQUIRED",
+};
+
+/**
+ * A test Manager's configuration, parsed from the environment it would have as a process (so
+ * a test setting the configuration refuses fails the test); the rest are the defaults of
+ * config.ts.
+ */
+export function testManagerConfig(
+  settings: Pick<
+    TestManagerOptions,
+    "natsAuth" | "heartbeatIntervalMs" | "lostAfterMs" | "storage" | "dispatchTimeoutMs" | "maxAttempts"
+  > & {
+    databaseUrl: string;
+    natsUrl: string;
+    schema: string;
+    subjectPrefix: string;
+    auth: { issuer: string; jwksUrl?: string };
+  },
+): Config {
+  const { natsAuth, auth } = settings;
+  const storage = settings.storage ?? UNREACHABLE_STORAGE;
+  const number = (value: number | undefined) => (value === undefined ? undefined : String(value));
+  const parsed = parseEnv({
+    DATABASE_URL: settings.databaseUrl,
+    DATABASE_SCHEMA: settings.schema,
+    NATS_URL: settings.natsUrl,
+    NATS_SUBJECT_PREFIX: settings.subjectPrefix,
+    NATS_AUTH: natsAuth ? "jwt" : "none",
+    NATS_CREDS_FILE: natsAuth?.managerCredsFile,
+    NATS_ACCOUNT_PUBLIC_KEY: natsAuth?.accountPublicKey,
+    NATS_ACCOUNT_SIGNING_KEY_SEED: natsAuth?.accountSigningSeed,
+    WORKER_JWT_TTL_SECONDS: natsAuth && String(natsAuth.ttlSeconds ?? 60),
+    HEARTBEAT_INTERVAL_MS: number(settings.heartbeatIntervalMs),
+    WORKER_LOST_AFTER_MS: number(settings.lostAfterMs),
+    DISPATCH_TIMEOUT_MS: number(settings.dispatchTimeoutMs),
+    MAX_ATTEMPTS: number(settings.maxAttempts),
+    S3_ENDPOINT: storage.endpoint,
+    S3_REGION: storage.region,
+    S3_ACCESS_KEY_ID: storage.accessKeyId,
+    S3_SECRET_ACCESS_KEY: storage.secretAccessKey,
+    S3_FORCE_PATH_STYLE: String(storage.forcePathStyle),
+    S3_CHECKSUMS: storage.checksums,
+    OIDC_ISSUER_URL: auth.issuer,
+    OIDC_JWKS_URL: auth.jwksUrl,
+    OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
+    OIDC_TENANT_AUDIENCE: TENANT_AUDIENCE,
+    ENROLLMENT_TOKEN_SECRET: TEST_ENROLLMENT_SECRET,
+  });
+  if (!parsed.ok) throw new Error(`invalid test Manager configuration:\n${parsed.problems.join("\n")}`);
+  return parsed.config;
 }
 
 export class TestManager {
@@ -145,47 +192,31 @@ export class TestManager {
     const sql = createSql({ url: databaseUrl, schema, poolMax: 8, applicationName: "tjm-test-manager" });
     const logger =
       options.logger ?? (process.env.TJM_TEST_LOGS ? createLogger("debug", console.log) : silentLogger);
-    const { natsAuth } = options;
-    const broker = createBroker(
-      connect,
-      natsUrl,
-      logger,
-      natsAuth && credsAuthenticator(new TextEncoder().encode(natsAuth.managerCreds)),
-    );
     const issuer = await TestIssuer.start();
-    const writes = { count: 0 };
     const subjectPrefix = options.subjectPrefix ?? schema;
-    const manager = await startManager({
-      sql,
-      broker,
-      logger,
+    const config = testManagerConfig({
+      ...options,
+      databaseUrl,
+      natsUrl,
       schema,
       subjectPrefix,
-      auth: { issuer: issuer.issuer, audience: OPERATIONS_AUDIENCE },
-      maxBodyBytes: 1024 * 1024,
-      scalarBundle: async () => new TextEncoder().encode("/* scalar */"),
-      enrollmentTokenSecret: TEST_ENROLLMENT_SECRET,
-      tenantAudience: TENANT_AUDIENCE,
-      sseKeepAliveMs: options.sseKeepAliveMs,
-      execution: testExecutionSettings(options),
-      workers: {
-        natsUrl,
-        credentials:
-          natsAuth &&
-          createCredentialIssuer({
-            subjectPrefix,
-            accountPublicKey: natsAuth.accountPublicKey,
-            signingKeySeed: natsAuth.accountSigningSeed,
-            ttlSeconds: natsAuth.ttlSeconds ?? 60,
-          }),
-        heartbeatIntervalMs: options.heartbeatIntervalMs ?? 5000,
-        lostAfterMs: options.lostAfterMs ?? 30_000,
-      },
-      background: options.background,
-      onOutboxWritten: () => {
-        writes.count++;
-      },
+      auth: { issuer: issuer.issuer },
     });
+    const broker = createBroker(connect, config.NATS_URL, logger, await natsAuthenticator(config));
+    const writes = { count: 0 };
+    const manager = await startManager(
+      managerOptionsFromConfig(config, {
+        sql,
+        broker,
+        logger,
+        scalarBundle: async () => new TextEncoder().encode("/* scalar */"),
+        sseKeepAliveMs: options.sseKeepAliveMs,
+        background: options.background,
+        onOutboxWritten: () => {
+          writes.count++;
+        },
+      }),
+    );
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
       const s = serve({ fetch: manager.app.fetch, hostname: "127.0.0.1", port: options.port ?? 0 }, () =>
         resolve(s),

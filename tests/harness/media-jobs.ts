@@ -10,13 +10,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { type AgentProcess, startAgent } from "../agent/agent-process.ts";
+import { type AgentProcess, startAgent } from "@tjm/devstack/agent-process";
 import type { TestManager } from "./manager.ts";
 import { issueToken } from "./workers.ts";
 
 const run = promisify(execFile);
 
-/** Where tests keep objects: s3rver (harness/s3.ts) or Swift (harness/swift). */
+/** Where tests keep objects: s3rver (@tjm/devstack/s3rver) or Swift (@tjm/devstack/swift). */
 export interface ObjectStore {
   client(): S3Client;
 }

@@ -7,6 +7,7 @@
  */
 import { jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { waitFor } from "@tjm/devstack/services";
 import {
   type Command,
   CommandEnvelopeSchema,
@@ -23,7 +24,6 @@ import {
   workerConsumerName,
 } from "@tjm/protocol";
 import type { TestManager } from "./manager.ts";
-import { waitFor } from "./services.ts";
 import { type EnrolledWorker, enroll, heartbeat } from "./workers.ts";
 
 export class ProtocolWorker {

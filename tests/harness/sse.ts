@@ -1,5 +1,5 @@
+import { waitFor } from "@tjm/devstack/services";
 import type { TestManager } from "./manager.ts";
-import { waitFor } from "./services.ts";
 
 export interface ServerSentEvent {
   id?: string;

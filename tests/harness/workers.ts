@@ -1,11 +1,11 @@
 /** Worker-side steps for tests: enroll, answer challenges, heartbeat — through the real routes. */
 import { createUser, type KeyPair } from "@nats-io/nkeys";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { registrationBody } from "@tjm/devstack/fixtures/worker-registration";
 import {
   type ChallengePurpose,
   challengeSigningInput,
   encodeMessage,
-  examples,
   HeartbeatSchema,
   PROTOCOL_VERSION,
   subjects,
@@ -20,19 +20,6 @@ export interface EnrolledWorker {
   instanceId: string;
   keyPair: KeyPair;
   registration: WorkerRegistrationResponse;
-}
-
-/** A valid registration body for a fresh NKey (without a token unless given). */
-export function registrationBody(
-  keyPair: KeyPair,
-  overrides: Partial<WorkerRegistrationRequest> = {},
-): WorkerRegistrationRequest {
-  return {
-    ...examples.workerRegistrationRequest,
-    publicKey: keyPair.getPublicKey(),
-    name: `worker-${keyPair.getPublicKey().slice(1, 9).toLowerCase()}`,
-    ...overrides,
-  };
 }
 
 export async function issueToken(manager: TestManager, body: Record<string, unknown> = {}): Promise<string> {

@@ -7,10 +7,14 @@
 import { hostname } from "node:os";
 import { Kvm } from "@nats-io/kv";
 import { connect } from "@nats-io/transport-node";
+import { runScript, startManagerProcess } from "@tjm/devstack/manager-process";
+import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET } from "@tjm/devstack/oidc-issuer";
+import { freePort, waitFor } from "@tjm/devstack/services";
+import { deleteStreams } from "@tjm/devstack/streams";
+import { silentLogger } from "@tjm/platform";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { createBroker } from "../../manager/src/platform/broker.ts";
 import { createSql } from "../../manager/src/platform/db.ts";
-import { silentLogger } from "../../manager/src/platform/logger.ts";
 import { loadMigrations, migrate } from "../../manager/src/platform/migrations.ts";
 import {
   InstallationPresence,
@@ -21,10 +25,6 @@ import {
 } from "../../manager/src/platform/presence.ts";
 import { createDatabase, dumpSchema, restoreDump, type TestDatabase } from "../harness/databases.ts";
 import { createTestSchema, TestManager, testServices } from "../harness/manager.ts";
-import { runScript, startManagerProcess } from "../harness/manager-process.ts";
-import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET } from "../harness/oidc.ts";
-import { freePort, waitFor } from "../harness/services.ts";
-import { deleteStreams } from "../harness/streams.ts";
 import { TcpProxy } from "../harness/tcp-proxy.ts";
 
 const undo: (() => Promise<unknown>)[] = [];

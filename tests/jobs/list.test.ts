@@ -1,7 +1,7 @@
+import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compactJobCounts } from "../../manager/src/jobs/store.ts";
 import { TestManager } from "../harness/manager.ts";
-import { sampleSubmission } from "../harness/plans.ts";
 
 let manager: TestManager;
 const ids: Record<string, string[]> = { QUEUED: [], FAILED: [], CANCELLED: [], nvidia: [] };

@@ -1,6 +1,6 @@
+import { samplePlan, sampleSubmission } from "@tjm/devstack/fixtures/plans";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
-import { samplePlan, sampleSubmission } from "../harness/plans.ts";
 
 let manager: TestManager;
 let projectId: string;

@@ -4,17 +4,18 @@
  * delivers its next lease, cancel and SSE event. With the bigint row id as Nats-Msg-Id, the
  * stream drops each of them as a repeat of the message the first database sent under that id.
  */
+
+import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
+import { waitFor } from "@tjm/devstack/services";
+import { deleteStreams } from "@tjm/devstack/streams";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { createSql, type Sql } from "../../manager/src/platform/db.ts";
 import { loadMigrations, migrate } from "../../manager/src/platform/migrations.ts";
 import { enqueueOutbox } from "../../manager/src/platform/outbox.ts";
 import { createDatabase, dumpSchema, restoreDump, type TestDatabase } from "../harness/databases.ts";
 import { createTestSchema, TestManager, testServices } from "../harness/manager.ts";
-import { sampleSubmission } from "../harness/plans.ts";
 import { ProtocolWorker } from "../harness/protocol-worker.ts";
-import { waitFor } from "../harness/services.ts";
 import { subscribeEvents } from "../harness/sse.ts";
-import { deleteStreams } from "../harness/streams.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

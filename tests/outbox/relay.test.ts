@@ -1,14 +1,14 @@
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { type NatsServer, startNatsServer, waitFor } from "@tjm/devstack/services";
+import { silentLogger } from "@tjm/platform";
 import { UUID_PATTERN } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureStreams, jetStreamPublish } from "../../manager/src/outbox/jetstream.ts";
 import { type EventEnvelope, OutboxRelay } from "../../manager/src/outbox/relay.ts";
 import { createSql, type Sql } from "../../manager/src/platform/db.ts";
-import { silentLogger } from "../../manager/src/platform/logger.ts";
 import { enqueueOutbox } from "../../manager/src/platform/outbox.ts";
 import { createTestSchema, testServices } from "../harness/manager.ts";
-import { type NatsServer, startNatsServer, waitFor } from "../harness/services.ts";
 
 const decoder = new TextDecoder();
 

@@ -1,13 +1,13 @@
 import { createServer } from "node:net";
 import { connect } from "@nats-io/transport-node";
+import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
+import { OPERATIONS_AUDIENCE } from "@tjm/devstack/oidc-issuer";
+import { createLogger } from "@tjm/platform";
 import { exportSPKI, generateKeyPair, importJWK, type JWK, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startManager } from "../../manager/src/manager.ts";
+import { managerOptionsFromConfig, startManager } from "../../manager/src/manager.ts";
 import { createBroker } from "../../manager/src/platform/broker.ts";
-import { createLogger } from "../../manager/src/platform/logger.ts";
-import { createTestSchema, TestManager, testExecutionSettings, testServices } from "../harness/manager.ts";
-import { OPERATIONS_AUDIENCE, TENANT_AUDIENCE, TEST_ENROLLMENT_SECRET } from "../harness/oidc.ts";
-import { sampleSubmission } from "../harness/plans.ts";
+import { createTestSchema, TestManager, testManagerConfig, testServices } from "../harness/manager.ts";
 
 let manager: TestManager;
 let projectId: string;
@@ -287,21 +287,22 @@ describe("an issuer whose keys cannot be fetched", () => {
       const schema = await createTestSchema(databaseUrl);
       const broker = createBroker(connect, natsUrl, logger);
       try {
-        const { app } = await startManager({
-          sql: schema.sql,
-          broker,
-          logger,
+        const config = testManagerConfig({
+          databaseUrl,
+          natsUrl,
           schema: schema.schema,
           subjectPrefix: schema.schema,
-          auth: { ...auth, audience: OPERATIONS_AUDIENCE },
-          maxBodyBytes: 1024 * 1024,
-          scalarBundle: async () => new Uint8Array(),
-          enrollmentTokenSecret: TEST_ENROLLMENT_SECRET,
-          tenantAudience: TENANT_AUDIENCE,
-          workers: { natsUrl, credentials: undefined, heartbeatIntervalMs: 5000, lostAfterMs: 30_000 },
-          execution: testExecutionSettings(),
-          background: false,
+          auth,
         });
+        const { app } = await startManager(
+          managerOptionsFromConfig(config, {
+            sql: schema.sql,
+            broker,
+            logger,
+            scalarBundle: async () => new Uint8Array(),
+            background: false,
+          }),
+        );
         const token = await new SignJWT({ ...operatorClaims(), iss: auth.issuer })
           .setProtectedHeader({ alg: "RS256", kid: "test-key" })
           .sign(unpublishedKey);

@@ -5,8 +5,8 @@
 import { access, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { ListPartsCommand } from "@aws-sdk/client-s3";
+import { startAgent } from "@tjm/devstack/agent-process";
 import { describe, expect, it } from "vitest";
-import { startAgent } from "../agent/agent-process.ts";
 import { listKeys } from "../harness/media-jobs.ts";
 import {
   AGENT_SETTINGS,

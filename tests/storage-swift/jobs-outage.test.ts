@@ -5,11 +5,11 @@
  */
 import { access, readdir } from "node:fs/promises";
 import { join } from "node:path";
+import { waitFor } from "@tjm/devstack/services";
 import { createS3Client } from "@tjm/storage";
 import { describe, expect, it } from "vitest";
-import { MultipartUploader } from "../../worker-agent/storage/upload.ts";
+import { MultipartUploader } from "../../worker-agent/src/storage/upload.ts";
 import { listKeys, readObject, sha256 } from "../harness/media-jobs.ts";
-import { waitFor } from "../harness/services.ts";
 import {
   agent,
   expectDelivered,

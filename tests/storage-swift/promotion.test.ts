@@ -8,14 +8,14 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HeadObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
+import { type SwiftServer, startSwift } from "@tjm/devstack/swift";
 import type { LeaseCommand } from "@tjm/protocol";
 import { createS3Client } from "@tjm/storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MultipartUploader } from "../../worker-agent/storage/upload.ts";
+import { MultipartUploader } from "../../worker-agent/src/storage/upload.ts";
 import { TestManager } from "../harness/manager.ts";
-import { sampleSubmission } from "../harness/plans.ts";
 import { ProtocolWorker } from "../harness/protocol-worker.ts";
-import { type SwiftServer, startSwift } from "../harness/swift/swift.ts";
 import { MIB, readObject, sha256, writeRandomFile } from "../storage/fixtures.ts";
 
 let swift: SwiftServer;

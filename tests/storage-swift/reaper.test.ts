@@ -7,9 +7,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitFor } from "@tjm/devstack/services";
+import { reapOrphanedSwift, SAIO } from "@tjm/devstack/swift";
 import { afterAll, describe, expect, it } from "vitest";
-import { waitFor } from "../harness/services.ts";
-import { reapOrphanedSwift, SAIO } from "../harness/swift/swift.ts";
 
 const children: ChildProcess[] = [];
 afterAll(() => {

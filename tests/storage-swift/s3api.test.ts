@@ -1,7 +1,7 @@
 /**
  * The storage layer (@tjm/storage and the Worker's uploader) against a real S3 implementation:
- * OpenStack Swift's s3api (tests/harness/swift). s3rver (tests/storage) cannot show these: it has no ListParts,
- * ListMultipartUploads or UploadPartCopy, and answers AbortMultipartUpload with 405. Every
+ * OpenStack Swift's s3api (devstack/src/swift). s3rver (tests/storage) cannot show these: it has
+ * no ListParts, ListMultipartUploads or UploadPartCopy, and answers AbortMultipartUpload with 405. Every
  * assertion here is what AWS S3 would show through its API. Each test uses its own bucket, so
  * "no incomplete multipart uploads" is checked for the whole bucket.
  */
@@ -21,6 +21,7 @@ import {
   type S3Client,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
+import { type SwiftServer, startSwift } from "@tjm/devstack/swift";
 import {
   CopyMismatchError,
   copyObject,
@@ -29,9 +30,8 @@ import {
   StorageUnavailableError,
 } from "@tjm/storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MultipartUploader, type UploadOptions } from "../../worker-agent/storage/upload.ts";
-import { readUploadState } from "../../worker-agent/storage/upload-state.ts";
-import { type SwiftServer, startSwift } from "../harness/swift/swift.ts";
+import { MultipartUploader, type UploadOptions } from "../../worker-agent/src/storage/upload.ts";
+import { readUploadState } from "../../worker-agent/src/storage/upload-state.ts";
 import {
   capturingLogger,
   connectionReset,

@@ -11,13 +11,13 @@
  */
 import { join } from "node:path";
 import { ListMultipartUploadsCommand, type S3Client } from "@aws-sdk/client-s3";
+import { type AgentProcess, agentDirs, killAgents } from "@tjm/devstack/agent-process";
+import { waitFor } from "@tjm/devstack/services";
+import { type SwiftServer, startSwift } from "@tjm/devstack/swift";
 import { afterAll, afterEach, beforeAll, expect, vi } from "vitest";
-import { readUploadState, type UploadState } from "../../worker-agent/storage/upload-state.ts";
-import { type AgentProcess, agentDirs, killAgents } from "../agent/agent-process.ts";
+import { readUploadState, type UploadState } from "../../worker-agent/src/storage/upload-state.ts";
 import { type JobDetail, TestManager } from "../harness/manager.ts";
 import { Freezer, listKeys, putClip, readObject, sha256, startTestAgent } from "../harness/media-jobs.ts";
-import { waitFor } from "../harness/services.ts";
-import { type SwiftServer, startSwift } from "../harness/swift/swift.ts";
 import { TcpProxy } from "../harness/tcp-proxy.ts";
 
 const MIB = 1024 * 1024;

@@ -14,10 +14,10 @@ import {
   ListMultipartUploadsCommand,
   type S3Client,
 } from "@aws-sdk/client-s3";
+import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
+import { freePort } from "@tjm/devstack/services";
 import { classifyStorageError, createS3Client } from "@tjm/storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type S3Server, startS3 } from "../harness/s3.ts";
-import { freePort } from "../harness/services.ts";
 
 const BUCKET = "errors";
 let s3: S3Server;

@@ -2,7 +2,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { open } from "node:fs/promises";
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import type { Logger } from "../../worker-agent/src/logger.ts";
+import type { Logger } from "@tjm/platform";
 
 export const MIB = 1024 * 1024;
 

@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
 import {
   copyObject,
   createS3Client,
@@ -12,8 +13,7 @@ import {
   StorageRefusedError,
 } from "@tjm/storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { downloadObject } from "../../worker-agent/storage/download.ts";
-import { type S3Server, startS3 } from "../harness/s3.ts";
+import { downloadObject } from "../../worker-agent/src/storage/download.ts";
 import { count, FAST_RETRY, MIB, readObject, recordRequests, sha256 } from "./fixtures.ts";
 
 const BUCKET = "media";

@@ -6,12 +6,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
+import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
 import { createS3Client, StorageUnavailableError } from "@tjm/storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { downloadObject } from "../../worker-agent/storage/download.ts";
-import { MultipartUploader } from "../../worker-agent/storage/upload.ts";
-import { readUploadState } from "../../worker-agent/storage/upload-state.ts";
-import { type S3Server, startS3 } from "../harness/s3.ts";
+import { downloadObject } from "../../worker-agent/src/storage/download.ts";
+import { MultipartUploader } from "../../worker-agent/src/storage/upload.ts";
+import { readUploadState } from "../../worker-agent/src/storage/upload-state.ts";
 import { TcpProxy } from "../harness/tcp-proxy.ts";
 import { FAST_RETRY, MIB, readObject, recordRequests, sha256, writeRandomFile } from "./fixtures.ts";
 

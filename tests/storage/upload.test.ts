@@ -8,11 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { HeadObjectCommand, NoSuchUpload, type S3Client } from "@aws-sdk/client-s3";
+import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
 import { createS3Client, StorageRefusedError, StorageUnavailableError } from "@tjm/storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MultipartUploader, type UploadOptions } from "../../worker-agent/storage/upload.ts";
-import { readUploadState } from "../../worker-agent/storage/upload-state.ts";
-import { type S3Server, startS3 } from "../harness/s3.ts";
+import { MultipartUploader, type UploadOptions } from "../../worker-agent/src/storage/upload.ts";
+import { readUploadState } from "../../worker-agent/src/storage/upload-state.ts";
 import {
   capturingLogger,
   connectionReset,

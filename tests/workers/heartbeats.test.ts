@@ -1,8 +1,8 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { waitFor } from "@tjm/devstack/services";
 import { encodeMessage, HeartbeatSchema, PROTOCOL_VERSION, subjects } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
-import { waitFor } from "../harness/services.ts";
 import { enroll, heartbeat, postJson, reRegistrationBody } from "../harness/workers.ts";
 import { getWorker } from "../harness/workers-api.ts";
 

@@ -10,6 +10,8 @@ import {
   type NatsConnection,
   PermissionViolationError,
 } from "@nats-io/transport-node";
+import { type OperatorModeNats, startOperatorModeNats } from "@tjm/devstack/nats-operator";
+import { waitFor } from "@tjm/devstack/services";
 import {
   encodeMessage,
   examples,
@@ -22,8 +24,6 @@ import {
 } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
-import { type OperatorModeNats, startOperatorModeNats } from "../harness/nats-operator.ts";
-import { waitFor } from "../harness/services.ts";
 import {
   challenge,
   credentialsBody,

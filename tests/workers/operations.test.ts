@@ -1,5 +1,7 @@
 import { jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
+import { waitFor } from "@tjm/devstack/services";
 import {
   CommandEnvelopeSchema,
   decodeMessage,
@@ -9,8 +11,6 @@ import {
 } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
-import { sampleSubmission } from "../harness/plans.ts";
-import { waitFor } from "../harness/services.ts";
 import { subscribeEvents } from "../harness/sse.ts";
 import { challenge, credentialsBody, enroll, postJson } from "../harness/workers.ts";
 

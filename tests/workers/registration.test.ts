@@ -1,16 +1,16 @@
 import { createUser } from "@nats-io/nkeys";
+import { registrationBody } from "@tjm/devstack/fixtures/worker-registration";
+import { TEST_ENROLLMENT_SECRET } from "@tjm/devstack/oidc-issuer";
 import { examples, PROTOCOL_VERSION } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTokenHasher } from "../../manager/src/enrollment/tokens.ts";
 import { TestManager } from "../harness/manager.ts";
-import { TEST_ENROLLMENT_SECRET } from "../harness/oidc.ts";
 import {
   challenge,
   credentialsBody,
   enroll,
   issueToken,
   postJson,
-  registrationBody,
   reRegistrationBody,
   sign,
 } from "../harness/workers.ts";

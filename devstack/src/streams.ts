@@ -4,8 +4,8 @@ import { streams } from "@tjm/protocol";
 import { presenceBucket } from "../../manager/src/platform/presence.ts";
 
 /**
- * Removes the JetStream streams a Manager created for a test's subject prefix (and its
- * presence bucket), through the given connection or a new one to the given URL.
+ * Removes the JetStream streams a Manager created for a test's or a bench run's subject prefix
+ * (and its presence bucket), through the given connection or a new one to the given URL.
  */
 export async function deleteStreams(nats: string | NatsConnection, prefix: string): Promise<void> {
   const nc = typeof nats === "string" ? await connect({ servers: nats }) : nats;

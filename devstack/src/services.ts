@@ -1,6 +1,6 @@
 /**
  * Finds the PostgreSQL and NATS a run uses, or starts private ones: the same logic serves
- * `npm test` (once per run, in vitest's global setup) and `npm run demo`.
+ * `npm test` (once per run, in vitest's global setup), `npm run demo` and `npm run bench`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { chmod, mkdtemp, rm } from "node:fs/promises";

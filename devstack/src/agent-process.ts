@@ -1,7 +1,8 @@
 /**
  * Runs the Worker agent as `npm run worker` does — `bun worker-agent/src/main.ts` — in a
- * child process, and reads its JSON log lines. Every process started here is tracked so a
- * test file's afterAll can kill whatever a failed test left running.
+ * child process, and reads its JSON log lines (for the tests, the demo and the bench). Every
+ * process started here is tracked so a test file's afterAll can kill whatever a failed test
+ * left running.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";

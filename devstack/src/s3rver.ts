@@ -1,6 +1,7 @@
 /**
- * A private S3-compatible server for one test file: s3rver in this process, on a loopback port
- * the OS picks, storing under a temp directory that stop() removes. What s3rver 3.7.1 lacks:
+ * A private S3-compatible server for a test file, the demo or a bench run: s3rver in this
+ * process, on a loopback port the OS picks, storing under a temp directory that stop()
+ * removes. What s3rver 3.7.1 lacks:
  * ListParts and AbortMultipartUpload (405), ListMultipartUploads and UploadPartCopy (501),
  * ListObjectsV2 paging on Node 20 (its continuation token needs a cipher OpenSSL 3 dropped:
  * 500), and V4 signature checks (a wrong secret is accepted; an unknown access key is not).

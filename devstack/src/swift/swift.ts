@@ -1,9 +1,10 @@
 /**
- * A private, real S3 implementation for one test file: OpenStack Swift (Debian's 2.30 packages)
- * with its s3api middleware, as four foreground Python processes (account, container, object,
- * proxy) bound to loopback ports chosen free, with all state in a temp directory that stop()
- * removes. It needs no systemd, /etc/swift, /srv, syslog or memcached (saio.py), and never uses
- * Swift's default ports (8080, 6200-6202), which the packages' own units may hold.
+ * A private, real S3 implementation for a test file or a bench run: OpenStack Swift (Debian's
+ * 2.30 packages) with its s3api middleware, as four foreground Python processes (account,
+ * container, object, proxy) bound to loopback ports chosen free, with all state in a temp
+ * directory that stop() removes. It needs no systemd, /etc/swift, /srv, syslog or memcached
+ * (saio.py), and never uses Swift's default ports (8080, 6200-6202), which the packages' own
+ * units may hold.
  *
  * Unlike s3rver it answers ListParts, AbortMultipartUpload, ListMultipartUploads and
  * UploadPartCopy, and checks V4 signatures. What Swift 2.30's s3api lacks: aws-chunked bodies

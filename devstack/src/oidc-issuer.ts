@@ -1,6 +1,7 @@
 /**
- * A test identity provider: its own RS256 key pair, an OIDC discovery document and a JWKS
- * served on loopback, and helpers that mint good and deliberately bad tokens.
+ * A local identity provider for the tests, the demo and the bench: its own RS256 key pair, an
+ * OIDC discovery document and a JWKS served on loopback, and helpers that mint good and
+ * deliberately bad tokens.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
