@@ -1,6 +1,6 @@
 /**
  * Upload throughput: one large file (1 GiB by default) to a real S3 implementation (OpenStack
- * Swift's s3api on loopback, tests/harness/swift) through the Worker's MultipartUploader and
+ * Swift's s3api on loopback, devstack/src/swift) through the Worker's MultipartUploader and
  * through a plain @aws-sdk/lib-storage Upload, with the same S3 client settings, part size and
  * parts in flight. Each configuration runs the two in adjacent pairs (ours first, then theirs
  * first, and so on) and reports medians, so drifting background load skews both alike.
@@ -17,26 +17,15 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { DeleteObjectCommand, ListMultipartUploadsCommand, type S3Client } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import { startSwift, swiftInstalled } from "../tests/harness/swift/swift.ts";
-import { DEFAULT_PART_SIZE, MIB } from "../worker-agent/storage/parts.ts";
-import { createS3Client } from "../worker-agent/storage/s3.ts";
-import { DEFAULT_UPLOAD_CONCURRENCY, MultipartUploader } from "../worker-agent/storage/upload.ts";
-import { median } from "./load.ts";
-import type { BenchContext } from "./settings.ts";
+import { startSwift, swiftInstalled } from "@tjm/devstack/swift";
+import { createS3Client } from "@tjm/storage";
+import { DEFAULT_PART_SIZE, MIB } from "../../worker-agent/src/storage/parts.ts";
+import { DEFAULT_UPLOAD_CONCURRENCY, MultipartUploader } from "../../worker-agent/src/storage/upload.ts";
+import type { BenchContext } from "../scenario.ts";
+import { median } from "../shared/stats.ts";
 
 const BUCKET = "bench-upload";
 const WRITE_CHUNK = 16 * MIB;
-
-export interface UploadSettings {
-  /** Size of the file uploaded, in MiB. */
-  fileMiB: number;
-  /** Part sizes tried, in MiB. */
-  partSizesMiB: number[];
-  /** Parts in flight tried. */
-  concurrencies: number[];
-  /** Pairs (ours, lib-storage) per configuration; medians are reported. */
-  runs: number;
-}
 
 export interface UploadMeasurement {
   partSizeMiB: number;

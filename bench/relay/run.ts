@@ -2,16 +2,16 @@
  * Outbox relay throughput: rows already committed in the outbox, drained by one relay into
  * a JetStream stream on the real NATS; rows per second from start to the last row marked.
  */
-import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
+import { deleteStreams } from "@tjm/devstack/streams";
+import { silentLogger } from "@tjm/platform";
 import { streams } from "@tjm/protocol";
-import { ensureStreams, jetStreamPublish } from "../manager/src/outbox/jetstream.ts";
-import { OutboxRelay } from "../manager/src/outbox/relay.ts";
-import { createSql } from "../manager/src/platform/db.ts";
-import { silentLogger } from "../manager/src/platform/logger.ts";
-import { loadMigrations, migrate } from "../manager/src/platform/migrations.ts";
-import { dropSchemaAtEnd } from "./database.ts";
-import type { BenchContext } from "./settings.ts";
+import { ensureStreams, jetStreamPublish } from "../../manager/src/outbox/jetstream.ts";
+import { OutboxRelay } from "../../manager/src/outbox/relay.ts";
+import { createSql } from "../../manager/src/platform/db.ts";
+import { loadMigrations, migrate } from "../../manager/src/platform/migrations.ts";
+import type { BenchContext } from "../scenario.ts";
+import { dropSchemaAtEnd } from "../shared/database.ts";
 
 export interface RelayResult {
   rows: number;
@@ -32,9 +32,7 @@ export async function benchRelay(context: BenchContext): Promise<RelayResult> {
 
   const nc = await connect({ servers: context.natsUrl });
   context.cleanup.defer("delete the relay bench streams and disconnect", async () => {
-    const jsm = await jetstreamManager(nc);
-    for (const stream of Object.values(streams(prefix)))
-      await jsm.streams.delete(stream.name).catch(() => false);
+    await deleteStreams(nc, prefix);
     await nc.close();
   });
   await ensureStreams(nc, Object.values(streams(prefix)));

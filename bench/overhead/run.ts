@@ -3,7 +3,7 @@
  * local files and (b) as a TJM job from S3 to S3 on loopback (s3rver, one Worker agent),
  * in adjacent pairs (plain first, then TJM first, and so on), BENCH_OVERHEAD_RUNS pairs;
  * medians of the wall time, of ffmpeg's own fps and of its CPU time, with how busy the
- * machine was during each run. The plain command is the one the agent builds: worker-agent/run/args.ts's
+ * machine was during each run. The plain command is the one the agent builds: worker-agent/src/run/args.ts's
  * buildFfmpegCommand on the plan as the Manager stored it and on probeMedia's description of
  * the clip, only with other local paths.
  */
@@ -13,10 +13,11 @@ import { stat } from "node:fs/promises";
 import os from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { buildFfmpegCommand } from "../worker-agent/run/args.ts";
-import { probeMedia } from "../worker-agent/run/media-info.ts";
-import type { ExecutionPlan } from "../worker-agent/run/plan-types.ts";
-import { ProgressParser, type ProgressUpdate } from "../worker-agent/run/progress.ts";
+import type { ExecutionPlan } from "@tjm/protocol";
+import { buildFfmpegCommand } from "../../worker-agent/src/run/args.ts";
+import { probeMedia } from "../../worker-agent/src/run/media-info.ts";
+import { ProgressParser, type ProgressUpdate } from "../../worker-agent/src/run/progress.ts";
+import type { BenchContext } from "../scenario.ts";
 import {
   type Cluster,
   INPUT_BUCKET,
@@ -26,10 +27,9 @@ import {
   scratchDirectory,
   startCluster,
   wallNow,
-} from "./cluster.ts";
-import { median } from "./load.ts";
-import { cpuSeconds, machineCpuSeconds, reapedChildrenCpuSeconds } from "./proc.ts";
-import type { BenchContext } from "./settings.ts";
+} from "../shared/cluster.ts";
+import { cpuSeconds, machineCpuSeconds, reapedChildrenCpuSeconds } from "../shared/proc.ts";
+import { median } from "../shared/stats.ts";
 
 const CLIP = { size: "1280x720", rate: 30 } as const;
 const WARMUP_SECONDS = 3;
@@ -198,21 +198,21 @@ async function runTjm(cluster: Cluster, inputKey: string, run: string, timeoutMs
 }
 
 export async function benchOverhead(context: BenchContext): Promise<OverheadResult> {
-  const { overheadRuns, overheadClipSeconds } = context.settings.execution;
+  const { runs, clipSeconds } = context.settings.overhead;
   const scratch = await scratchDirectory(context, "overhead-files");
   const source = join(scratch, "source.mp4");
   const warmup = join(scratch, "warmup.mp4");
   const generating = wallNow();
-  await makeClip(source, { seconds: overheadClipSeconds, ...CLIP });
+  await makeClip(source, { seconds: clipSeconds, ...CLIP });
   await makeClip(warmup, { seconds: WARMUP_SECONDS, ...CLIP });
   context.log(
-    `overhead: ${overheadClipSeconds} s ${CLIP.size} clip made in ${((wallNow() - generating) / 1000).toFixed(1)} s`,
+    `overhead: ${clipSeconds} s ${CLIP.size} clip made in ${((wallNow() - generating) / 1000).toFixed(1)} s`,
   );
 
   const cluster = await startCluster(context, { name: "overhead", workers: 1 });
   await cluster.s3.put(INPUT_BUCKET, SOURCE_KEY, source);
   await cluster.s3.put(INPUT_BUCKET, WARMUP_KEY, warmup);
-  const timeoutMs = 120_000 + overheadClipSeconds * 20_000;
+  const timeoutMs = 120_000 + clipSeconds * 20_000;
 
   // One short job first (unmeasured): the agent's first S3 client, the Manager's first
   // promotion. Its stored plan is what the plain command is built from.
@@ -251,7 +251,7 @@ export async function benchOverhead(context: BenchContext): Promise<OverheadResu
   };
   // Plain first in odd runs, TJM first in even ones: a load that drifts over minutes then
   // favours neither.
-  for (let run = 1; run <= overheadRuns; run++) {
+  for (let run = 1; run <= runs; run++) {
     if (run % 2 === 1) {
       await plainRun(run);
       await tjmRun(run);
@@ -263,7 +263,7 @@ export async function benchOverhead(context: BenchContext): Promise<OverheadResu
   await cluster.stop();
   const stage = (key: keyof TjmStages) => median(tjm.map((run) => run.stages[key]));
   return {
-    clipSeconds: overheadClipSeconds,
+    clipSeconds,
     clipSize: CLIP.size,
     clipRate: CLIP.rate,
     clipBytes: (await stat(source)).size,

@@ -5,8 +5,10 @@
  * SUSPECTED and OFFLINE transitions of the Workers that stop are recorded, and whether any
  * Worker that kept heartbeating changed connectivity.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { createUser } from "@nats-io/nkeys";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { registrationBody } from "@tjm/devstack/fixtures/worker-registration";
 import {
   encodeMessage,
   HeartbeatSchema,
@@ -14,21 +16,12 @@ import {
   subjects,
   type WorkerRegistrationResponse,
 } from "@tjm/protocol";
-import { registrationBody } from "../tests/harness/workers.ts";
-import { dropSchemaAtEnd } from "./database.ts";
-import { HttpClient, percentile } from "./load.ts";
-import { migrateSchema, startManager } from "./manager-process.ts";
-import { cpuSeconds, findProcessTree, rssBytes } from "./proc.ts";
-import type { BenchContext } from "./settings.ts";
-import { managerEnvironment } from "./submit.ts";
-
-export interface LagSummary {
-  /** Stopped Workers whose transition was recorded. */
-  recorded: number;
-  p50Ms: number;
-  p99Ms: number;
-  maxMs: number;
-}
+import type { BenchContext } from "../scenario.ts";
+import { issueEnrollmentToken } from "../shared/api.ts";
+import { HttpClient } from "../shared/load.ts";
+import { freshManagerSchema, startManager } from "../shared/manager-process.ts";
+import { cpuSeconds, findProcessTree, rssBytes } from "../shared/proc.ts";
+import { type Spread, spread } from "../shared/stats.ts";
 
 export interface HeartbeatResult {
   workers: number;
@@ -49,8 +42,9 @@ export interface HeartbeatResult {
   rssEndBytes: number;
   rssMaxBytes: number;
   stopped: number;
-  suspected: LagSummary;
-  offline: LagSummary;
+  /** Lag in ms from each stopped Worker's deadline to its transition; `samples` were recorded. */
+  suspected: Spread;
+  offline: Spread;
   /** Transitions of the Workers that never stopped heartbeating, over the whole run. */
   keptTransitions: number;
   /** Transitions of the stopped Workers before they stopped. */
@@ -58,7 +52,6 @@ export interface HeartbeatResult {
 }
 
 const REGISTRATIONS_PATH = "/api/v1/worker/registrations";
-const TOKENS_PATH = "/api/v1/operations/enrollment-tokens";
 const TICK_MS = 5;
 const POLL_MS = 250;
 
@@ -122,18 +115,6 @@ class HeartbeatPacer {
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function summarize(lags: number[]): LagSummary {
-  const sorted = [...lags].sort((a, b) => a - b);
-  return {
-    recorded: sorted.length,
-    p50Ms: percentile(sorted, 0.5),
-    p99Ms: percentile(sorted, 0.99),
-    maxMs: sorted.at(-1) ?? Number.NaN,
-  };
-}
-
 interface Transition {
   workerId: string;
   to: string;
@@ -142,10 +123,7 @@ interface Transition {
 
 export async function benchHeartbeats(context: BenchContext): Promise<HeartbeatResult> {
   const settings = context.settings.heartbeats;
-  const schema = `bench_${context.runId}_heartbeats`;
-  dropSchemaAtEnd(context.admin, schema, context.cleanup);
-  const env = managerEnvironment(context, schema);
-  await migrateSchema(env);
+  const { schema, env } = await freshManagerSchema(context, "heartbeats");
   const manager = await startManager("node", env, context.cleanup, {
     HEARTBEAT_INTERVAL_MS: String(settings.intervalMs),
     WORKER_LOST_AFTER_MS: String(settings.lostAfterMs),
@@ -169,13 +147,11 @@ export async function benchHeartbeats(context: BenchContext): Promise<HeartbeatR
   let next = 0;
   let registrationFailures = 0;
   let firstRegistrationError: string | undefined;
-  const emptyBody = Buffer.from("{}");
   await Promise.all(
     Array.from({ length: settings.registrationConcurrency }, async () => {
       for (let index = next++; index < settings.workers; index = next++) {
         try {
-          const issued = await client.expect(201, "POST", TOKENS_PATH, emptyBody);
-          const { token } = JSON.parse(issued.body) as { token: string };
+          const token = await issueEnrollmentToken(client);
           const body = Buffer.from(
             JSON.stringify(registrationBody(createUser(), { enrollmentToken: token })),
           );
@@ -289,8 +265,8 @@ export async function benchHeartbeats(context: BenchContext): Promise<HeartbeatR
     rssEndBytes,
     rssMaxBytes,
     stopped: stopped.length,
-    suspected: summarize(suspectedLags),
-    offline: summarize(offlineLags),
+    suspected: spread(suspectedLags),
+    offline: spread(offlineLags),
     keptTransitions,
     stoppedEarlyTransitions,
   };

@@ -3,12 +3,12 @@
  * "store one job" work) and the raw ceiling of one-row INSERT transactions.
  */
 import { randomUUID } from "node:crypto";
+import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
 import PgBoss from "pg-boss";
 import postgres from "postgres";
-import { sampleSubmission } from "../tests/harness/plans.ts";
-import { dropSchemaAtEnd } from "./database.ts";
-import { type Contender, closedLoop } from "./load.ts";
-import { type BenchContext, loadOptions } from "./settings.ts";
+import type { BenchContext } from "../scenario.ts";
+import { dropSchemaAtEnd } from "../shared/database.ts";
+import { type Contender, closedLoop } from "../shared/load.ts";
 
 const QUEUE = "bench";
 
@@ -16,13 +16,13 @@ const QUEUE = "bench";
 const payload = () => sampleSubmission(randomUUID());
 
 /** pg-boss with the Manager's connection pool size, so only the software differs. */
-export async function startPgBossContender(context: BenchContext, poolMax: number): Promise<Contender> {
+export async function startPgBossContender(context: BenchContext): Promise<Contender> {
   const schema = `pgboss_bench_${context.runId}`;
   dropSchemaAtEnd(context.admin, schema, context.cleanup);
   const boss = new PgBoss({
     connectionString: context.databaseUrl,
     schema,
-    max: poolMax,
+    max: context.settings.submit.managerPoolMax,
     application_name: "tjm-bench-pgboss",
     // Only send() is measured: no maintenance, cron or monitoring competing for the cores.
     supervise: false,
@@ -35,8 +35,7 @@ export async function startPgBossContender(context: BenchContext, poolMax: numbe
   await boss.createQueue(QUEUE);
   const data = payload();
   return {
-    measure: (concurrency) =>
-      closedLoop(() => boss.send(QUEUE, data), loadOptions(context.settings, concurrency)),
+    measure: (options) => closedLoop(() => boss.send(QUEUE, data), options),
     stop,
   };
 }
@@ -54,9 +53,9 @@ export async function startRawInsertContender(context: BenchContext): Promise<Co
     )`;
   const data = payload();
   return {
-    async measure(concurrency) {
+    async measure(options) {
       const sql = postgres(context.databaseUrl, {
-        max: concurrency,
+        max: options.concurrency,
         onnotice: () => {},
         connection: { search_path: schema, application_name: "tjm-bench-raw" },
       });
@@ -66,7 +65,7 @@ export async function startRawInsertContender(context: BenchContext): Promise<Co
             sql.begin(
               (tx) => tx`insert into samples (id, payload) values (${randomUUID()}, ${tx.json(data)})`,
             ),
-          loadOptions(context.settings, concurrency),
+          options,
         );
       } finally {
         await sql.end({ timeout: 5 });

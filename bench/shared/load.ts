@@ -4,6 +4,7 @@
  */
 import http from "node:http";
 import { performance } from "node:perf_hooks";
+import { percentile } from "./stats.ts";
 
 export interface LoadOptions {
   concurrency: number;
@@ -24,25 +25,8 @@ export interface LoadResult {
 
 /** One of the things compared at each concurrency level; it stays up between levels. */
 export interface Contender {
-  measure(concurrency: number): Promise<LoadResult>;
+  measure(options: LoadOptions): Promise<LoadResult>;
   stop(): Promise<void>;
-}
-
-/** Nearest-rank percentile of ascending `sorted`; NaN when there is no sample. */
-export function percentile(sorted: number[], fraction: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.ceil(fraction * sorted.length);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1] as number;
-}
-
-/** The middle value (the mean of the two middle ones for an even count); NaN when empty. */
-export function median(values: number[]): number {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 export async function closedLoop(

@@ -64,15 +64,20 @@ export function processesNamed(name: string): number[] {
     .filter((pid) => readOrUndefined(`/proc/${pid}/comm`)?.trim() === name);
 }
 
-/** User + system CPU seconds the processes used so far (the ones gone since count nothing). */
-export function cpuSeconds(pids: number[]): number {
+/** Fields `field` and `field + 1` of /proc/<pid>/stat (proc(5)'s numbering), in seconds, summed over the processes. */
+function statSeconds(pids: number[], field: number): number {
   let ticks = 0;
   for (const pid of pids) {
     const fields = statFields(pid);
-    // utime and stime are fields 14 and 15.
-    if (fields) ticks += Number(fields[11]) + Number(fields[12]);
+    if (fields) ticks += Number(fields[field - 3]) + Number(fields[field - 2]);
   }
   return ticks / CLOCK_TICKS_PER_SECOND;
+}
+
+/** User + system CPU seconds the processes used so far (the ones gone since count nothing). */
+export function cpuSeconds(pids: number[]): number {
+  // utime and stime are fields 14 and 15.
+  return statSeconds(pids, 14);
 }
 
 /**
@@ -80,13 +85,8 @@ export function cpuSeconds(pids: number[]): number {
  * (cutime + cstime): for a Worker agent, the ffmpeg and ffprobe runs it finished.
  */
 export function reapedChildrenCpuSeconds(pids: number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    const fields = statFields(pid);
-    // cutime and cstime are fields 16 and 17.
-    if (fields) ticks += Number(fields[13]) + Number(fields[14]);
-  }
-  return ticks / CLOCK_TICKS_PER_SECOND;
+  // cutime and cstime are fields 16 and 17.
+  return statSeconds(pids, 16);
 }
 
 /** CPU seconds of the whole machine so far, all cores: busy and in total (busy + idle + iowait). */

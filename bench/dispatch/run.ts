@@ -8,23 +8,21 @@
 import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { GetObjectCommand } from "@aws-sdk/client-s3";
-import { probeMedia } from "../worker-agent/run/media-info.ts";
+import { probeMedia } from "../../worker-agent/src/run/media-info.ts";
+import type { BenchContext } from "../scenario.ts";
 import {
   type Cluster,
   INPUT_BUCKET,
   logTime,
-  makeClip,
-  OUTPUT_BUCKET,
-  type Spread,
   scratchDirectory,
-  sleep,
-  spread,
   startCluster,
   wallNow,
-} from "./cluster.ts";
-import { machineCpuSeconds } from "./proc.ts";
-import type { BenchContext } from "./settings.ts";
+} from "../shared/cluster.ts";
+import { machineCpuSeconds } from "../shared/proc.ts";
+import { type Spread, spread } from "../shared/stats.ts";
+import { TINY_KEY, tinyPlan, uploadTinyClip } from "../shared/tiny-job.ts";
 
 /** Unmeasured jobs first: JIT, connection pools, the agent's first S3 client. */
 const WARMUP_JOBS = 3;
@@ -32,38 +30,6 @@ const WARMUP_JOBS = 3;
 const GAP_MS = 200;
 const JOB_TIMEOUT_MS = 60_000;
 const STEP_SAMPLES = 20;
-export const TINY_CLIP = { seconds: 1, size: "256x144", rate: 25 } as const;
-export const TINY_KEY = "tiny/source.mp4";
-
-/** A one-second job: H.264 144p at the "fastest" preset and AAC, one MP4 output. */
-export function tinyPlan(run: string): Record<string, unknown> {
-  return {
-    input: { uri: `s3://${INPUT_BUCKET}/${TINY_KEY}` },
-    outputs: [
-      {
-        id: "tiny",
-        kind: "FILE",
-        container: "mp4",
-        destinationUri: `s3://${OUTPUT_BUCKET}/tiny/${run}/tiny.mp4`,
-        video: { codec: "h264", height: 144, preset: "fastest" },
-        audio: { codec: "aac", bitrateKbps: 64 },
-      },
-    ],
-  };
-}
-
-/** Puts the one-second clip at TINY_KEY; resolves with its local copy. */
-export async function uploadTinyClip(
-  context: BenchContext,
-  cluster: Cluster,
-  label: string,
-): Promise<string> {
-  const scratch = await scratchDirectory(context, `${label}-files`);
-  const path = join(scratch, "tiny.mp4");
-  await makeClip(path, TINY_CLIP);
-  await cluster.s3.put(INPUT_BUCKET, TINY_KEY, path);
-  return path;
-}
 
 /**
  * What part of accepted -> ffmpeg spawned two of its steps take on their own here: one GET
@@ -127,7 +93,7 @@ export interface DispatchResult {
 }
 
 export async function benchDispatch(context: BenchContext): Promise<DispatchResult> {
-  const measured = context.settings.execution.dispatchJobs;
+  const measured = context.settings.dispatch.jobs;
   const cluster = await startCluster(context, { name: "dispatch", workers: 1, watchEvents: true });
   const localClip = await uploadTinyClip(context, cluster, "dispatch");
   const started = Date.now();

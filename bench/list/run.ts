@@ -4,16 +4,16 @@
  * the Manager relies on, then the counts are folded and the planner statistics refreshed.
  */
 
+import { samplePlan } from "@tjm/devstack/fixtures/plans";
 import { PROTOCOL_VERSION } from "@tjm/protocol";
 import postgres from "postgres";
-import { compactJobCounts, type JobFilter, listJobs } from "../manager/src/jobs/store.ts";
-import { createSql, type Sql } from "../manager/src/platform/db.ts";
-import { samplePlan } from "../tests/harness/plans.ts";
-import { dropSchemaAtEnd } from "./database.ts";
-import { closedLoop, HttpClient, type LoadResult } from "./load.ts";
-import { createProject, migrateSchema, startManager } from "./manager-process.ts";
-import { type BenchContext, loadOptions } from "./settings.ts";
-import { JOBS_PATH, managerEnvironment } from "./submit.ts";
+import { compactJobCounts, type JobFilter, listJobs } from "../../manager/src/jobs/store.ts";
+import { createSql, type Sql } from "../../manager/src/platform/db.ts";
+import type { BenchContext } from "../scenario.ts";
+import { loadOptions } from "../settings.ts";
+import { JOBS_PATH } from "../shared/api.ts";
+import { closedLoop, HttpClient, type LoadResult } from "../shared/load.ts";
+import { createProject, freshManagerSchema, startManager } from "../shared/manager-process.ts";
 
 export const PAGE = { limit: 50, offset: 0 };
 const FILL_CHUNK_ROWS = 100_000;
@@ -154,10 +154,7 @@ async function explainListQuery(
 }
 
 export async function benchList(context: BenchContext): Promise<ListSizeResult[]> {
-  const schema = `bench_${context.runId}_list`;
-  dropSchemaAtEnd(context.admin, schema, context.cleanup);
-  const env = managerEnvironment(context, schema);
-  await migrateSchema(env);
+  const { schema, env } = await freshManagerSchema(context, "list");
   const project = await createProject(env, "bench", "bench");
   const sql = createSql({ url: context.databaseUrl, schema, poolMax: 2, applicationName: "tjm-bench-fill" });
   context.cleanup.defer("close the fill connection", () => sql.end({ timeout: 5 }));
@@ -167,7 +164,7 @@ export async function benchList(context: BenchContext): Promise<ListSizeResult[]
   const results: ListSizeResult[] = [];
   let stored = 0;
   try {
-    for (const jobs of context.settings.listSizes) {
+    for (const jobs of context.settings.list.sizes) {
       const fillStarted = performance.now();
       while (stored < jobs) {
         const to = Math.min(jobs, stored + FILL_CHUNK_ROWS);
@@ -196,7 +193,7 @@ export async function benchList(context: BenchContext): Promise<ListSizeResult[]
         const matching = (JSON.parse(first.body) as { total: number }).total;
         const result = await closedLoop(
           () => client.expect(200, "GET", path),
-          loadOptions(context.settings, 1, context.settings.listSeconds),
+          loadOptions(context.settings, 1, context.settings.list.seconds),
         );
         context.log(
           `list ${jobs} ${label}: p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms`,

@@ -3,23 +3,35 @@
  * on Node. Measures the Manager's memory per subscriber and, for jobs submitted while all
  * listen, the delay from each event's commit to its arrival at every subscriber.
  *
- * Subscribers live in child processes (bench/sse-subscribers.ts) on raw sockets, a few
+ * Subscribers live in child processes (bench/sse/subscribers.ts) on raw sockets, a few
  * thousand per process, so the client side stays cheap and within open-file limits.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
 import { streams } from "@tjm/protocol";
-import { sampleSubmission } from "../tests/harness/plans.ts";
-import { dropSchemaAtEnd } from "./database.ts";
-import { HttpClient, percentile } from "./load.ts";
-import { createProject, migrateSchema, REPOSITORY_ROOT, startManager } from "./manager-process.ts";
-import { cpuSeconds, findProcessTree, openFilesLimit, raiseOpenFilesLimit, rssBytes } from "./proc.ts";
-import type { BenchContext } from "./settings.ts";
-import type { ConnectedMessage, ResultMessage, StatusMessage } from "./sse-subscribers.ts";
-import { JOBS_PATH, managerEnvironment } from "./submit.ts";
+import type { BenchContext } from "../scenario.ts";
+import { JOBS_PATH } from "../shared/api.ts";
+import { HttpClient } from "../shared/load.ts";
+import {
+  createProject,
+  freshManagerSchema,
+  REPOSITORY_ROOT,
+  startManager,
+} from "../shared/manager-process.ts";
+import {
+  cpuSeconds,
+  findProcessTree,
+  openFilesLimit,
+  raiseOpenFilesLimit,
+  rssBytes,
+} from "../shared/proc.ts";
+import { percentile } from "../shared/stats.ts";
+import type { ConnectedMessage, ResultMessage, StatusMessage } from "./subscribers.ts";
 
 export interface SseLevelResult {
   subscribers: number;
@@ -66,7 +78,7 @@ export interface SseResult {
   processes: number[];
 }
 
-const CHILD_SCRIPT = fileURLToPath(new URL("./sse-subscribers.ts", import.meta.url));
+const CHILD_SCRIPT = fileURLToPath(new URL("./subscribers.ts", import.meta.url));
 const CONNECT_TIMEOUT_MS = 120_000;
 const DELIVERY_TIMEOUT_MS = 30_000;
 /** Time for the Manager to release what closed subscriptions held, before the RSS is read. */
@@ -74,8 +86,6 @@ const SETTLE_MS = 3000;
 /** Open files a process needs beside its sockets. */
 const SPARE_FILES = 256;
 const WARM_UP_SUBSCRIBERS = 100;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -215,7 +225,7 @@ async function countEventConsumers(
   }
 }
 
-/** When JetStream stored each event (by its Nats-Msg-Id, the outbox row id), in ms. */
+/** When JetStream stored each event (by its Nats-Msg-Id, the outbox row's message_id), in ms. */
 async function storedAt(
   context: BenchContext,
   nc: NatsConnection,
@@ -246,10 +256,7 @@ const medianOf = (values: number[]) =>
 
 export async function benchSse(context: BenchContext): Promise<SseResult> {
   const settings = context.settings.sse;
-  const schema = `bench_${context.runId}_sse`;
-  dropSchemaAtEnd(context.admin, schema, context.cleanup);
-  const env = managerEnvironment(context, schema);
-  await migrateSchema(env);
+  const { schema, env } = await freshManagerSchema(context, "sse");
   const { projectId } = await createProject(env, "bench", "bench");
   const manager = await startManager("node", env, context.cleanup);
   const tree = findProcessTree("DATABASE_SCHEMA", schema);
@@ -326,7 +333,7 @@ export async function benchSse(context: BenchContext): Promise<SseResult> {
       });
     }
     const events = await context.admin<{ id: string; atMs: number }[]>`
-      select id::text as id, (extract(epoch from created_at) * 1000)::float8 as "atMs"
+      select message_id::text as id, (extract(epoch from created_at) * 1000)::float8 as "atMs"
       from ${outbox} where id > ${before?.id ?? "0"}::bigint order by id`;
     // Until every subscriber has every event, or the timeout.
     const expected = events.length * connected;
@@ -345,7 +352,7 @@ export async function benchSse(context: BenchContext): Promise<SseResult> {
 
     // The pipeline's first steps: the relay's transaction start (published_at) and JetStream.
     const relayed = await context.admin<{ id: string; createdMs: number; publishedMs: number | null }[]>`
-      select id::text as id, (extract(epoch from created_at) * 1000)::float8 as "createdMs",
+      select message_id::text as id, (extract(epoch from created_at) * 1000)::float8 as "createdMs",
              (extract(epoch from published_at) * 1000)::float8 as "publishedMs"
       from ${outbox} where id > ${before?.id ?? "0"}::bigint`;
     const stored = await storedAt(context, nc, schema, new Set(relayed.map((row) => row.id)));

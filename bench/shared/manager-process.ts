@@ -5,10 +5,13 @@ import {
   type ManagerRuntime,
   runScript,
   startManagerProcess,
-} from "../tests/harness/manager-process.ts";
+} from "@tjm/devstack/manager-process";
+import { deleteStreams } from "@tjm/devstack/streams";
+import type { BenchContext } from "../scenario.ts";
 import type { Cleanup } from "./cleanup.ts";
+import { dropSchemaAtEnd } from "./database.ts";
 
-export { type ManagerRuntime, REPOSITORY_ROOT } from "../tests/harness/manager-process.ts";
+export { type ManagerRuntime, REPOSITORY_ROOT } from "@tjm/devstack/manager-process";
 
 export interface ManagerEnvironment {
   DATABASE_URL: string;
@@ -42,8 +45,27 @@ async function runNpmScript(script: string, args: string[], env: ManagerEnvironm
   return stdout;
 }
 
-export async function migrateSchema(env: ManagerEnvironment): Promise<void> {
+/**
+ * A Manager's environment on a fresh schema `bench_<run>_<name>`, migrated with `npm run
+ * migrate`, and the subject prefix of the same name; the schema and the streams the Manager's
+ * relay creates for that prefix are removed when the run ends.
+ */
+export async function freshManagerSchema(
+  context: BenchContext,
+  name: string,
+): Promise<{ schema: string; env: ManagerEnvironment }> {
+  const schema = `bench_${context.runId}_${name}`;
+  dropSchemaAtEnd(context.admin, schema, context.cleanup);
+  context.cleanup.defer(`delete the streams of ${schema}`, () => deleteStreams(context.natsUrl, schema));
+  const env: ManagerEnvironment = {
+    DATABASE_URL: context.databaseUrl,
+    DATABASE_SCHEMA: schema,
+    NATS_URL: context.natsUrl,
+    NATS_SUBJECT_PREFIX: schema,
+    OIDC_ISSUER_URL: context.issuerUrl,
+  };
   await runNpmScript("migrate", [], env);
+  return { schema, env };
 }
 
 export async function createProject(

@@ -2,7 +2,7 @@
  * What the execution benches (overhead, dispatch, tiny-jobs) run real jobs on: one Manager on
  * Node as an operator starts it (`npm run manager`, its own fresh schema), object storage on
  * s3rver in a child process on loopback, and Worker agents as `npm run worker` runs them
- * (`bun worker-agent/src/main.ts`, tests/agent/agent-process.ts), each enrolled with a token
+ * (`bun worker-agent/src/main.ts`, devstack/src/agent-process.ts), each enrolled with a token
  * from the real route.
  *
  * Timestamps come from three places on the same machine clock: PostgreSQL (`now()` of the
@@ -17,19 +17,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { type AgentProcess, type LogLine, startAgent } from "@tjm/devstack/agent-process";
+import { S3RVER_CREDENTIALS } from "@tjm/devstack/s3rver";
 import { decodeMessage, type Progress, ProgressSchema, subjects } from "@tjm/protocol";
-import { type AgentProcess, type LogLine, startAgent } from "../tests/agent/agent-process.ts";
-import { S3RVER_CREDENTIALS } from "../tests/harness/s3.ts";
-import { dropSchemaAtEnd } from "./database.ts";
-import { HttpClient, percentile } from "./load.ts";
-import { createProject, migrateSchema, REPOSITORY_ROOT, startManager } from "./manager-process.ts";
+import type { BenchContext } from "../scenario.ts";
+import { issueEnrollmentToken, JOBS_PATH } from "./api.ts";
+import { HttpClient } from "./load.ts";
+import { createProject, freshManagerSchema, REPOSITORY_ROOT, startManager } from "./manager-process.ts";
 import { findProcessTree, type ProcessTree } from "./proc.ts";
 import type { S3ServerReady } from "./s3-server.ts";
-import type { BenchContext } from "./settings.ts";
-import { JOBS_PATH, managerEnvironment } from "./submit.ts";
 
 const run = promisify(execFile);
 
@@ -39,8 +40,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
 export const INPUT_BUCKET = "media-in";
 export const OUTPUT_BUCKET = "media-out";
-const TOKENS_PATH = "/api/v1/operations/enrollment-tokens";
-const S3_CHILD_SCRIPT = join(REPOSITORY_ROOT, "bench/s3-server.ts");
+const S3_CHILD_SCRIPT = fileURLToPath(new URL("./s3-server.ts", import.meta.url));
 const AGENT_START_TIMEOUT_MS = 120_000;
 const TERMINAL_STATES = new Set(["COMPLETED", "FAILED", "CANCELLED"]);
 
@@ -56,26 +56,6 @@ export function wallNow(): number {
   const date = Date.now();
   if (Math.abs(date - (monotonic + clockOffset)) > 1) clockOffset = date - monotonic;
   return monotonic + clockOffset;
-}
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-export interface Spread {
-  samples: number;
-  p50: number;
-  p99: number;
-  max: number;
-}
-
-/** Nearest-rank p50 and p99 (below 100 samples, p99 is the largest). */
-export function spread(values: number[]): Spread {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  return {
-    samples: sorted.length,
-    p50: percentile(sorted, 0.5),
-    p99: percentile(sorted, 0.99),
-    max: sorted.at(-1) ?? Number.NaN,
-  };
 }
 
 /**
@@ -243,10 +223,7 @@ export interface ClusterOptions {
 }
 
 export async function startCluster(context: BenchContext, options: ClusterOptions): Promise<Cluster> {
-  const schema = `bench_${context.runId}_${options.name}`;
-  dropSchemaAtEnd(context.admin, schema, context.cleanup);
-  const env = managerEnvironment(context, schema);
-  await migrateSchema(env);
+  const { schema, env } = await freshManagerSchema(context, options.name);
   const { projectId } = await createProject(env, "bench", options.name);
   const s3 = await startS3Child(context);
   const managerProcess = await startManager("node", env, context.cleanup, {
@@ -289,8 +266,7 @@ export async function startCluster(context: BenchContext, options: ClusterOption
     await Promise.all(agents.map((agent) => agent.stop()));
   });
   for (let index = 0; index < options.workers; index++) {
-    const issued = await http.expect(201, "POST", TOKENS_PATH, Buffer.from("{}"));
-    const { token } = JSON.parse(issued.body) as { token: string };
+    const token = await issueEnrollmentToken(http);
     agents.push(
       startAgent({
         MANAGER_URL: managerProcess.baseUrl,

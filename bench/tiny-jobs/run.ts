@@ -7,10 +7,18 @@
  * process, and the whole machine.
  */
 import { performance } from "node:perf_hooks";
-import { type Spread, sleep, spread, startCluster, wallNow } from "./cluster.ts";
-import { tinyPlan, uploadTinyClip } from "./dispatch.ts";
-import { cpuSeconds, machineCpuSeconds, processesNamed, reapedChildrenCpuSeconds, rssBytes } from "./proc.ts";
-import type { BenchContext } from "./settings.ts";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { BenchContext } from "../scenario.ts";
+import { startCluster, wallNow } from "../shared/cluster.ts";
+import {
+  cpuSeconds,
+  machineCpuSeconds,
+  processesNamed,
+  reapedChildrenCpuSeconds,
+  rssBytes,
+} from "../shared/proc.ts";
+import { type Spread, spread } from "../shared/stats.ts";
+import { tinyPlan, uploadTinyClip } from "../shared/tiny-job.ts";
 
 const SUBMITTERS = 8;
 const POLL_MS = 250;
@@ -60,7 +68,7 @@ function cpuGrowth(name: string, before: Map<number, number>): number {
 }
 
 export async function benchTinyJobs(context: BenchContext): Promise<TinyJobsResult> {
-  const { tinyJobs: jobs, tinyWorkers: workers } = context.settings.execution;
+  const { jobs, workers } = context.settings.tinyJobs;
   const cluster = await startCluster(context, { name: "tiny_jobs", workers, capacity: 1 });
   await uploadTinyClip(context, cluster, "tiny-jobs");
   const agentPids = cluster.agents.map((agent) => agent.child.pid as number);

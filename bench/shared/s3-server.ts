@@ -1,12 +1,12 @@
 /**
- * A child process of the execution benches: the tests' s3rver (tests/harness/s3.ts) with the
+ * A child process of the execution benches: devstack's s3rver (devstack/src/s3rver.ts) with the
  * buckets named in S3_BUCKETS, in a process of its own so that its CPU is measured apart from
  * the bench's and its request handling never delays the bench's clock readings.
  *
  * Prints one JSON line, {"endpoint":…,"port":…}, once it serves; stops (and removes its
  * directory) when stdin closes or on SIGTERM.
  */
-import { startS3 } from "../tests/harness/s3.ts";
+import { startS3 } from "@tjm/devstack/s3rver";
 
 export interface S3ServerReady {
   endpoint: string;

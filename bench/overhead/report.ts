@@ -1,0 +1,155 @@
+/** The overhead scenario's tables (summary, pairs, where a job's time goes) and targets. */
+import { fine, fps, met, mib, ms, seconds, table } from "../report.ts";
+import { median } from "../shared/stats.ts";
+import type { OverheadResult, RawRun, TjmRun } from "./run.ts";
+
+const TARGETS = {
+  /** A TJM job's submit -> COMPLETED over the plain ffmpeg command's wall time, at most. */
+  overheadWallRatio: 1.05,
+  /** ffmpeg's fps inside the agent over the plain command's, at least. */
+  overheadFpsRatio: 0.97,
+};
+
+/** Cores busy with anything but ffmpeg and (for TJM) the Manager, the agent and s3rver. */
+const others = (run: RawRun & Partial<Pick<TjmRun, "platformCpuSeconds">>) =>
+  run.busyCores - (run.cpuSeconds + (run.platformCpuSeconds ?? 0)) / run.seconds;
+
+export function overheadReport(result: OverheadResult | undefined): string {
+  const title = "## Overhead: one 720p transcode, plain ffmpeg vs a TJM job (S3 to S3 on loopback)";
+  if (!result) return `${title}\n\nnot measured`;
+  const wall = result.tjmSeconds / result.rawSeconds;
+  const speed = result.tjmFps / result.rawFps;
+  const busy = (runs: { busyCores: number }[]) => median(runs.map((run) => run.busyCores));
+  const pairs = result.raw.flatMap((raw, index) => {
+    const tjm = result.tjm[index];
+    return tjm ? [{ index, raw, tjm, others: Math.max(others(raw), others(tjm)) }] : [];
+  });
+  const quietest = pairs.reduce<(typeof pairs)[number] | undefined>(
+    (best, pair) => (best && best.others <= pair.others ? best : pair),
+    undefined,
+  );
+  const quietestRow = (measure: "seconds" | "fps", format: (value: number) => string) => [
+    `same, the pair with the least other load (pair ${quietest ? quietest.index + 1 : "n/a"})`,
+    format(quietest?.raw[measure] ?? Number.NaN),
+    format(quietest?.tjm[measure] ?? Number.NaN),
+    fine(quietest ? quietest.tjm[measure] / quietest.raw[measure] : Number.NaN),
+    "",
+  ];
+  const summary = table(
+    [`median of ${result.raw.length} runs each`, "plain ffmpeg", "TJM job", "TJM / plain", "target"],
+    [
+      [
+        "wall time s (plain: spawn to exit; TJM: submit to COMPLETED)",
+        seconds(result.rawSeconds),
+        seconds(result.tjmSeconds),
+        fine(wall),
+        `<= ${TARGETS.overheadWallRatio.toFixed(2)}x`,
+      ],
+      ["same, median of the per-pair ratios", "", "", fine(result.pairedWallRatio), ""],
+      quietestRow("seconds", seconds),
+      [
+        "ffmpeg's fps (its last progress block: frames / its run time)",
+        fps(result.rawFps),
+        fps(result.tjmFps),
+        fine(speed),
+        `>= ${TARGETS.overheadFpsRatio.toFixed(2)}x`,
+      ],
+      ["same, median of the per-pair ratios", "", "", fine(result.pairedFpsRatio), ""],
+      quietestRow("fps", fps),
+      [
+        "ffmpeg's own run s (TJM: spawned to its last progress message)",
+        seconds(result.rawSeconds),
+        seconds(result.ffmpegInAgentSeconds),
+        fine(result.ffmpegInAgentSeconds / result.rawSeconds),
+        "",
+      ],
+      [
+        "ffmpeg's CPU s, user + system (TJM: with the agent's two ffprobes)",
+        seconds(result.rawCpuSeconds),
+        seconds(result.tjmCpuSeconds),
+        fine(result.tjmCpuSeconds / result.rawCpuSeconds),
+        "",
+      ],
+      [
+        "whole machine busy during the run, cores (ffmpeg included)",
+        seconds(busy(result.raw)),
+        seconds(busy(result.tjm)),
+        "",
+        "",
+      ],
+    ],
+  );
+  const runs = table(
+    [
+      "pair",
+      "order",
+      "plain s / fps / CPU s",
+      "TJM s / fps / CPU s",
+      "TJM ffmpeg s",
+      "TJM / plain wall, fps",
+      "machine busy plain / TJM (cores)",
+      "of which others' (not ffmpeg, not TJM)",
+      "TJM's processes CPU s",
+      "load avg at start",
+    ],
+    result.raw.map((raw, index) => {
+      const tjm = result.tjm[index];
+      if (!tjm) return [String(index + 1), "", "", "", "", "", "", "", "", ""];
+      return [
+        String(index + 1),
+        index % 2 === 0 ? "plain, TJM" : "TJM, plain",
+        `${seconds(raw.seconds)} / ${fps(raw.fps)} / ${seconds(raw.cpuSeconds)}`,
+        `${seconds(tjm.seconds)} / ${fps(tjm.fps)} / ${seconds(tjm.cpuSeconds)}`,
+        seconds(tjm.ffmpegSeconds),
+        `${fine(tjm.seconds / raw.seconds)}, ${fine(tjm.fps / raw.fps)}`,
+        `${seconds(raw.busyCores)} / ${seconds(tjm.busyCores)}`,
+        `${seconds(others(raw))} / ${seconds(others(tjm))}`,
+        seconds(tjm.platformCpuSeconds),
+        `${raw.loadAverage.toFixed(1)} / ${tjm.loadAverage.toFixed(1)}`,
+      ];
+    }),
+  );
+  const stages = result.stageMedians;
+  const steps: [string, number, number][] = [
+    ["Manager applied `accepted` (attempt RUNNING)", stages.accepted, stages.accepted],
+    [
+      "agent spawned ffmpeg (input downloaded and probed, `started` stored)",
+      stages.ffmpegSpawned,
+      stages.ffmpegSpawned - stages.accepted,
+    ],
+    ["ffmpeg's last progress message", stages.ffmpegDone, stages.ffmpegDone - stages.ffmpegSpawned],
+    [
+      "Manager applied `completed` (output probed, uploaded to staging, log uploaded)",
+      stages.completionAccepted,
+      stages.completionAccepted - stages.ffmpegDone,
+    ],
+    [
+      "job COMPLETED (staged output promoted, manifest written)",
+      stages.completed,
+      stages.completed - stages.completionAccepted,
+    ],
+  ];
+  const breakdown = table(
+    ["step of the TJM job", "ms from submit (median)", "ms since the previous step"],
+    steps.map(([label, at, step]) => [label, ms(at), ms(step)]),
+  );
+  const outsideMs = median(result.tjm.map((run) => (run.seconds - run.ffmpegSeconds) * 1000));
+  return `${title}\n\nInput: ${result.clipSeconds} s ${result.clipSize} at ${result.clipRate} fps, testsrc2 + 440 Hz sine, H.264 CRF 18 + AAC (${mib(result.clipBytes)}). Output: the plan's H.264 720p at preset "fast" (x264 veryfast, CRF 23) + AAC 128k in MP4. One Worker agent (Bun), s3rver in a child process, one Manager on Node. Runs go in adjacent pairs, plain first in odd pairs and TJM first in even ones. The plain command is the agent's own (buildFfmpegCommand on the plan as stored by the Manager, probeMedia of the clip):\n\n\`\`\`text\nffmpeg ${result.args.join(" ")}\n\`\`\`\n\n${summary}\n\n${runs}\n\nffmpeg is CPU-bound on every core it finds, so anything else busy on the machine slows whichever contender runs at the time: compare the pairs whose "others'" load (the machine's busy cores less ffmpeg's CPU and, for TJM, less the CPU of the Manager, the agent and s3rver, shown apart) is near zero. ffmpeg's CPU seconds hardly depend on that load. Where a TJM job's time goes (medians of each step; median time outside ffmpeg per job ${ms(outsideMs)} ms):\n\n${breakdown}`;
+}
+
+export function overheadTargets(result: OverheadResult | undefined): string[][] {
+  const wall = result ? result.tjmSeconds / result.rawSeconds : Number.NaN;
+  const speed = result ? result.tjmFps / result.rawFps : Number.NaN;
+  return [
+    [
+      `720p job from S3 to S3 <= ${TARGETS.overheadWallRatio.toFixed(2)}x the plain ffmpeg command's wall time (medians)`,
+      fine(wall),
+      met(Number.isFinite(wall) ? wall <= TARGETS.overheadWallRatio : undefined),
+    ],
+    [
+      `ffmpeg fps in the job >= ${TARGETS.overheadFpsRatio.toFixed(2)}x the plain command's (medians)`,
+      fine(speed),
+      met(Number.isFinite(speed) ? speed >= TARGETS.overheadFpsRatio : undefined),
+    ],
+  ];
+}
