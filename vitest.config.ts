@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: [
       "manager/src/**/*.test.ts",
+      "platform/src/**/*.test.ts",
       "protocol/src/**/*.test.ts",
       "storage/src/**/*.test.ts",
       "worker-agent/**/*.test.ts",

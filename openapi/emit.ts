@@ -1,8 +1,8 @@
 // Writes openapi/openapi.json from the Manager's route definitions (`npm run gen`).
 import { writeFile } from "node:fs/promises";
+import { silentLogger } from "@tjm/platform";
 import { createApp } from "../manager/src/app.ts";
 import { openApiInfo } from "../manager/src/docs/index.ts";
-import { silentLogger } from "../manager/src/platform/logger.ts";
 
 const noIo = new Proxy(
   {},
