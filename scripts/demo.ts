@@ -36,26 +36,27 @@ const CLIP = { seconds: 20, width: 640, height: 360, fps: 25 };
 /** Keys of this run: a job an earlier run left behind cannot find this run's input or outputs. */
 const RUN = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
 const INPUT_URI = `s3://media-in/demo/${RUN}/clip.mp4`;
+/** An output of this run's job, stored as <id>.<container> under the run's key. */
+function output(id: string, container: string, video: object, audio: object) {
+  const destinationUri = `s3://media-out/demo/${RUN}/${id}.${container}`;
+  return { id, kind: "FILE", container, destinationUri, video, audio };
+}
 /** Two outputs from one ffmpeg run, with 5–8 s cut out: both last 17 s. */
 const PLAN = {
   input: { uri: INPUT_URI },
   outputs: [
-    {
-      id: "360p",
-      kind: "FILE",
-      container: "mp4",
-      destinationUri: `s3://media-out/demo/${RUN}/360p.mp4`,
-      video: { codec: "h264", height: 360, preset: "fastest" },
-      audio: { codec: "aac", bitrateKbps: 128 },
-    },
-    {
-      id: "240p",
-      kind: "FILE",
-      container: "webm",
-      destinationUri: `s3://media-out/demo/${RUN}/240p.webm`,
-      video: { codec: "vp9", height: 240, preset: "fastest" },
-      audio: { codec: "opus", bitrateKbps: 96 },
-    },
+    output(
+      "360p",
+      "mp4",
+      { codec: "h264", height: 360, preset: "fastest" },
+      { codec: "aac", bitrateKbps: 128 },
+    ),
+    output(
+      "240p",
+      "webm",
+      { codec: "vp9", height: 240, preset: "fastest" },
+      { codec: "opus", bitrateKbps: 96 },
+    ),
   ],
   transforms: { removedSegments: [{ startMs: 5000, endMs: 8000 }] },
   manifestUri: `s3://media-out/demo/${RUN}/manifest.json`,

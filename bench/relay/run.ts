@@ -6,8 +6,12 @@ import { connect } from "@nats-io/transport-node";
 import { deleteStreams } from "@tjm/devstack/streams";
 import { silentLogger } from "@tjm/platform";
 import { streams } from "@tjm/protocol";
-import { ensureStreams, jetStreamPublish } from "../../manager/src/outbox/jetstream.ts";
-import { OutboxRelay } from "../../manager/src/outbox/relay.ts";
+import {
+  ensureStreams,
+  jetStreamPublish,
+  OutboxRelay,
+  outboxInsert,
+} from "../../manager/src/outbox/index.ts";
 import { createSql } from "../../manager/src/platform/db.ts";
 import { loadMigrations, migrate } from "../../manager/src/platform/migrations.ts";
 import type { BenchContext } from "../scenario.ts";
@@ -38,13 +42,13 @@ export async function benchRelay(context: BenchContext): Promise<RelayResult> {
   await ensureStreams(nc, Object.values(streams(prefix)));
 
   // A realistic payload: what job.created carries.
-  await sql`
-    insert into outbox (kind, subject, payload)
-    select 'job.created', 'events.job.created',
-           jsonb_build_object('jobId', gen_random_uuid(), 'organizationId', gen_random_uuid(),
-                              'projectId', gen_random_uuid(), 'state', 'QUEUED', 'workerPool', 'cpu',
-                              'priority', 0, 'attemptId', gen_random_uuid(), 'occurredAt', now())
-    from generate_series(1, ${RELAY_ROWS})`;
+  await sql`${outboxInsert(sql, {
+    kind: "job.created",
+    payload: sql`jsonb_build_object('jobId', gen_random_uuid(), 'organizationId', gen_random_uuid(),
+                                    'projectId', gen_random_uuid(), 'state', 'QUEUED', 'workerPool', 'cpu',
+                                    'priority', 0, 'attemptId', gen_random_uuid(), 'occurredAt', now())`,
+    from: sql`generate_series(1, ${RELAY_ROWS})`,
+  })}`;
   await sql`vacuum analyze outbox`;
 
   const publish = jetStreamPublish(nc);

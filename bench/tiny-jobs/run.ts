@@ -20,9 +20,6 @@ import {
 import { type Spread, spread } from "../shared/stats.ts";
 import { tinyPlan, uploadTinyClip } from "../shared/tiny-job.ts";
 
-const SUBMITTERS = 8;
-const POLL_MS = 250;
-
 export interface TinyJobsResult {
   jobs: number;
   workers: number;
@@ -66,6 +63,10 @@ function cpuByProcess(name: string): Map<number, number> {
 function cpuGrowth(name: string, before: Map<number, number>): number {
   return processesNamed(name).reduce((sum, pid) => sum + cpuSeconds([pid]) - (before.get(pid) ?? 0), 0);
 }
+
+/** Clients submitting the jobs at once; how often the bench looks whether all have ended. */
+const SUBMITTERS = 8;
+const POLL_MS = 250;
 
 export async function benchTinyJobs(context: BenchContext): Promise<TinyJobsResult> {
   const { jobs, workers } = context.settings.tinyJobs;

@@ -26,6 +26,7 @@ import type {
   WorkerRegistrationResponse,
   WorkerReRegistrationRequest,
 } from "./messages.ts";
+import type { Container } from "./plan.ts";
 import { PROTOCOL_VERSION } from "./version.ts";
 
 const protocolVersion = PROTOCOL_VERSION;
@@ -35,6 +36,25 @@ const jobId = "0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d";
 const attemptId = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d";
 const fencingToken = "2";
 const attempt = { workerId, instanceId, attemptId, fencingToken, sentAt: "2026-11-21T10:00:05.120Z" };
+/** What every report on the example attempt carries besides its type. */
+const onAttempt = { protocolVersion, ...attempt } as const;
+
+/** An output of the example movie (number 42), stored in its folder as `file`. */
+export function movieOutput<Video, Audio>(
+  id: string,
+  container: Container,
+  file: string,
+  encoding: { video: Video; audio: Audio },
+) {
+  return {
+    id,
+    kind: "FILE" as const,
+    container,
+    destinationUri: `s3://media-out/movies/42/${file}`,
+    video: encoding.video,
+    audio: encoding.audio,
+  };
+}
 
 const userJwt =
   "eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.eyJzdWIiOiJVRFhVNFJDU0pOWk9JUUhaTldYSFhPUkRQUlRHTkpBSEFIRlJHWk5FRUpDUFFUVDJNN05MQ05GNCJ9.c2lnbmF0dXJl";
@@ -156,14 +176,10 @@ const lease: LeaseCommand = {
   plan: {
     input: { uri: "s3://media-in/movies/42/source.mov" },
     outputs: [
-      {
-        id: "720p",
-        kind: "FILE",
-        container: "mp4",
-        destinationUri: "s3://media-out/movies/42/720p.mp4",
+      movieOutput("720p", "mp4", "720p.mp4", {
         video: { codec: "h264", height: 720, preset: "medium" },
         audio: { codec: "aac", bitrateKbps: 128 },
-      },
+      }),
     ],
     transforms: { removedSegments: [{ startMs: 0, endMs: 15000 }], subtitles: [], audioTracks: [] },
   },
@@ -195,27 +211,24 @@ const resumeUploads: ResumeUploadsCommand = {
 };
 const drain: DrainCommand = { type: "drain", protocolVersion };
 
-const accepted: AcceptedReport = { type: "accepted", protocolVersion, ...attempt };
+const accepted: AcceptedReport = { type: "accepted", ...onAttempt };
 const rejected: RejectedReport = {
   type: "rejected",
-  protocolVersion,
-  ...attempt,
+  ...onAttempt,
   reason: "the Worker is draining",
 };
-const started: StartedReport = { type: "started", protocolVersion, ...attempt };
-const encoded: EncodedReport = { type: "encoded", protocolVersion, ...attempt };
+const started: StartedReport = { type: "started", ...onAttempt };
+const encoded: EncodedReport = { type: "encoded", ...onAttempt };
 const uploadPaused: UploadPausedReport = {
   type: "upload-paused",
-  protocolVersion,
-  ...attempt,
+  ...onAttempt,
   reason: "connect ECONNREFUSED 127.0.0.1:9000 after 5 tries",
   pausedAt: "2026-11-21T10:00:05.000Z",
 };
-const uploadResumed: UploadResumedReport = { type: "upload-resumed", protocolVersion, ...attempt };
+const uploadResumed: UploadResumedReport = { type: "upload-resumed", ...onAttempt };
 const completed: CompletedReport = {
   type: "completed",
-  protocolVersion,
-  ...attempt,
+  ...onAttempt,
   outputs: [
     {
       id: "720p",
@@ -230,14 +243,13 @@ const completed: CompletedReport = {
 };
 const failed: FailedReport = {
   type: "failed",
-  protocolVersion,
-  ...attempt,
+  ...onAttempt,
   failureCode: "INPUT_UNREADABLE",
   failureMessage:
     "ffmpeg exited with code 1:\ns3://media-in/movies/42/source.mov: Invalid data found when processing input",
   logsUri: "s3://media-out/movies/42/logs/attempt-1.log",
 };
-const cancelled: CancelledReport = { type: "cancelled", protocolVersion, ...attempt };
+const cancelled: CancelledReport = { type: "cancelled", ...onAttempt };
 
 export const examples = {
   workerRegistrationRequest,

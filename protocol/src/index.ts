@@ -9,7 +9,7 @@ export {
   type PortableVideoCodec,
   VIDEO_ENCODERS,
 } from "./encoders.ts";
-export { examples } from "./examples.ts";
+export { examples, movieOutput } from "./examples.ts";
 export * from "./messages.ts";
 export * from "./plan.ts";
 export { poolOfCapability, WORKER_POOLS, type WorkerPool } from "./pools.ts";

@@ -22,7 +22,7 @@ import {
   workerConsumerName,
 } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sendCommand } from "../../manager/src/platform/outbox.ts";
+import { sendCommand } from "../../manager/src/outbox/index.ts";
 import { TestManager } from "../harness/manager.ts";
 import { startTestAgent } from "../harness/media-jobs.ts";
 

@@ -4,10 +4,14 @@ import { type NatsServer, startNatsServer, waitFor } from "@tjm/devstack/service
 import { silentLogger } from "@tjm/platform";
 import { UUID_PATTERN } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureStreams, jetStreamPublish } from "../../manager/src/outbox/jetstream.ts";
-import { type EventEnvelope, OutboxRelay } from "../../manager/src/outbox/relay.ts";
+import {
+  type EventEnvelope,
+  enqueueOutbox,
+  ensureStreams,
+  jetStreamPublish,
+  OutboxRelay,
+} from "../../manager/src/outbox/index.ts";
 import { createSql, type Sql } from "../../manager/src/platform/db.ts";
-import { enqueueOutbox } from "../../manager/src/platform/outbox.ts";
 import { createTestSchema, testServices } from "../harness/manager.ts";
 
 const decoder = new TextDecoder();

@@ -1,8 +1,8 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { WORKER_POOLS } from "@tjm/protocol";
 import type { Sql } from "../platform/db.ts";
-import { errorResponses } from "../platform/errors.ts";
-import { type AppRouteHandler, operatorSecurity } from "../platform/http.ts";
+import type { AppRouteHandler } from "../platform/http.ts";
+import { jsonContent, jsonResponse, operatorRoute } from "../platform/routes.ts";
 import { insertEnrollmentToken } from "./store.ts";
 import { generateEnrollmentToken } from "./tokens.ts";
 
@@ -41,21 +41,16 @@ export const EnrollmentTokenSchema = z
   })
   .openapi("EnrollmentToken");
 
-export const issueEnrollmentTokenRoute = createRoute({
+export const issueEnrollmentTokenRoute = operatorRoute({
   method: "post",
   path: "/enrollment-tokens",
   tags: ["workers"],
   summary: "Issue a Worker enrollment token",
   description:
     "A random, single-use, time-limited token for a Worker's first registration. It is shown once; the Manager keeps only its HMAC-SHA256. The body is optional.",
-  security: operatorSecurity,
-  request: {
-    body: { required: false, content: { "application/json": { schema: IssueEnrollmentTokenBodySchema } } },
-  },
-  responses: {
-    201: { description: "The token", content: { "application/json": { schema: EnrollmentTokenSchema } } },
-    ...errorResponses("BAD_REQUEST", "UNAUTHORIZED", "FORBIDDEN", "PAYLOAD_TOO_LARGE", "INTERNAL"),
-  },
+  request: { body: { required: false, content: jsonContent(IssueEnrollmentTokenBodySchema) } },
+  responses: { 201: jsonResponse("The token", EnrollmentTokenSchema) },
+  errors: ["PAYLOAD_TOO_LARGE"],
 });
 
 export interface EnrollmentDeps {

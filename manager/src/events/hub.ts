@@ -2,8 +2,7 @@ import { DeliverPolicy, jetstream, jetstreamManager, type StreamInfo } from "@na
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "@tjm/platform";
 import { decodeMessage, streams } from "@tjm/protocol";
-import { ensurePrefixStreams } from "../outbox/index.ts";
-import type { EventEnvelope } from "../outbox/relay.ts";
+import { type EventEnvelope, ensurePrefixStreams } from "../outbox/index.ts";
 import type { Broker } from "../platform/broker.ts";
 import { EventEnvelopeSchema } from "./stream.ts";
 

@@ -1,7 +1,7 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import type { EventEnvelope } from "../outbox/relay.ts";
-import { errorResponses } from "../platform/errors.ts";
-import { type AppRouteHandler, operatorSecurity } from "../platform/http.ts";
+import { z } from "@hono/zod-openapi";
+import type { EventEnvelope } from "../outbox/index.ts";
+import type { AppRouteHandler } from "../platform/http.ts";
+import { operatorRoute } from "../platform/routes.ts";
 import type { EventHub } from "./hub.ts";
 
 export const EVENT_KINDS = [
@@ -62,22 +62,21 @@ export const EventsQuerySchema = z.object({
     .openapi({ param: { name: "jobId", in: "query" }, description: "Only events of this job" }),
 });
 
-export const streamEventsRoute = createRoute({
+export const streamEventsRoute = operatorRoute({
   method: "get",
   path: "/events",
   tags: ["events"],
   summary: "Stream operational events (Server-Sent Events)",
   description:
     "text/event-stream of lifecycle changes as they are published: each message has `id`, `event` (the kind) and `data` (the EventEnvelope as JSON), plus a `: keep-alive` comment every 15 s. Transient: after reconnecting, refetch the REST resources.",
-  security: operatorSecurity,
   request: { query: EventsQuerySchema },
   responses: {
     200: {
       description: "The stream; each data line is an EventEnvelope",
       content: { "text/event-stream": { schema: EventEnvelopeSchema } },
     },
-    ...errorResponses("BAD_REQUEST", "UNAUTHORIZED", "FORBIDDEN", "INTERNAL"),
   },
+  errors: [],
 });
 
 function matches(

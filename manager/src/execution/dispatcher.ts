@@ -25,39 +25,23 @@ export interface DispatcherOptions {
   batchSize?: number;
 }
 
-export class Dispatcher {
-  private readonly loop: WakeableLoop;
+export class Dispatcher extends WakeableLoop {
   readonly counters = { leases: 0 };
 
   constructor(private readonly options: DispatcherOptions) {
-    const batchSize = options.batchSize ?? 100;
-    this.loop = new WakeableLoop(
-      async () => {
-        const { dispatched, full, busy } = await this.scheduleOnce(batchSize);
-        if (dispatched > 0) this.options.dispatched();
-        if (busy) {
-          // Another replica is scheduling and may have read the queue before this wake-up's
-          // job arrived: try again shortly rather than at the next tick.
-          await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
-          return true;
-        }
-        return full;
-      },
-      { tickMs: options.tickMs ?? 1000, logger: options.logger, what: "scheduling" },
-    );
+    super(options, "scheduling");
   }
 
-  start(): void {
-    this.loop.start();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  /** Schedules now (or right after the run in progress). */
-  wake(): void {
-    this.loop.wake();
+  protected async pass(): Promise<boolean> {
+    const { dispatched, full, busy } = await this.scheduleOnce(this.options.batchSize ?? 100);
+    if (dispatched > 0) this.options.dispatched();
+    if (busy) {
+      // Another replica is scheduling and may have read the queue before this wake-up's
+      // job arrived: try again shortly rather than at the next tick.
+      await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
+      return true;
+    }
+    return full;
   }
 
   /** One scheduling transaction; `full` when the batch was full and more may be waiting. */

@@ -37,28 +37,15 @@ export interface PromoterOptions {
   tickMs?: number;
 }
 
-export class Promoter {
-  private readonly loop: WakeableLoop;
+export class Promoter extends WakeableLoop {
   readonly counters = { promoted: 0, failures: 0 };
 
   constructor(private readonly options: PromoterOptions) {
-    this.loop = new WakeableLoop(async () => (await this.promoteOnce()) > 0, {
-      tickMs: options.tickMs ?? 1000,
-      logger: options.logger,
-      what: "promotion",
-    });
+    super(options, "promotion");
   }
 
-  start(): void {
-    this.loop.start();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  wake(): void {
-    this.loop.wake();
+  protected async pass(): Promise<boolean> {
+    return (await this.promoteOnce()) > 0;
   }
 
   /** Promotes what it can lock; returns how many jobs it completed or failed. */

@@ -22,8 +22,8 @@ import {
   transitionNamed,
   UPLOAD_RETENTION_MS,
 } from "../lifecycle/index.ts";
+import { enqueueOutbox, sendCommand } from "../outbox/index.ts";
 import type { TransactionSql } from "../platform/db.ts";
-import { enqueueOutbox, sendCommand } from "../platform/outbox.ts";
 
 /** An attempt with its job, locked for a change. */
 export interface LockedAttempt {
@@ -409,32 +409,39 @@ async function requestUploadsResume(tx: TransactionSql, attempt: LockedAttempt):
 // planner matches a literal, not a parameter, to the partial indexes on attempts and jobs.
 // applyTrigger checks every locked row against the table again.
 
-/** Attempts whose dispatch deadline passed without `accepted`; locked, skipping those another Manager holds. */
-export async function lockDispatchTimeouts(tx: TransactionSql, limit: number): Promise<LockedAttempt[]> {
+/** Attempts, with their jobs, that `due` selects, earliest `by` first; locked, skipping those another Manager holds. */
+function lockDue(
+  tx: TransactionSql,
+  due: postgres.Fragment,
+  by: postgres.Fragment,
+  limit: number,
+): Promise<LockedAttempt[]> {
   return tx<LockedAttempt[]>`
     select ${lockedAttemptColumns(tx)} from attempts a join jobs j on j.id = a.job_id
-    where a.state = 'DISPATCHED' and a.dispatch_deadline <= now()
-    order by a.dispatch_deadline limit ${limit}
+    where ${due}
+    order by ${by} limit ${limit}
     for update of a, j skip locked`;
 }
 
-export async function lockExpiredPauses(tx: TransactionSql, limit: number): Promise<LockedAttempt[]> {
-  return tx<LockedAttempt[]>`
-    select ${lockedAttemptColumns(tx)} from attempts a join jobs j on j.id = a.job_id
-    where a.state = 'WAITING_FOR_STORAGE' and a.upload_pause_expires_at <= now()
-    order by a.upload_pause_expires_at limit ${limit}
-    for update of a, j skip locked`;
+/** Attempts whose dispatch deadline passed without `accepted`. */
+export function lockDispatchTimeouts(tx: TransactionSql, limit: number): Promise<LockedAttempt[]> {
+  const due = tx`a.state = 'DISPATCHED' and a.dispatch_deadline <= now()`;
+  return lockDue(tx, due, tx`a.dispatch_deadline`, limit);
+}
+
+/** Attempts whose kept outputs' retention ran out. */
+export function lockExpiredPauses(tx: TransactionSql, limit: number): Promise<LockedAttempt[]> {
+  const due = tx`a.state = 'WAITING_FOR_STORAGE' and a.upload_pause_expires_at <= now()`;
+  return lockDue(tx, due, tx`a.upload_pause_expires_at`, limit);
 }
 
 /** Unfinished jobs past their deadline, with their current attempt. */
-export async function lockPastDeadline(tx: TransactionSql, limit: number): Promise<LockedAttempt[]> {
-  return tx<LockedAttempt[]>`
-    select ${lockedAttemptColumns(tx)} from attempts a join jobs j on j.id = a.job_id
-    where a.id = j.current_attempt_id and j.deadline_at <= now()
-      and j.state in ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'WAITING_FOR_STORAGE')
-      and a.completion_accepted_at is null
-    order by j.deadline_at limit ${limit}
-    for update of a, j skip locked`;
+export function lockPastDeadline(tx: TransactionSql, limit: number): Promise<LockedAttempt[]> {
+  const due = tx`
+    a.id = j.current_attempt_id and j.deadline_at <= now()
+    and j.state in ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'WAITING_FOR_STORAGE')
+    and a.completion_accepted_at is null`;
+  return lockDue(tx, due, tx`j.deadline_at`, limit);
 }
 
 /**
@@ -442,23 +449,21 @@ export async function lockPastDeadline(tx: TransactionSql, limit: number): Promi
  * (CANCEL_REQUESTED), once the last cancel sent has gone unanswered for its wait: `initialMs`
  * after the first, doubling with each one sent again, at most `maxMs`. Only Workers that are
  * not OFFLINE: an OFFLINE one finds the cancel in its consumer when it comes back, and one
- * that does not come back loses the attempt. Locked, skipping those another Manager holds.
+ * that does not come back loses the attempt.
  */
-export async function lockUnconfirmedCancels(
+export function lockUnconfirmedCancels(
   tx: TransactionSql,
   limit: number,
   backoff: { initialMs: number; maxMs: number },
 ): Promise<LockedAttempt[]> {
-  return tx<LockedAttempt[]>`
-    select ${lockedAttemptColumns(tx)} from attempts a join jobs j on j.id = a.job_id
-    where j.state = 'CANCEL_REQUESTED' and a.id = j.current_attempt_id
-      and a.state = any(${HELD_ATTEMPT_STATES as never}) and a.completion_accepted_at is null
-      and exists (select 1 from workers w where w.id = a.worker_id and w.connectivity <> 'OFFLINE')
-      and a.cancel_sent_at <= now() - least(
-        make_interval(secs => ${backoff.maxMs / 1000}),
-        make_interval(secs => ${backoff.initialMs / 1000} * power(2, greatest(a.cancel_sends - 1, 0))))
-    order by a.cancel_sent_at limit ${limit}
-    for update of a, j skip locked`;
+  const due = tx`
+    j.state = 'CANCEL_REQUESTED' and a.id = j.current_attempt_id
+    and a.state = any(${HELD_ATTEMPT_STATES as never}) and a.completion_accepted_at is null
+    and exists (select 1 from workers w where w.id = a.worker_id and w.connectivity <> 'OFFLINE')
+    and a.cancel_sent_at <= now() - least(
+      make_interval(secs => ${backoff.maxMs / 1000}),
+      make_interval(secs => ${backoff.initialMs / 1000} * power(2, greatest(a.cancel_sends - 1, 0))))`;
+  return lockDue(tx, due, tx`a.cancel_sent_at`, limit);
 }
 
 /**

@@ -12,6 +12,7 @@
 import type { Logger } from "@tjm/platform";
 import type { Loop, Trigger } from "../lifecycle/index.ts";
 import type { Sql, TransactionSql } from "../platform/db.ts";
+import { TickingTask } from "../platform/loop.ts";
 import {
   applyTrigger,
   type LockedAttempt,
@@ -35,29 +36,16 @@ export interface SweeperOptions {
   tickMs?: number;
 }
 
-export class Sweeper {
-  private timer: ReturnType<typeof setInterval> | undefined;
-  private running: Promise<void> | undefined;
+export class Sweeper extends TickingTask {
   readonly counters = { dispatchTimeouts: 0, expiredPauses: 0, pastDeadline: 0, cancelsResent: 0 };
 
-  constructor(private readonly options: SweeperOptions) {}
-
-  start(): void {
-    this.timer ??= setInterval(() => {
-      this.running ??= this.sweep()
-        .then(() => this.resendCancels())
-        .then(() => undefined)
-        .catch((err) => this.options.logger.warn("sweep failed; retrying at the next tick", { err }))
-        .finally(() => {
-          this.running = undefined;
-        });
-    }, this.options.tickMs ?? 1000);
+  constructor(private readonly options: SweeperOptions) {
+    super(options, "sweep failed; retrying at the next tick");
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  protected async tick(): Promise<void> {
+    await this.sweep();
+    await this.resendCancels();
   }
 
   /** One pass over every deadline; returns how many attempts it failed. */

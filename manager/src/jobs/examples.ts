@@ -1,4 +1,5 @@
 /** Whole-message examples for the OpenAPI document (field examples live on the schemas). */
+import { movieOutput } from "@tjm/protocol";
 
 export const submitJobExample = {
   projectId: "2c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f",
@@ -7,22 +8,14 @@ export const submitJobExample = {
   executionPlan: {
     input: { uri: "s3://media-in/movies/42/source.mov" },
     outputs: [
-      {
-        id: "1080p",
-        kind: "FILE",
-        container: "mp4",
-        destinationUri: "s3://media-out/movies/42/1080p.mp4",
+      movieOutput("1080p", "mp4", "1080p.mp4", {
         video: { codec: "h264", height: 1080, preset: "slow" },
         audio: { codec: "aac", bitrateKbps: 192 },
-      },
-      {
-        id: "720p-webm",
-        kind: "FILE",
-        container: "webm",
-        destinationUri: "s3://media-out/movies/42/720p.webm",
+      }),
+      movieOutput("720p-webm", "webm", "720p.webm", {
         video: { codec: "vp9", height: 720 },
         audio: { codec: "opus", bitrateKbps: 128 },
-      },
+      }),
     ],
     transforms: {
       removedSegments: [{ startMs: 0, endMs: 12000 }],

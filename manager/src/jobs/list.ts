@@ -1,7 +1,7 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponses } from "../platform/errors.ts";
-import { type AppRouteHandler, operatorSecurity } from "../platform/http.ts";
+import { z } from "@hono/zod-openapi";
+import type { AppRouteHandler } from "../platform/http.ts";
 import { pageQuery } from "../platform/query.ts";
+import { jsonResponse, operatorRoute } from "../platform/routes.ts";
 import type { JobsDeps } from "./deps.ts";
 import { JobListSchema, JobStateSchema, WorkerPoolSchema } from "./schema.ts";
 import { countJobs, listJobs } from "./store.ts";
@@ -49,18 +49,15 @@ export const ListJobsQuerySchema = z
     { when: (payload) => payload.value !== null && typeof payload.value === "object" },
   );
 
-export const listJobsRoute = createRoute({
+export const listJobsRoute = operatorRoute({
   method: "get",
   path: "/jobs",
   tags: ["jobs"],
   summary: "List jobs",
   description: "Newest first, with the total matching the filters.",
-  security: operatorSecurity,
   request: { query: ListJobsQuerySchema },
-  responses: {
-    200: { description: "A page of jobs", content: { "application/json": { schema: JobListSchema } } },
-    ...errorResponses("BAD_REQUEST", "UNAUTHORIZED", "FORBIDDEN", "INTERNAL"),
-  },
+  responses: { 200: jsonResponse("A page of jobs", JobListSchema) },
+  errors: [],
 });
 
 export const listJobsHandler =

@@ -1,44 +1,35 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { tenantMayActOn } from "../platform/auth.ts";
-import { ApiError, conflict, errorResponses, notFound } from "../platform/errors.ts";
-import { type AppRouteHandler, operatorSecurity, tenantSecurity } from "../platform/http.ts";
+import { ApiError, conflict, notFound } from "../platform/errors.ts";
+import { type AppRouteHandler, tenantSecurity } from "../platform/http.ts";
+import { apiRoute, operatorRoute, uuidPathParam } from "../platform/routes.ts";
 import type { JobsDeps } from "./deps.ts";
-import { JobDetailSchema, JobIdParamsSchema } from "./schema.ts";
+import { jobDetail } from "./detail.ts";
+import { JobIdParamsSchema, jobDetailAccepted } from "./schema.ts";
 import { findJobDetail, lockJob } from "./store.ts";
-import { toJobDetail } from "./view.ts";
 
 const description =
   "For a job WAITING_FOR_STORAGE: the Worker that kept the encoded outputs uploads them again to the same destinations, without re-encoding, now or when it is back. Retention (24 h from the first pause, bounded by the job deadline) is not renewed. 409 when the job is not waiting, its retention or deadline passed, or that Worker is gone or disabled. The job stays WAITING_FOR_STORAGE (with uploadResumeRequestedAt set) until the Worker reports it is uploading again.";
 
-const responses = {
-  202: {
-    description: "Resume requested; the job detail with uploadResumeRequestedAt set",
-    content: { "application/json": { schema: JobDetailSchema } },
-  },
-  ...errorResponses("BAD_REQUEST", "UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "CONFLICT", "INTERNAL"),
-};
+const responses = jobDetailAccepted("Resume requested; the job detail with uploadResumeRequestedAt set");
 
-export const resumeUploadsRoute = createRoute({
+export const resumeUploadsRoute = operatorRoute({
   method: "post",
   path: "/jobs/{jobId}/resume-uploads",
   tags: ["jobs"],
   summary: "Resume the uploads of a job waiting for storage",
   description,
-  security: operatorSecurity,
   request: { params: JobIdParamsSchema },
   responses,
+  errors: ["NOT_FOUND", "CONFLICT"],
 });
 
 export const ProjectJobParamsSchema = z.object({
-  projectId: z
-    .uuid()
-    .openapi({ param: { name: "projectId", in: "path" }, example: "6f1c2a90-1d7e-4f39-8b7a-1f0e2d3c4b5a" }),
-  jobId: z
-    .uuid()
-    .openapi({ param: { name: "jobId", in: "path" }, example: "0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d" }),
+  projectId: uuidPathParam("projectId", "6f1c2a90-1d7e-4f39-8b7a-1f0e2d3c4b5a"),
+  ...JobIdParamsSchema.shape,
 });
 
-export const tenantResumeUploadsRoute = createRoute({
+export const tenantResumeUploadsRoute = apiRoute({
   method: "post",
   path: "/{projectId}/jobs/{jobId}/resume-uploads",
   tags: ["tenant"],
@@ -47,10 +38,11 @@ export const tenantResumeUploadsRoute = createRoute({
   security: tenantSecurity,
   request: { params: ProjectJobParamsSchema },
   responses,
+  errors: ["UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "CONFLICT"],
 });
 
-async function resume(deps: JobsDeps, jobId: string, projectId?: string) {
-  const found = await deps.sql.begin(async (tx) => {
+function resume(deps: JobsDeps, jobId: string, projectId?: string) {
+  return deps.sql.begin(async (tx) => {
     const job = await lockJob(tx, jobId);
     const detail = job && (await findJobDetail(tx, jobId));
     if (!job || !detail || (projectId && detail.job.projectId !== projectId)) {
@@ -60,10 +52,8 @@ async function resume(deps: JobsDeps, jobId: string, projectId?: string) {
     }
     const refusal = await deps.resumeUploads(tx, job.currentAttemptId);
     if (refusal) throw conflict(refusal);
-    return findJobDetail(tx, jobId);
+    return jobDetail(tx, jobId, deps.liveProgress);
   });
-  if (!found) throw notFound(`Job ${jobId} does not exist`);
-  return toJobDetail(found.job, found.attempts, deps.liveProgress);
 }
 
 export const resumeUploadsHandler =

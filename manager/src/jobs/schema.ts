@@ -11,6 +11,8 @@ import {
   VIDEO_PRESETS,
 } from "@tjm/protocol";
 import { ATTEMPT_STATES, JOB_STATES } from "../lifecycle/index.ts";
+import { pageOf } from "../platform/query.ts";
+import { jsonResponse, uuidPathParam } from "../platform/routes.ts";
 import {
   LEGACY_VIDEO_CODECS,
   normaliseVideoCodec,
@@ -165,20 +167,15 @@ export const JobDetailSchema = JobSchema.extend({
   attempts: z.array(AttemptSchema).openapi({ description: "Every attempt, oldest first" }),
 }).openapi("JobDetail");
 
-export const JobListSchema = z
-  .object({
-    items: z.array(JobSchema),
-    total: z.number().int().openapi({ description: "Jobs matching the filters", example: 1 }),
-    limit: z.number().int().openapi({ example: 50 }),
-    offset: z.number().int().openapi({ example: 0 }),
-  })
-  .openapi("JobList");
+export const JobListSchema = pageOf("JobList", JobSchema, "Jobs matching the filters");
 
 export const JobIdParamsSchema = z.object({
-  jobId: z.uuid().openapi({
-    param: { name: "jobId", in: "path" },
-    example: "0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d",
-  }),
+  jobId: uuidPathParam("jobId", "0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d"),
+});
+
+/** The answer of an operation on a job: 202 with the job's detail. */
+export const jobDetailAccepted = (description: string) => ({
+  202: jsonResponse(description, JobDetailSchema),
 });
 
 export type Job = z.infer<typeof JobSchema>;

@@ -8,8 +8,8 @@ import {
   type Transition,
   transitionNamed,
 } from "../lifecycle/index.ts";
+import { enqueueOutbox, outboxInsert } from "../outbox/index.ts";
 import type { Sql, TransactionSql } from "../platform/db.ts";
-import { enqueueOutbox } from "../platform/outbox.ts";
 import type { WorkerPool } from "./plan.ts";
 
 export interface JobRow {
@@ -90,14 +90,13 @@ export async function insertJob(sql: Sql, job: NewJob): Promise<JobRow | undefin
       insert into attempts (id, job_id, attempt_number, state, fencing_token, created_at, updated_at)
       select ${job.attemptId}, id, 1, ${SUBMISSION.to.attempt as AttemptState}, 1, created_at, created_at from job
       returning state
-    ), announcement as (
-      insert into outbox (kind, subject, payload)
-      select 'job.created', 'events.job.created',
-             jsonb_build_object('jobId', id, 'organizationId', organization_id, 'projectId', project_id,
-                                'state', state, 'workerPool', worker_pool, 'priority', priority,
-                                'attemptId', current_attempt_id, 'occurredAt', created_at)
-      from job
-    )
+    ), announcement as (${outboxInsert(sql, {
+      kind: "job.created",
+      payload: sql`jsonb_build_object('jobId', id, 'organizationId', organization_id, 'projectId', project_id,
+                                      'state', state, 'workerPool', worker_pool, 'priority', priority,
+                                      'attemptId', current_attempt_id, 'occurredAt', created_at)`,
+      from: sql`job`,
+    })})
     select j.id, j.organization_id, j.project_id, j.state, j.priority, j.worker_pool, j.required_capabilities,
            j.protocol_version, j.current_attempt_id, attempt.state as current_attempt_state, j.queued_at,
            j.started_at, j.completed_at, j.created_at, j.updated_at

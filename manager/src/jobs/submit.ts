@@ -1,7 +1,8 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { PROTOCOL_VERSION } from "@tjm/protocol";
-import { errorResponses, validationError } from "../platform/errors.ts";
-import { type AppRouteHandler, operatorSecurity } from "../platform/http.ts";
+import { validationError } from "../platform/errors.ts";
+import type { AppRouteHandler } from "../platform/http.ts";
+import { BODY_ERRORS, jsonBody, jsonResponse, operatorRoute } from "../platform/routes.ts";
 import type { JobsDeps } from "./deps.ts";
 import { jobExample, submitJobExample } from "./examples.ts";
 import { deriveWorkerPool, limits } from "./plan.ts";
@@ -56,34 +57,16 @@ export const SubmitJobBodySchema = z
   )
   .openapi("SubmitJob");
 
-export const submitJobRoute = createRoute({
+export const submitJobRoute = operatorRoute({
   method: "post",
   path: "/jobs",
   tags: ["jobs"],
   summary: "Submit a job",
   description:
     "Validates the execution plan, stores the job (QUEUED) with attempt 1 (CREATED, progress 0), a fencing token and the protocol version, all in one transaction. There is no idempotency key: the same body twice makes two jobs.",
-  security: operatorSecurity,
-  request: {
-    body: {
-      required: true,
-      content: { "application/json": { schema: SubmitJobBodySchema, example: submitJobExample } },
-    },
-  },
-  responses: {
-    201: {
-      description: "The job, queued",
-      content: { "application/json": { schema: JobSchema, example: jobExample } },
-    },
-    ...errorResponses(
-      "BAD_REQUEST",
-      "UNAUTHORIZED",
-      "FORBIDDEN",
-      "PAYLOAD_TOO_LARGE",
-      "UNSUPPORTED_MEDIA_TYPE",
-      "INTERNAL",
-    ),
-  },
+  request: jsonBody(SubmitJobBodySchema, submitJobExample),
+  responses: { 201: jsonResponse("The job, queued", JobSchema, jobExample) },
+  errors: BODY_ERRORS,
 });
 
 export const submitJob =

@@ -1,5 +1,6 @@
 import { jetstream, jetstreamManager, type StreamConfig } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { streams } from "@tjm/protocol";
 import type { OutboxPublish } from "./relay.ts";
 
 /** 2 minutes (JetStream's default): a relay retrying a batch within it never stores a row twice. */
@@ -25,6 +26,12 @@ export async function ensureStreams(
       await jsm.streams.add(config);
     }
   }
+}
+
+/** The prefix's three streams (commands, reports, events); idempotent. */
+export function ensurePrefixStreams(nc: NatsConnection, prefix: string): Promise<void> {
+  const { commands, reports, events } = streams(prefix);
+  return ensureStreams(nc, [commands, reports, events]);
 }
 
 /** Publishes through JetStream and resolves only once the stream acknowledged storing it. */

@@ -152,10 +152,18 @@ function bearerVerifier(options: OperatorAuthOptions): (header: string | undefin
 export function operatorAuth(
   options: OperatorAuthOptions,
 ): MiddlewareHandler<{ Variables: { operator: Operator } }> {
+  return bearerAuth(options, "operator", (claims) => ({ subject: claims.sub as string, claims }));
+}
+
+/** Verifies the request's bearer token and sets what `principal` makes of its claims as `name`. */
+function bearerAuth<Name extends string, Principal>(
+  options: OperatorAuthOptions,
+  name: Name,
+  principal: (claims: JWTPayload) => Principal,
+): MiddlewareHandler<{ Variables: Record<Name, Principal> }> {
   const verify = bearerVerifier(options);
   return async (c, next) => {
-    const claims = await verify(c.req.header("authorization"));
-    c.set("operator", { subject: claims.sub as string, claims });
+    c.set(name, principal(await verify(c.req.header("authorization"))));
     await next();
   };
 }
@@ -176,16 +184,13 @@ export interface Tenant {
 export function tenantAuth(
   options: OperatorAuthOptions,
 ): MiddlewareHandler<{ Variables: { tenant: Tenant } }> {
-  const verify = bearerVerifier(options);
-  return async (c, next) => {
-    const claims = await verify(c.req.header("authorization"));
+  return bearerAuth(options, "tenant", (claims) => {
     const granted = claims[TENANT_PROJECTS_CLAIM];
     const projects = Array.isArray(granted)
       ? granted.filter((item): item is string => typeof item === "string")
       : [];
-    c.set("tenant", { subject: claims.sub as string, projects });
-    await next();
-  };
+    return { subject: claims.sub as string, projects };
+  });
 }
 
 export function tenantMayActOn(tenant: Tenant, projectId: string): boolean {

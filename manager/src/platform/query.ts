@@ -26,6 +26,18 @@ export const pageQuery = {
   }),
 };
 
+/** The answer of a list route: a page of `item` and the total matching the filters. */
+export function pageOf<Item extends z.ZodType>(name: string, item: Item, totalDescription: string) {
+  return z
+    .object({
+      items: z.array(item),
+      total: z.number().int().openapi({ description: totalDescription, example: 1 }),
+      limit: z.number().int().openapi({ example: 50 }),
+      offset: z.number().int().openapi({ example: 0 }),
+    })
+    .openapi(name);
+}
+
 /** "true" or "false" in a query string. */
 export const booleanParam = () =>
   z

@@ -1,13 +1,12 @@
-import { createRoute, z } from "@hono/zod-openapi";
 import {
   examples,
   PROTOCOL_VERSION,
   WorkerChallengeRequestSchema,
   WorkerChallengeSchema,
 } from "@tjm/protocol";
-import { errorResponses } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { randomBase64url } from "../platform/random.ts";
+import { apiRoute, BODY_ERRORS, jsonBody, jsonResponse, protocolComponent } from "../platform/routes.ts";
 import type { WorkersDeps } from "./deps.ts";
 import { disabledWorker, unknownWorker } from "./proof.ts";
 import { findWorker, insertChallenge } from "./store.ts";
@@ -17,36 +16,27 @@ export const CHALLENGE_TTL_SECONDS = 60;
 /** 256 bits: never repeated, never guessed. */
 const NONCE_BYTES = 32;
 
-export const ChallengeRequestSchema = z
-  .object(WorkerChallengeRequestSchema.shape)
-  .openapi("WorkerChallengeRequest", {
-    example: examples.workerChallengeRequest,
-  });
-export const ChallengeSchema = z.object(WorkerChallengeSchema.shape).openapi("WorkerChallenge", {
-  example: examples.workerChallenge,
-});
-
-export const createChallengeRoute = createRoute({
+export const createChallengeRoute = apiRoute({
   method: "post",
   path: "/challenges",
   tags: ["worker"],
   summary: "Get a nonce to sign with the Worker's NKey",
   description:
     "Step one of re-registration (after a restart) and of refreshing NATS credentials. The Worker signs challengeSigningInput(workerId, challenge) from @tjm/protocol with the NKey it registered; the challenge is single use, bound to its purpose, and expires after 60 s.",
-  request: {
-    body: { required: true, content: { "application/json": { schema: ChallengeRequestSchema } } },
-  },
+  request: jsonBody(
+    protocolComponent(
+      "WorkerChallengeRequest",
+      WorkerChallengeRequestSchema,
+      examples.workerChallengeRequest,
+    ),
+  ),
   responses: {
-    201: { description: "The challenge", content: { "application/json": { schema: ChallengeSchema } } },
-    ...errorResponses(
-      "BAD_REQUEST",
-      "FORBIDDEN",
-      "NOT_FOUND",
-      "PAYLOAD_TOO_LARGE",
-      "UNSUPPORTED_MEDIA_TYPE",
-      "INTERNAL",
+    201: jsonResponse(
+      "The challenge",
+      protocolComponent("WorkerChallenge", WorkerChallengeSchema, examples.workerChallenge),
     ),
   },
+  errors: ["FORBIDDEN", "NOT_FOUND", ...BODY_ERRORS],
 });
 
 export const createChallenge =

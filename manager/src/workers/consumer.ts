@@ -21,6 +21,7 @@ import { streams, subjects, workerConsumerName } from "@tjm/protocol";
 import { ensurePrefixStreams } from "../outbox/index.ts";
 import type { Broker } from "../platform/broker.ts";
 import type { Sql } from "../platform/db.ts";
+import { TickingTask } from "../platform/loop.ts";
 import { disabledWorkerIds, listCommandedWorkerIds } from "./store.ts";
 
 /** Redelivered if not acked by then; a Worker acks a command once it has acted on it. */
@@ -79,35 +80,17 @@ export interface CommandConsumerKeeperOptions {
  * lacks one. Commands stored in the new stream before a consumer exists are not lost: the
  * consumers deliver everything the stream holds.
  */
-export class CommandConsumerKeeper {
-  private timer: ReturnType<typeof setInterval> | undefined;
-  private running: Promise<void> | undefined;
+export class CommandConsumerKeeper extends TickingTask {
   /** Creation time of the stream whose consumers were last checked. */
   private checkedStream: string | undefined;
   /** Consumers this keeper created: what the fault tests read. */
   readonly counters = { consumersCreated: 0 };
 
-  constructor(private readonly options: CommandConsumerKeeperOptions) {}
-
-  start(): void {
-    this.timer ??= setInterval(() => {
-      this.running ??= this.check()
-        .catch((err) =>
-          this.options.logger.warn("cannot check the Workers' command consumers; retrying", { err }),
-        )
-        .finally(() => {
-          this.running = undefined;
-        });
-    }, this.options.tickMs ?? 1000);
+  constructor(private readonly options: CommandConsumerKeeperOptions) {
+    super(options, "cannot check the Workers' command consumers; retrying");
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
-  }
-
-  private async check(): Promise<void> {
+  protected async tick(): Promise<void> {
     const nc = this.options.broker.connection();
     if (!nc) return;
     const { subjectPrefix: prefix } = this.options;

@@ -1,30 +1,23 @@
-import { createRoute } from "@hono/zod-openapi";
 import { PROTOCOL_VERSION } from "@tjm/protocol";
-import { errorResponses } from "../platform/errors.ts";
-import { type AppRouteHandler, operatorSecurity } from "../platform/http.ts";
-import { enqueueOutbox, sendCommand } from "../platform/outbox.ts";
+import { sendCommand } from "../outbox/index.ts";
+import type { AppRouteHandler } from "../platform/http.ts";
+import { jsonResponse, operatorRoute } from "../platform/routes.ts";
 import type { WorkersDeps } from "./deps.ts";
 import { unknownWorker } from "./proof.ts";
 import { WorkerIdParamSchema, WorkerSchema } from "./schema.ts";
-import { findWorker, requestDrain } from "./store.ts";
-import { toWorker } from "./view.ts";
+import { announceWorkerChange, findWorker, requestDrain } from "./store.ts";
+import { showWorker } from "./view.ts";
 
-export const drainWorkerRoute = createRoute({
+export const drainWorkerRoute = operatorRoute({
   method: "post",
   path: "/workers/{workerId}/drain",
   tags: ["workers"],
   summary: "Drain a Worker",
   description:
     "The Worker takes no new leases from now on and finishes what it holds. Idempotent: draining a draining Worker changes nothing and answers the same.",
-  security: operatorSecurity,
   request: { params: WorkerIdParamSchema },
-  responses: {
-    202: {
-      description: "Drain requested; the Worker is told through its commands",
-      content: { "application/json": { schema: WorkerSchema } },
-    },
-    ...errorResponses("BAD_REQUEST", "UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "INTERNAL"),
-  },
+  responses: { 202: jsonResponse("Drain requested; the Worker is told through its commands", WorkerSchema) },
+  errors: ["NOT_FOUND"],
 });
 
 export const drainWorkerHandler =
@@ -36,10 +29,7 @@ export const drainWorkerHandler =
       if (!drained) throw unknownWorker(workerId);
       if (drained.changed) {
         await sendCommand(tx, workerId, { type: "drain", protocolVersion: PROTOCOL_VERSION });
-        await enqueueOutbox(tx, "worker.updated", {
-          workerId,
-          instanceId: drained.row.instanceId,
-          change: "drain",
+        await announceWorkerChange(tx, drained.row, "drain", {
           drainRequestedAt: drained.row.drainRequestedAt?.toISOString(),
         });
         await deps.hooks.drainRequested(tx, workerId);
@@ -47,5 +37,5 @@ export const drainWorkerHandler =
       }
       return (await findWorker(tx, workerId)) ?? drained.row;
     });
-    return c.json(toWorker(row, deps.monitor.live(row.id), deps.statistics(row.id)), 202);
+    return c.json(showWorker(deps, row), 202);
   };

@@ -1,23 +1,19 @@
-import { createRoute } from "@hono/zod-openapi";
-import { errorResponses } from "../platform/errors.ts";
-import { type AppRouteHandler, operatorSecurity } from "../platform/http.ts";
+import type { AppRouteHandler } from "../platform/http.ts";
+import { jsonResponse, operatorRoute } from "../platform/routes.ts";
 import type { WorkersDeps } from "./deps.ts";
 import { unknownWorker } from "./proof.ts";
 import { WorkerIdParamSchema, WorkerSchema } from "./schema.ts";
 import { findWorker } from "./store.ts";
-import { toWorker } from "./view.ts";
+import { showWorker } from "./view.ts";
 
-export const getWorkerRoute = createRoute({
+export const getWorkerRoute = operatorRoute({
   method: "get",
   path: "/workers/{workerId}",
   tags: ["workers"],
   summary: "Get one Worker",
-  security: operatorSecurity,
   request: { params: WorkerIdParamSchema },
-  responses: {
-    200: { description: "The Worker", content: { "application/json": { schema: WorkerSchema } } },
-    ...errorResponses("BAD_REQUEST", "UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "INTERNAL"),
-  },
+  responses: { 200: jsonResponse("The Worker", WorkerSchema) },
+  errors: ["NOT_FOUND"],
 });
 
 export const getWorkerHandler =
@@ -26,5 +22,5 @@ export const getWorkerHandler =
     const { workerId } = c.req.valid("param");
     const row = await findWorker(deps.sql, workerId);
     if (!row) throw unknownWorker(workerId);
-    return c.json(toWorker(row, deps.monitor.live(row.id), deps.statistics(row.id)), 200);
+    return c.json(showWorker(deps, row), 200);
   };

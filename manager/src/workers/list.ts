@@ -1,12 +1,12 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { WorkerPoolSchema } from "../jobs/schema.ts";
-import { errorResponses } from "../platform/errors.ts";
-import { type AppRouteHandler, operatorSecurity } from "../platform/http.ts";
+import type { AppRouteHandler } from "../platform/http.ts";
 import { booleanParam, pageQuery } from "../platform/query.ts";
+import { jsonResponse, operatorRoute } from "../platform/routes.ts";
 import type { WorkersDeps } from "./deps.ts";
 import { CertificationStatusSchema, ConnectivitySchema, WorkerListSchema } from "./schema.ts";
 import { listWorkers } from "./store.ts";
-import { toWorker } from "./view.ts";
+import { showWorker } from "./view.ts";
 
 export const ListWorkersQuerySchema = z.object({
   connectivity: ConnectivitySchema.optional().openapi({ param: { name: "connectivity", in: "query" } }),
@@ -22,18 +22,15 @@ export const ListWorkersQuerySchema = z.object({
   ...pageQuery,
 });
 
-export const listWorkersRoute = createRoute({
+export const listWorkersRoute = operatorRoute({
   method: "get",
   path: "/workers",
   tags: ["workers"],
   summary: "List Workers",
   description: "Newest registration first, with the total matching the filters.",
-  security: operatorSecurity,
   request: { query: ListWorkersQuerySchema },
-  responses: {
-    200: { description: "A page of Workers", content: { "application/json": { schema: WorkerListSchema } } },
-    ...errorResponses("BAD_REQUEST", "UNAUTHORIZED", "FORBIDDEN", "INTERNAL"),
-  },
+  responses: { 200: jsonResponse("A page of Workers", WorkerListSchema) },
+  errors: [],
 });
 
 export const listWorkersHandler =
@@ -43,7 +40,7 @@ export const listWorkersHandler =
     const { rows, total } = await listWorkers(deps.sql, query, query.limit, query.offset);
     return c.json(
       {
-        items: rows.map((row) => toWorker(row, deps.monitor.live(row.id), deps.statistics(row.id))),
+        items: rows.map((row) => showWorker(deps, row)),
         total,
         limit: query.limit,
         offset: query.offset,

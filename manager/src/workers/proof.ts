@@ -6,8 +6,11 @@
 import { fromPublic } from "@nats-io/nkeys";
 import { type ChallengePurpose, challengeSigningInput } from "@tjm/protocol";
 import type { TransactionSql } from "../platform/db.ts";
-import { ApiError } from "../platform/errors.ts";
+import { ApiError, type ErrorCode } from "../platform/errors.ts";
 import { consumeChallenge, findWorker, type WorkerRow } from "./store.ts";
+
+/** What a request carrying a proof may be refused with: unknown Worker, disabled Worker, bad proof. */
+export const PROOF_ERRORS = ["NOT_FOUND", "FORBIDDEN", "UNAUTHORIZED"] as const satisfies ErrorCode[];
 
 export function unknownWorker(workerId: string): ApiError {
   return new ApiError(

@@ -1,52 +1,39 @@
-import { createRoute, z } from "@hono/zod-openapi";
 import { examples, WorkerReRegistrationRequestSchema } from "@tjm/protocol";
-import { ApiError, errorResponses } from "../platform/errors.ts";
+import { ApiError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
-import { enqueueOutbox } from "../platform/outbox.ts";
+import { apiRoute, BODY_ERRORS, jsonBody, jsonResponse, protocolComponent } from "../platform/routes.ts";
 import { ensureWorkerConsumer } from "./consumer.ts";
 import type { WorkersDeps } from "./deps.ts";
-import { proveWorker } from "./proof.ts";
+import { PROOF_ERRORS, proveWorker } from "./proof.ts";
 import {
   describeWorker,
   RegistrationResponseSchema,
   registrationAnswer,
   requireBroker,
 } from "./registration.ts";
-import { startWorkerInstance } from "./store.ts";
+import { announceWorkerChange, startWorkerInstance } from "./store.ts";
 
-export const ReRegistrationRequestSchema = z
-  .object(WorkerReRegistrationRequestSchema.shape)
-  .openapi("WorkerReRegistrationRequest", {
-    example: examples.workerReRegistrationRequest,
-  });
-
-export const reRegisterWorkerRoute = createRoute({
+export const reRegisterWorkerRoute = apiRoute({
   method: "post",
   path: "/re-registrations",
   tags: ["worker"],
   summary: "Start a new instance of a registered Worker",
   description:
     "A restarted Worker answers a `re-registration` challenge with a signature by its NKey and describes itself again (ffmpeg or hardware may have changed). It keeps its workerId and gets a new instanceId and fresh NATS credentials; heartbeats of the old instance are ignored from now on.",
-  request: {
-    body: { required: true, content: { "application/json": { schema: ReRegistrationRequestSchema } } },
-  },
+  request: jsonBody(
+    protocolComponent(
+      "WorkerReRegistrationRequest",
+      WorkerReRegistrationRequestSchema,
+      examples.workerReRegistrationRequest,
+    ),
+  ),
   responses: {
-    200: {
-      description: "The Worker's identity with its new instance, and NATS credentials",
-      content: { "application/json": { schema: RegistrationResponseSchema } },
-    },
-    ...errorResponses(
-      "BAD_REQUEST",
-      "UNAUTHORIZED",
-      "FORBIDDEN",
-      "NOT_FOUND",
-      "CONFLICT",
-      "PAYLOAD_TOO_LARGE",
-      "UNSUPPORTED_MEDIA_TYPE",
-      "INTERNAL",
-      "SERVICE_UNAVAILABLE",
+    200: jsonResponse(
+      "The Worker's identity with its new instance, and NATS credentials",
+      RegistrationResponseSchema,
     ),
   },
+  errors: [...PROOF_ERRORS, "CONFLICT", ...BODY_ERRORS, "SERVICE_UNAVAILABLE"],
 });
 
 export const reRegisterWorker =
@@ -68,10 +55,7 @@ export const reRegisterWorker =
         crypto.randomUUID(),
         describeWorker(request),
       );
-      await enqueueOutbox(tx, "worker.updated", {
-        workerId: started.id,
-        instanceId: started.instanceId,
-        change: "instance",
+      await announceWorkerChange(tx, started, "instance", {
         previousInstanceId: known.instanceId,
         from: previousConnectivity,
         to: started.connectivity,

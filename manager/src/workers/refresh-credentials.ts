@@ -1,47 +1,36 @@
-import { createRoute, z } from "@hono/zod-openapi";
 import {
   examples,
   PROTOCOL_VERSION,
   WorkerCredentialsRequestSchema,
   WorkerCredentialsSchema,
 } from "@tjm/protocol";
-import { ApiError, errorResponses } from "../platform/errors.ts";
+import { ApiError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
+import { apiRoute, BODY_ERRORS, jsonBody, jsonResponse, protocolComponent } from "../platform/routes.ts";
 import type { WorkersDeps } from "./deps.ts";
-import { proveWorker } from "./proof.ts";
+import { PROOF_ERRORS, proveWorker } from "./proof.ts";
 
-export const CredentialsRequestSchema = z
-  .object(WorkerCredentialsRequestSchema.shape)
-  .openapi("WorkerCredentialsRequest", {
-    example: examples.workerCredentialsRequest,
-  });
-export const CredentialsSchema = z.object(WorkerCredentialsSchema.shape).openapi("WorkerCredentials", {
-  example: examples.workerCredentials,
-});
-
-export const refreshCredentialsRoute = createRoute({
+export const refreshCredentialsRoute = apiRoute({
   method: "post",
   path: "/credentials",
   tags: ["worker"],
   summary: "Refresh a running Worker's NATS credentials",
   description:
     "The running instance answers a `credentials` challenge before its user JWT expires and gets a new one. Refused for a disabled Worker and for an instance that is no longer current.",
-  request: {
-    body: { required: true, content: { "application/json": { schema: CredentialsRequestSchema } } },
-  },
+  request: jsonBody(
+    protocolComponent(
+      "WorkerCredentialsRequest",
+      WorkerCredentialsRequestSchema,
+      examples.workerCredentialsRequest,
+    ),
+  ),
   responses: {
-    200: { description: "Fresh credentials", content: { "application/json": { schema: CredentialsSchema } } },
-    ...errorResponses(
-      "BAD_REQUEST",
-      "UNAUTHORIZED",
-      "FORBIDDEN",
-      "NOT_FOUND",
-      "CONFLICT",
-      "PAYLOAD_TOO_LARGE",
-      "UNSUPPORTED_MEDIA_TYPE",
-      "INTERNAL",
+    200: jsonResponse(
+      "Fresh credentials",
+      protocolComponent("WorkerCredentials", WorkerCredentialsSchema, examples.workerCredentials),
     ),
   },
+  errors: [...PROOF_ERRORS, "CONFLICT", ...BODY_ERRORS],
 });
 
 export const refreshCredentials =

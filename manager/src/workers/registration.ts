@@ -1,4 +1,3 @@
-import { createRoute, z } from "@hono/zod-openapi";
 import { fromPublic } from "@nats-io/nkeys";
 import {
   examples,
@@ -9,53 +8,37 @@ import {
   WorkerRegistrationResponseSchema,
 } from "@tjm/protocol";
 import { consumeEnrollmentToken } from "../enrollment/index.ts";
+import { enqueueOutbox } from "../outbox/index.ts";
 import { isPgError, pgErrorCode } from "../platform/db.ts";
-import { ApiError, errorResponses, validationError } from "../platform/errors.ts";
+import { ApiError, validationError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
-import { enqueueOutbox } from "../platform/outbox.ts";
+import { apiRoute, BODY_ERRORS, jsonBody, jsonResponse, protocolComponent } from "../platform/routes.ts";
 import { ensureWorkerConsumer } from "./consumer.ts";
 import type { WorkersDeps } from "./deps.ts";
 import { insertWorker, type WorkerDescription, type WorkerRow } from "./store.ts";
 
-// zod 4 gives a schema its methods when it is built, so the protocol's schemas (built before
-// @hono/zod-openapi extends zod) lack .openapi(): each route wraps the shape in a new object.
-export const RegistrationRequestSchema = z
-  .object(WorkerRegistrationRequestSchema.shape)
-  .openapi("WorkerRegistrationRequest", {
-    example: examples.workerRegistrationRequest,
-  });
-export const RegistrationResponseSchema = z
-  .object(WorkerRegistrationResponseSchema.shape)
-  .openapi("WorkerRegistration", {
-    example: examples.workerRegistrationResponse,
-  });
+export const RegistrationResponseSchema = protocolComponent(
+  "WorkerRegistration",
+  WorkerRegistrationResponseSchema,
+  examples.workerRegistrationResponse,
+);
 
-export const registerWorkerRoute = createRoute({
+export const registerWorkerRoute = apiRoute({
   method: "post",
   path: "/registrations",
   tags: ["worker"],
   summary: "Register a new Worker with an enrollment token",
   description:
     "Called by the Worker agent at its first start. The Worker generates its NKey pair and sends only the public key; the answer carries its identity, the NATS URL and a user JWT for that key, limited to the Worker's own subjects. The token is used up only when registration succeeds. A restarted Worker re-registers with a challenge instead.",
-  request: {
-    body: { required: true, content: { "application/json": { schema: RegistrationRequestSchema } } },
-  },
-  responses: {
-    201: {
-      description: "The Worker's identity and NATS credentials",
-      content: { "application/json": { schema: RegistrationResponseSchema } },
-    },
-    ...errorResponses(
-      "BAD_REQUEST",
-      "UNAUTHORIZED",
-      "FORBIDDEN",
-      "CONFLICT",
-      "PAYLOAD_TOO_LARGE",
-      "UNSUPPORTED_MEDIA_TYPE",
-      "INTERNAL",
-      "SERVICE_UNAVAILABLE",
+  request: jsonBody(
+    protocolComponent(
+      "WorkerRegistrationRequest",
+      WorkerRegistrationRequestSchema,
+      examples.workerRegistrationRequest,
     ),
-  },
+  ),
+  responses: { 201: jsonResponse("The Worker's identity and NATS credentials", RegistrationResponseSchema) },
+  errors: ["UNAUTHORIZED", "FORBIDDEN", "CONFLICT", ...BODY_ERRORS, "SERVICE_UNAVAILABLE"],
 });
 
 export function describeWorker(

@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { WorkerPoolSchema } from "../jobs/schema.ts";
+import { pageOf } from "../platform/query.ts";
+import { uuidPathParam } from "../platform/routes.ts";
 import { CONNECTIVITY_STATES } from "./store.ts";
 
 export const ConnectivitySchema = z.enum(CONNECTIVITY_STATES).openapi("WorkerConnectivity", {
@@ -111,17 +113,8 @@ export const WorkerSchema = z
   })
   .openapi("Worker");
 
-export const WorkerListSchema = z
-  .object({
-    items: z.array(WorkerSchema),
-    total: z.number().int().openapi({ description: "Workers matching the filters", example: 1 }),
-    limit: z.number().int().openapi({ example: 50 }),
-    offset: z.number().int().openapi({ example: 0 }),
-  })
-  .openapi("WorkerList");
+export const WorkerListSchema = pageOf("WorkerList", WorkerSchema, "Workers matching the filters");
 
 export const WorkerIdParamSchema = z.object({
-  workerId: z
-    .uuid()
-    .openapi({ param: { name: "workerId", in: "path" }, example: "3f2b8c1e-7d4a-4e59-9b2c-6a1d0e8f7c35" }),
+  workerId: uuidPathParam("workerId", "3f2b8c1e-7d4a-4e59-9b2c-6a1d0e8f7c35"),
 });

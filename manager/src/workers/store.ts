@@ -1,6 +1,7 @@
 import type { Certification, HardwareEncoderProbe } from "@tjm/protocol";
+import type postgres from "postgres";
+import { enqueueOutbox } from "../outbox/index.ts";
 import type { Sql, TransactionSql } from "../platform/db.ts";
-import { enqueueOutbox } from "../platform/outbox.ts";
 
 /**
  * What other features do when a Worker's life changes, in the same transaction: execution
@@ -112,20 +113,23 @@ export async function startWorkerInstance(
   return { row: updated, previousConnectivity };
 }
 
-export async function findWorker(
+async function findWorkerWhere(
   sql: Sql | TransactionSql,
-  workerId: string,
+  condition: postgres.Fragment,
 ): Promise<WorkerRow | undefined> {
-  const [row] = await sql<WorkerRow[]>`select * from workers where id = ${workerId}`;
+  const [row] = await sql<WorkerRow[]>`select * from workers where ${condition}`;
   return row;
 }
 
-export async function findWorkerByPublicKey(
+export function findWorker(sql: Sql | TransactionSql, workerId: string): Promise<WorkerRow | undefined> {
+  return findWorkerWhere(sql, sql`id = ${workerId}`);
+}
+
+export function findWorkerByPublicKey(
   sql: Sql | TransactionSql,
   publicKey: string,
 ): Promise<WorkerRow | undefined> {
-  const [row] = await sql<WorkerRow[]>`select * from workers where public_key = ${publicKey}`;
-  return row;
+  return findWorkerWhere(sql, sql`public_key = ${publicKey}`);
 }
 
 export interface WorkerFilter {
@@ -220,27 +224,27 @@ export async function transitionConnectivity(
       where id = ${change.workerId} and instance_id = ${change.instanceId} and connectivity = ${change.from}
       returning *`;
     if (!row) return undefined;
-    await enqueueOutbox(tx, "worker.updated", {
-      workerId: row.id,
-      instanceId: row.instanceId,
-      change: "connectivity",
-      from: change.from,
-      to: change.to,
-    });
+    await announceWorkerChange(tx, row, "connectivity", { from: change.from, to: change.to });
     if (change.to === "OFFLINE") await hooks.offline(tx, row.id);
     return row;
   });
 }
 
-/** Sets the drain request once; undefined when the Worker does not exist. */
-export async function requestDrain(
+/**
+ * Stamps the Worker's `column` with now() the first time only, setting `alongside` with it;
+ * whether this call was that first time. Undefined when the Worker does not exist.
+ */
+async function stampOnce(
   tx: TransactionSql,
   workerId: string,
+  column: "drain_requested_at" | "disabled_at",
+  alongside?: postgres.Fragment,
 ): Promise<{ row: WorkerRow; changed: boolean } | undefined> {
+  const stamp = tx(column);
   const [row] = await tx<(WorkerRow & { changed: boolean })[]>`
-    update workers w set drain_requested_at = coalesce(w.drain_requested_at, now()),
-      updated_at = case when w.drain_requested_at is null then now() else w.updated_at end
-    from (select id, drain_requested_at is null as changed from workers where id = ${workerId} for update) previous
+    update workers w set ${stamp} = coalesce(w.${stamp}, now()), ${alongside ? tx`${alongside},` : tx``}
+      updated_at = case when w.${stamp} is null then now() else w.updated_at end
+    from (select id, ${stamp} is null as changed from workers where id = ${workerId} for update) previous
     where w.id = previous.id
     returning w.*, previous.changed`;
   if (!row) return undefined;
@@ -248,22 +252,29 @@ export async function requestDrain(
   return { row: worker, changed };
 }
 
+/** Sets the drain request once; undefined when the Worker does not exist. */
+export function requestDrain(tx: TransactionSql, workerId: string) {
+  return stampOnce(tx, workerId, "drain_requested_at");
+}
+
 /** Disables the Worker once; undefined when it does not exist. */
-export async function disableWorker(
+export function disableWorker(tx: TransactionSql, workerId: string, operator: string) {
+  return stampOnce(tx, workerId, "disabled_at", tx`disabled_by = coalesce(w.disabled_by, ${operator})`);
+}
+
+/** The worker.updated announcement of a change of the Worker's current instance. */
+export async function announceWorkerChange(
   tx: TransactionSql,
-  workerId: string,
-  operator: string,
-): Promise<{ row: WorkerRow; changed: boolean } | undefined> {
-  const [row] = await tx<(WorkerRow & { changed: boolean })[]>`
-    update workers w set disabled_at = coalesce(w.disabled_at, now()),
-      disabled_by = coalesce(w.disabled_by, ${operator}),
-      updated_at = case when w.disabled_at is null then now() else w.updated_at end
-    from (select id, disabled_at is null as changed from workers where id = ${workerId} for update) previous
-    where w.id = previous.id
-    returning w.*, previous.changed`;
-  if (!row) return undefined;
-  const { changed, ...worker } = row;
-  return { row: worker, changed };
+  worker: { id: string; instanceId: string },
+  change: "connectivity" | "instance" | "drain" | "disable",
+  details: Record<string, unknown>,
+): Promise<void> {
+  await enqueueOutbox(tx, "worker.updated", {
+    workerId: worker.id,
+    instanceId: worker.instanceId,
+    change,
+    ...details,
+  });
 }
 
 /** Workers that have a command consumer: every one not disabled. */

@@ -1,3 +1,4 @@
+import type { WorkersDeps } from "./deps.ts";
 import type { LiveWorker } from "./monitor.ts";
 import type { WorkerRow } from "./store.ts";
 
@@ -43,4 +44,9 @@ export function toWorker(row: WorkerRow, live: LiveWorker | undefined, statistic
     instanceStartedAt: row.instanceStartedAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
+}
+
+/** toWorker with what this Manager knows live of the Worker. */
+export function showWorker(deps: Pick<WorkersDeps, "monitor" | "statistics">, row: WorkerRow) {
+  return toWorker(row, deps.monitor.live(row.id), deps.statistics(row.id));
 }

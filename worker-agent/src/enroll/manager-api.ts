@@ -49,6 +49,30 @@ export class ManagerProtocolError extends Error {
 /** 10 s: the routes do a few queries; beyond that the Manager or the path to it is stuck. */
 export const REQUEST_TIMEOUT_MS = 10_000;
 
+interface Route<Request extends z.ZodType, Answer extends z.ZodType> {
+  /** Below /api/v1/worker/. */
+  path: string;
+  request: Request;
+  answer: Answer;
+}
+
+const defineRoute = <Request extends z.ZodType, Answer extends z.ZodType>(
+  path: string,
+  request: Request,
+  answer: Answer,
+): Route<Request, Answer> => ({ path, request, answer });
+
+const ROUTES = {
+  register: defineRoute("registrations", WorkerRegistrationRequestSchema, WorkerRegistrationResponseSchema),
+  challenge: defineRoute("challenges", WorkerChallengeRequestSchema, WorkerChallengeSchema),
+  reRegister: defineRoute(
+    "re-registrations",
+    WorkerReRegistrationRequestSchema,
+    WorkerRegistrationResponseSchema,
+  ),
+  refreshCredentials: defineRoute("credentials", WorkerCredentialsRequestSchema, WorkerCredentialsSchema),
+};
+
 export type Fetch = (input: string, init: RequestInit) => Promise<Response>;
 
 export class ManagerApi {
@@ -62,49 +86,29 @@ export class ManagerApi {
   }
 
   register(body: WorkerRegistrationRequest, timeoutMs?: number): Promise<WorkerRegistrationResponse> {
-    return this.post(
-      "registrations",
-      WorkerRegistrationRequestSchema,
-      body,
-      WorkerRegistrationResponseSchema,
-      timeoutMs,
-    );
+    return this.post(ROUTES.register, body, timeoutMs);
   }
 
   challenge(workerId: string, purpose: ChallengePurpose, timeoutMs?: number): Promise<WorkerChallenge> {
-    return this.post(
-      "challenges",
-      WorkerChallengeRequestSchema,
-      { protocolVersion: PROTOCOL_VERSION, workerId, purpose },
-      WorkerChallengeSchema,
-      timeoutMs,
-    );
+    return this.post(ROUTES.challenge, { protocolVersion: PROTOCOL_VERSION, workerId, purpose }, timeoutMs);
   }
 
   reRegister(body: WorkerReRegistrationRequest, timeoutMs?: number): Promise<WorkerRegistrationResponse> {
-    return this.post(
-      "re-registrations",
-      WorkerReRegistrationRequestSchema,
-      body,
-      WorkerRegistrationResponseSchema,
-      timeoutMs,
-    );
+    return this.post(ROUTES.reRegister, body, timeoutMs);
   }
 
   refreshCredentials(body: WorkerCredentialsRequest, timeoutMs?: number): Promise<WorkerCredentials> {
-    return this.post("credentials", WorkerCredentialsRequestSchema, body, WorkerCredentialsSchema, timeoutMs);
+    return this.post(ROUTES.refreshCredentials, body, timeoutMs);
   }
 
   private async post<Request extends z.ZodType, Answer extends z.ZodType>(
-    route: string,
-    requestSchema: Request,
+    route: Route<Request, Answer>,
     body: z.input<Request>,
-    answerSchema: Answer,
     timeoutMs = REQUEST_TIMEOUT_MS,
   ): Promise<z.output<Answer>> {
-    const url = new URL(`api/v1/worker/${route}`, this.base).href;
+    const url = new URL(`api/v1/worker/${route.path}`, this.base).href;
     // Validated before sending: an invalid request is this agent's bug, not the Manager's 400.
-    const payload = encodeMessage(requestSchema, body);
+    const payload = encodeMessage(route.request, body);
     let response: Response;
     let text: string;
     try {
@@ -119,7 +123,7 @@ export class ManagerApi {
       throw new ManagerUnavailableError(`POST ${url}: ${describeFetchError(err, timeoutMs)}`, { cause: err });
     }
     if (response.ok) {
-      const decoded = decodeMessage(answerSchema, new TextEncoder().encode(text));
+      const decoded = decodeMessage(route.answer, new TextEncoder().encode(text));
       if (!decoded.ok)
         throw new ManagerProtocolError(`POST ${url} answered ${response.status}: ${decoded.reason}`);
       return decoded.value;

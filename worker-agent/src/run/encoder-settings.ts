@@ -40,24 +40,26 @@ export function encoderFamily(encoder: string): EncoderFamily {
 
 type PresetTable = Record<VideoPreset, readonly string[]>;
 
-const x26x: PresetTable = {
-  fastest: ["-preset", "ultrafast"],
-  fast: ["-preset", "veryfast"],
-  medium: ["-preset", "medium"],
-  slow: ["-preset", "slow"],
-  slowest: ["-preset", "veryslow"],
-};
+/** A family whose presets set one option, to these values from fastest to slowest. */
+function presetScale(
+  option: string,
+  [fastest, fast, medium, slow, slowest]: readonly [string, string, string, string, string],
+): PresetTable {
+  return {
+    fastest: [option, fastest],
+    fast: [option, fast],
+    medium: [option, medium],
+    slow: [option, slow],
+    slowest: [option, slowest],
+  };
+}
+
+const x26x = presetScale("-preset", ["ultrafast", "veryfast", "medium", "slow", "veryslow"]);
 
 export const PRESET_OPTIONS: Record<EncoderFamily, PresetTable> = {
   x264: x26x,
   x265: x26x,
-  svtav1: {
-    fastest: ["-preset", "12"],
-    fast: ["-preset", "10"],
-    medium: ["-preset", "8"],
-    slow: ["-preset", "6"],
-    slowest: ["-preset", "4"],
-  },
+  svtav1: presetScale("-preset", ["12", "10", "8", "6", "4"]),
   "vpx-vp9": {
     fastest: ["-deadline", "realtime", "-cpu-used", "8"],
     fast: ["-deadline", "good", "-cpu-used", "5"],
@@ -65,27 +67,9 @@ export const PRESET_OPTIONS: Record<EncoderFamily, PresetTable> = {
     slow: ["-deadline", "good", "-cpu-used", "1"],
     slowest: ["-deadline", "good", "-cpu-used", "0"],
   },
-  nvenc: {
-    fastest: ["-preset", "p1"],
-    fast: ["-preset", "p3"],
-    medium: ["-preset", "p4"],
-    slow: ["-preset", "p6"],
-    slowest: ["-preset", "p7"],
-  },
-  qsv: {
-    fastest: ["-preset", "veryfast"],
-    fast: ["-preset", "faster"],
-    medium: ["-preset", "medium"],
-    slow: ["-preset", "slow"],
-    slowest: ["-preset", "veryslow"],
-  },
-  amf: {
-    fastest: ["-quality", "speed"],
-    fast: ["-quality", "speed"],
-    medium: ["-quality", "balanced"],
-    slow: ["-quality", "quality"],
-    slowest: ["-quality", "quality"],
-  },
+  nvenc: presetScale("-preset", ["p1", "p3", "p4", "p6", "p7"]),
+  qsv: presetScale("-preset", ["veryfast", "faster", "medium", "slow", "veryslow"]),
+  amf: presetScale("-quality", ["speed", "speed", "balanced", "quality", "quality"]),
 };
 
 /**

@@ -279,12 +279,7 @@ export class MultipartUploader {
       const page = await withRetry(
         () =>
           this.options.client.send(
-            new ListPartsCommand({
-              Bucket: state.bucket,
-              Key: state.key,
-              UploadId: state.uploadId,
-              PartNumberMarker: marker,
-            }),
+            new ListPartsCommand({ ...multipartUpload(state), PartNumberMarker: marker }),
             { abortSignal: signal },
           ),
         this.context("list parts", signal),
@@ -382,9 +377,7 @@ export class MultipartUploader {
       () =>
         this.options.client.send(
           new UploadPartCommand({
-            Bucket: state.bucket,
-            Key: state.key,
-            UploadId: state.uploadId,
+            ...multipartUpload(state),
             PartNumber: part.partNumber,
             Body: body,
             ContentLength: part.length,
@@ -409,9 +402,7 @@ export class MultipartUploader {
         try {
           const answer = await client.send(
             new CompleteMultipartUploadCommand({
-              Bucket: state.bucket,
-              Key: state.key,
-              UploadId: state.uploadId,
+              ...multipartUpload(state),
               MultipartUpload: { Parts: parts },
             }),
             { abortSignal: signal },
@@ -471,14 +462,9 @@ export class MultipartUploader {
     try {
       await withRetry(
         () =>
-          this.options.client.send(
-            new AbortMultipartUploadCommand({
-              Bucket: state.bucket,
-              Key: state.key,
-              UploadId: state.uploadId,
-            }),
-            { abortSignal: signal },
-          ),
+          this.options.client.send(new AbortMultipartUploadCommand(multipartUpload(state)), {
+            abortSignal: signal,
+          }),
         retryContext("abort multipart upload", uri, { ...this.options, signal }),
       );
     } catch (error) {
@@ -503,6 +489,11 @@ export class MultipartUploader {
     this.lastWrite = write.catch(() => {});
     return write;
   }
+}
+
+/** What names the multipart upload in each request about it. */
+function multipartUpload(state: UploadState): { Bucket: string; Key: string; UploadId: string } {
+  return { Bucket: state.bucket, Key: state.key, UploadId: state.uploadId };
 }
 
 /** 405 or 501: the store does not implement the operation (s3rver's ListParts and AbortMultipartUpload). */

@@ -1,0 +1,42 @@
+import type { Command } from "@tjm/protocol";
+import type postgres from "postgres";
+import type { Sql, TransactionSql } from "../platform/db.ts";
+
+/** What one outbox row announces; `subject` is below the prefix and defaults to the event subject of `kind`. */
+export interface Announcement {
+  kind: string;
+  /** A jsonb expression; over the rows of `from` when one is given. */
+  payload: postgres.Fragment;
+  from?: postgres.Fragment;
+  subject?: string;
+}
+
+/**
+ * The one `insert into outbox`: an announcement per row of `from` (one without it). A
+ * fragment, so a statement that must stay one round trip (submitting a job) writes its row
+ * in a CTE, and the relay publishes it if and only if that statement commits.
+ */
+export function outboxInsert(sql: Sql | TransactionSql, announcement: Announcement): postgres.Fragment {
+  const { kind, payload, from, subject = `events.${kind}` } = announcement;
+  return sql`
+    insert into outbox (kind, subject, payload)
+    select ${kind}, ${subject}, ${payload} ${from ? sql`from ${from}` : sql``}`;
+}
+
+/**
+ * Records an announcement in the caller's transaction: it is published (by the relay) if
+ * and only if the change commits. `kind` doubles as the event subject below the prefix.
+ */
+export async function enqueueOutbox(
+  tx: TransactionSql,
+  kind: string,
+  payload: Record<string, unknown>,
+  subject?: string,
+): Promise<void> {
+  await tx`${outboxInsert(tx, { kind, payload: tx`${tx.json(payload as never)}`, subject })}`;
+}
+
+/** Sends a command to a Worker's durable consumer, the same way: published only if the change commits. */
+export async function sendCommand(tx: TransactionSql, workerId: string, command: Command): Promise<void> {
+  await enqueueOutbox(tx, "worker.command", command as never, `workers.${workerId}.commands`);
+}

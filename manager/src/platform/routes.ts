@@ -1,0 +1,68 @@
+/**
+ * The pieces every route definition is made of, so a route file states only what is its own:
+ * path, words, request, its success response and the errors it adds. Each route file still
+ * defines its one operation with one of the factories below.
+ */
+import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
+import { type ErrorCode, errorResponses } from "./errors.ts";
+import { operatorSecurity } from "./http.ts";
+
+/** A UUID path parameter. */
+export function uuidPathParam(name: string, example: string) {
+  return z.uuid().openapi({ param: { name, in: "path" }, example });
+}
+
+export function jsonContent<S extends z.ZodType>(schema: S, example?: unknown) {
+  return { "application/json": example === undefined ? { schema } : { schema, example } };
+}
+
+/** A required JSON body: an optional one with another content type would validate as {}. */
+export function jsonBody<S extends z.ZodType>(schema: S, example?: unknown) {
+  return { body: { required: true, content: jsonContent(schema, example) } };
+}
+
+export function jsonResponse<S extends z.ZodType>(description: string, schema: S, example?: unknown) {
+  return { description, content: jsonContent(schema, example) };
+}
+
+/**
+ * A schema of @tjm/protocol as a named component. zod 4 gives a schema its methods when it is
+ * built, so the protocol's schemas (built before @hono/zod-openapi extends zod) lack .openapi():
+ * the shape goes into a new object.
+ */
+export function protocolComponent<Shape extends z.ZodRawShape>(
+  name: string,
+  schema: { shape: Shape },
+  example: unknown,
+) {
+  return z.object(schema.shape).openapi(name, { example });
+}
+
+/** A request body can be too large or of another type than JSON. */
+export const BODY_ERRORS = ["PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"] as const satisfies ErrorCode[];
+
+type RouteDefinition = RouteConfig & {
+  /** The errors it answers with besides 400 (validation) and 500, which every route has. */
+  errors: readonly ErrorCode[];
+};
+
+/**
+ * A route with its error responses named by code. Its type keeps only the success responses:
+ * handlers throw an ApiError for the others, they never answer them with c.json.
+ */
+export function apiRoute<R extends RouteDefinition>(definition: R) {
+  const { errors, responses, ...route } = definition;
+  return createRoute({
+    ...route,
+    responses: { ...responses, ...errorResponses("BAD_REQUEST", ...errors, "INTERNAL") } as R["responses"],
+  });
+}
+
+/** A route under operator auth: the bearer scheme, and 401 and 403 besides its own errors. */
+export function operatorRoute<R extends Omit<RouteDefinition, "security">>(definition: R) {
+  return apiRoute({
+    ...definition,
+    security: operatorSecurity,
+    errors: ["UNAUTHORIZED", "FORBIDDEN", ...definition.errors],
+  });
+}
