@@ -1,7 +1,6 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { streams } from "@tjm/protocol";
-import { presenceBucket } from "../../manager/src/platform/presence.ts";
+import { presenceBucket, streams } from "@tjm/protocol";
 
 /**
  * Removes the JetStream streams a Manager created for a test's or a bench run's subject prefix

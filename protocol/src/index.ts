@@ -17,6 +17,7 @@ export {
   DEFAULT_SUBJECT_PREFIX,
   MANAGER_REPORTS_CONSUMER,
   parseWorkerSubject,
+  presenceBucket,
   type StreamDefinition,
   streams,
   subjects,

@@ -94,6 +94,14 @@ export function streams(prefix: string): Record<"commands" | "reports" | "events
 }
 
 /**
+ * The KV bucket in which the Managers of the installation that holds the prefix keep their
+ * presence record (`tjm` → `TJM_PRESENCE`, stored in the stream `KV_TJM_PRESENCE`).
+ */
+export function presenceBucket(prefix: string): string {
+  return `${checkedPrefix(prefix).toUpperCase()}_PRESENCE`;
+}
+
+/**
  * The Worker's durable consumer on <PREFIX>_COMMANDS. The prefix is not part of the name:
  * consumer names are scoped to their stream, which already carries it.
  */

@@ -12,6 +12,7 @@ import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET } from "@tjm/devstack/oidc-
 import { freePort, waitFor } from "@tjm/devstack/services";
 import { deleteStreams } from "@tjm/devstack/streams";
 import { silentLogger } from "@tjm/platform";
+import { presenceBucket } from "@tjm/protocol";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { createBroker } from "../../manager/src/platform/broker.ts";
 import { createSql } from "../../manager/src/platform/db.ts";
@@ -20,7 +21,6 @@ import {
   InstallationPresence,
   PRESENCE_KEY,
   type PresenceRecord,
-  presenceBucket,
   readInstallationId,
 } from "../../manager/src/platform/presence.ts";
 import { createDatabase, dumpSchema, restoreDump, type TestDatabase } from "../harness/databases.ts";

@@ -15,6 +15,7 @@ import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import { type KV, type KvEntry, Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "@tjm/platform";
+import { presenceBucket } from "@tjm/protocol";
 import { z } from "zod";
 import type { Broker } from "./broker.ts";
 import type { Sql } from "./db.ts";
@@ -31,11 +32,6 @@ const CLAIM_FAILED_RETRY_MS = 1000;
 const MAX_CONTENDED_WRITES = 10;
 /** The one key of the bucket. */
 export const PRESENCE_KEY = "installation";
-
-/** `tjm` → `TJM_PRESENCE` (its stream: `KV_TJM_PRESENCE`). */
-export function presenceBucket(subjectPrefix: string): string {
-  return `${subjectPrefix.toUpperCase()}_PRESENCE`;
-}
 
 const ManagerRecordSchema = z.object({
   instanceId: z.string(),
