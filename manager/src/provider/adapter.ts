@@ -1,0 +1,147 @@
+/**
+ * oidc-provider's storage (its Adapter) over PostgreSQL: every model's records in
+ * oidc_records, clients read from oauth_clients. Times come from the database's clock, which
+ * every Manager replica shares.
+ */
+import type { Adapter, AdapterFactory, AdapterPayload } from "oidc-provider";
+import type { Sql } from "../platform/db.ts";
+import { findClientMetadata } from "./clients.ts";
+
+/** Models whose records belong to a grant: revoking the grant removes them all. */
+const GRANT_BOUND_MODELS = new Set([
+  "AccessToken",
+  "AuthorizationCode",
+  "RefreshToken",
+  "DeviceCode",
+  "BackchannelAuthenticationRequest",
+]);
+
+/** The sids a Session hands out, one per client it signed in to (a token's `sid` claim). */
+function sessionSids(payload: AdapterPayload): string[] {
+  return Object.values(payload.authorizations ?? {}).flatMap((authorization) =>
+    typeof authorization.sid === "string" ? [authorization.sid] : [],
+  );
+}
+
+class RecordAdapter implements Adapter {
+  constructor(
+    private readonly sql: Sql,
+    private readonly model: string,
+  ) {}
+
+  async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+    const grantId = GRANT_BOUND_MODELS.has(this.model) ? (payload.grantId ?? null) : null;
+    const sids = this.model === "Session" ? sessionSids(payload) : null;
+    // A consumed record stays consumed: a rewrite of its payload must not bring it back.
+    await this.sql`
+      insert into oidc_records
+        (model, id, payload, grant_id, uid, user_code, account_id, sids, expires_at)
+      values (
+        ${this.model}, ${id}, ${this.sql.json(payload as never)}, ${grantId},
+        ${payload.uid ?? null}, ${payload.userCode ?? null}, ${payload.accountId ?? null}, ${sids},
+        now() + make_interval(secs => ${expiresIn ?? null}::double precision)
+      )
+      on conflict (model, id) do update set
+        payload = excluded.payload,
+        grant_id = excluded.grant_id,
+        uid = excluded.uid,
+        user_code = excluded.user_code,
+        account_id = excluded.account_id,
+        sids = excluded.sids,
+        expires_at = excluded.expires_at`;
+  }
+
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    const [row] = await this.sql<{ payload: AdapterPayload }[]>`
+      select ${this.payloadColumn()} from oidc_records
+      where model = ${this.model} and id = ${id} and ${this.unexpired()}`;
+    return row?.payload;
+  }
+
+  async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    const [row] = await this.sql<{ payload: AdapterPayload }[]>`
+      select ${this.payloadColumn()} from oidc_records
+      where model = ${this.model} and uid = ${uid} and ${this.unexpired()}`;
+    return row?.payload;
+  }
+
+  async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+    const [row] = await this.sql<{ payload: AdapterPayload }[]>`
+      select ${this.payloadColumn()} from oidc_records
+      where model = ${this.model} and user_code = ${userCode} and ${this.unexpired()}`;
+    return row?.payload;
+  }
+
+  async consume(id: string): Promise<void> {
+    await this.sql`
+      update oidc_records set consumed_at = now()
+      where model = ${this.model} and id = ${id} and consumed_at is null`;
+  }
+
+  async destroy(id: string): Promise<void> {
+    await this.sql`delete from oidc_records where model = ${this.model} and id = ${id}`;
+  }
+
+  /** Every record of the grant, whichever model's adapter is asked (the provider asks several). */
+  async revokeByGrantId(grantId: string): Promise<void> {
+    await this.sql`delete from oidc_records where grant_id = ${grantId}`;
+  }
+
+  /** The payload as stored, with `consumed` (epoch seconds) once the record was consumed. */
+  private payloadColumn() {
+    return this.sql`
+      case when consumed_at is null then payload
+      else payload || jsonb_build_object('consumed', floor(extract(epoch from consumed_at))::bigint)
+      end as payload`;
+  }
+
+  /** A record past its expiry is never found, whether or not the purge has run. */
+  private unexpired() {
+    return this.sql`(expires_at is null or expires_at > now())`;
+  }
+}
+
+/**
+ * Clients are written by TJM's client management, never by the provider (dynamic
+ * registration stays off): the provider only reads them.
+ */
+class ClientAdapter implements Adapter {
+  constructor(private readonly sql: Sql) {}
+
+  find(clientId: string): Promise<AdapterPayload | undefined> {
+    return findClientMetadata(this.sql, clientId);
+  }
+
+  upsert(): Promise<void> {
+    return Promise.reject(new Error("oauth_clients are written by client management, not by the provider"));
+  }
+  destroy(): Promise<void> {
+    return this.upsert();
+  }
+  consume(): Promise<void> {
+    return this.upsert();
+  }
+  findByUid(): Promise<undefined> {
+    return Promise.resolve(undefined);
+  }
+  findByUserCode(): Promise<undefined> {
+    return Promise.resolve(undefined);
+  }
+  revokeByGrantId(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** The provider's `adapter` setting: one adapter per model name. */
+export function postgresAdapter(sql: Sql): AdapterFactory {
+  return (model) => (model === "Client" ? new ClientAdapter(sql) : new RecordAdapter(sql, model));
+}
+
+/** Deletes records past their expiry (never needed for correctness: reads skip them). */
+export async function purgeExpiredRecords(sql: Sql, limit = 10_000): Promise<number> {
+  const deleted = await sql`
+    delete from oidc_records where ctid in (
+      select ctid from oidc_records where expires_at <= now() limit ${limit}
+    )`;
+  return deleted.count;
+}

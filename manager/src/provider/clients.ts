@@ -1,0 +1,111 @@
+/**
+ * OAuth clients as oidc-provider sees them: rows of oauth_clients (with their resources and
+ * projects) mapped to client metadata, and client authentication against the stored HMAC.
+ */
+import type { AdapterPayload, Provider } from "oidc-provider";
+import type { Sql } from "../platform/db.ts";
+
+/**
+ * TJM's own client metadata, to be declared in the provider's `extraClientMetadata.properties`
+ * (the provider drops metadata it was not told about).
+ */
+export const TJM_CLIENT_METADATA = [
+  "first_party",
+  "authorization_version",
+  "resource_scopes",
+  "project_ids",
+] as const;
+
+interface ClientRow {
+  clientId: string;
+  clientSecretHmac: string | null;
+  name: string;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  grantTypes: string[];
+  responseTypes: string[];
+  tokenEndpointAuthMethod: string;
+  firstParty: boolean;
+  backchannelLogoutUri: string | null;
+  /** bigint: postgres.js returns it as a string. */
+  authorizationVersion: string;
+  metadata: Record<string, unknown>;
+  resourceScopes: Record<string, string[]>;
+  projectIds: string[];
+}
+
+/**
+ * Metadata the columns decide: a `metadata` value under one of these names is ignored, so the
+ * free-form column can never carry a plain `client_secret` or widen what the columns say.
+ */
+const COLUMN_METADATA = new Set<string>([
+  "client_id",
+  "client_secret",
+  "client_name",
+  "redirect_uris",
+  "post_logout_redirect_uris",
+  "grant_types",
+  "response_types",
+  "token_endpoint_auth_method",
+  "backchannel_logout_uri",
+  ...TJM_CLIENT_METADATA,
+]);
+
+export function clientMetadataFrom(row: ClientRow): AdapterPayload {
+  const rest = Object.fromEntries(Object.entries(row.metadata).filter(([key]) => !COLUMN_METADATA.has(key)));
+  return {
+    ...rest,
+    client_id: row.clientId,
+    client_name: row.name,
+    redirect_uris: row.redirectUris,
+    post_logout_redirect_uris: row.postLogoutRedirectUris,
+    grant_types: row.grantTypes,
+    response_types: row.responseTypes as AdapterPayload["response_types"],
+    token_endpoint_auth_method: row.tokenEndpointAuthMethod as AdapterPayload["token_endpoint_auth_method"],
+    // The provider requires a client_secret for the client_secret_* methods; it gets the HMAC,
+    // which only ever meets compareClientSecret below (symmetric algorithms stay disabled).
+    ...(row.clientSecretHmac === null ? {} : { client_secret: row.clientSecretHmac }),
+    ...(row.backchannelLogoutUri === null ? {} : { backchannel_logout_uri: row.backchannelLogoutUri }),
+    first_party: row.firstParty,
+    authorization_version: Number(row.authorizationVersion),
+    resource_scopes: row.resourceScopes,
+    project_ids: row.projectIds,
+  };
+}
+
+/** The metadata of an enabled client; undefined for an unknown or disabled one. */
+export async function findClientMetadata(sql: Sql, clientId: string): Promise<AdapterPayload | undefined> {
+  const [row] = await sql<ClientRow[]>`
+    select c.client_id, c.client_secret_hmac, c.name, c.redirect_uris, c.post_logout_redirect_uris,
+      c.grant_types, c.response_types, c.token_endpoint_auth_method, c.first_party,
+      c.backchannel_logout_uri, c.authorization_version, c.metadata,
+      coalesce(
+        (select jsonb_object_agg(r.resource, r.scopes) from oauth_client_resources r where r.client_id = c.id),
+        '{}'
+      ) as resource_scopes,
+      array(select p.project_id::text from oauth_client_projects p where p.client_id = c.id order by 1)
+        as project_ids
+    from oauth_clients c
+    where c.client_id = ${clientId} and c.disabled_at is null`;
+  return row && clientMetadataFrom(row);
+}
+
+/** Whether `presented` is the secret whose HMAC is `storedHmac` (identity/secrets.ts). */
+export type ClientSecretVerifier = (presented: string, storedHmac: string) => boolean | Promise<boolean>;
+
+/**
+ * Makes client_secret_basic and client_secret_post compare the presented secret against the
+ * stored HMAC. oidc-provider 9 authenticates those methods only through
+ * `Client.prototype.compareClientSecret` (lib/shared/client_auth.js awaits it), the hook its
+ * maintainer exposed for hashed secrets (node-oidc-provider issue #631). What a hashed secret
+ * rules out stays off in the provider's settings: client_secret_jwt, HS* signatures and
+ * symmetric encryption (all need the plain secret as a key), and dynamic registration.
+ */
+export function compareClientSecretsByHmac(provider: Provider, verify: ClientSecretVerifier): void {
+  provider.Client.prototype.compareClientSecret = async function (
+    this: { clientSecret?: string },
+    presented,
+  ) {
+    return typeof this.clientSecret === "string" && (await verify(presented, this.clientSecret));
+  };
+}
