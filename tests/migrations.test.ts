@@ -53,6 +53,44 @@ describe("migrations", () => {
     expect(recorded.map((row) => row.checksum)).toEqual(migrations.map((m) => m.checksum));
   });
 
+  it("protocol 2 takes over the jobs no Worker holds yet: QUEUED jobs of protocol 1 become 2, others keep theirs", async () => {
+    const schema = freshSchemaName();
+    const migrations = await loadMigrations();
+    const upgrade = migrations.findIndex((m) => m.name === "protocol_version_2");
+    expect(upgrade).toBeGreaterThan(0);
+    // The job triggers name their tables unqualified: insert on a client whose search_path is the schema.
+    const sql = createSql({ url: testServices().databaseUrl, schema, poolMax: 1 });
+    await migrate(sql, schema, migrations.slice(0, upgrade));
+    const [org, project] = [crypto.randomUUID(), crypto.randomUUID()];
+    await sql`insert into organizations (id, name) values (${org}, 'acme')`;
+    await sql`insert into projects (id, organization_id, name) values (${project}, ${org}, 'p')`;
+    const jobs = {
+      queued: crypto.randomUUID(),
+      running: crypto.randomUUID(),
+      completed: crypto.randomUUID(),
+    };
+    for (const [name, id] of Object.entries(jobs)) {
+      const attemptId = crypto.randomUUID();
+      // The job's current attempt is a deferred foreign key: both rows in one transaction.
+      await sql.begin(async (tx) => {
+        await tx`
+          insert into jobs (id, organization_id, project_id, state, priority, worker_pool, required_capabilities,
+            execution_plan, protocol_version, current_attempt_id, last_fencing_token, queued_at, deadline_at,
+            created_at, updated_at)
+          values (${id}, ${org}, ${project}, ${name.toUpperCase()}, 0, 'cpu', '{}', '{}', 1, ${attemptId}, 1,
+            now(), now() + interval '1 day', now(), now())`;
+        await tx`
+          insert into attempts (id, job_id, attempt_number, state, fencing_token, created_at, updated_at)
+          values (${attemptId}, ${id}, 1, 'CREATED', 1, now(), now())`;
+      });
+    }
+    await migrate(sql, schema, migrations);
+    const rows = await sql<{ id: string; protocolVersion: number }[]>`select id, protocol_version from jobs`;
+    await sql.end();
+    const versionOf = (id: string) => rows.find((row) => row.id === id)?.protocolVersion;
+    expect([versionOf(jobs.queued), versionOf(jobs.running), versionOf(jobs.completed)]).toEqual([2, 1, 1]);
+  });
+
   it("never collide: of eight concurrent migrators exactly one applies each migration", async () => {
     const schema = freshSchemaName();
     const migrations = await loadMigrations();
@@ -82,7 +120,7 @@ describe("migrations", () => {
     const refused = await runScript(["manager"], envFor(schema));
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain(
-      `The database schema "${schema}" has 6 pending migration(s): 0001_jobs, 0002_enrollment_tokens, 0003_workers, 0004_execution, 0005_installation, 0006_cancel_sends.`,
+      `The database schema "${schema}" has 8 pending migration(s): 0001_jobs, 0002_enrollment_tokens, 0003_workers, 0004_execution, 0005_installation, 0006_cancel_sends, 0007_identity, 0008_protocol_version_2.`,
     );
     expect(refused.stderr).toContain("run 'npm run migrate'");
 

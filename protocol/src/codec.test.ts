@@ -109,11 +109,11 @@ describe("decodeMessage rejects, with a short reason,", () => {
   });
 
   it("a message of another protocol version", () => {
-    const result = decodeMessage(HeartbeatSchema, jsonBytes({ ...examples.heartbeat, protocolVersion: 2 }));
+    const result = decodeMessage(HeartbeatSchema, jsonBytes({ ...examples.heartbeat, protocolVersion: 1 }));
     expect(result).toEqual({
       ok: false,
       reason:
-        "message does not match its schema: protocolVersion: must be 1, the protocol version this side speaks",
+        "message does not match its schema: protocolVersion: must be 2, the protocol version this side speaks",
     });
   });
 

@@ -118,8 +118,8 @@ describe("every message", () => {
   it.each(cases)(
     "a $name of another protocol version is rejected, saying which one this side speaks",
     ({ schema, example }) => {
-      const result = schema.safeParse({ ...example, protocolVersion: 2 });
-      expect(result.error?.issues[0]?.message).toBe("must be 1, the protocol version this side speaks");
+      const result = schema.safeParse({ ...example, protocolVersion: 1 });
+      expect(result.error?.issues[0]?.message).toBe("must be 2, the protocol version this side speaks");
     },
   );
 

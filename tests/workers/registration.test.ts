@@ -178,7 +178,7 @@ describe("malformed registrations change nothing", () => {
     ],
     [
       "another protocol version",
-      (t) => ({ ...registrationBody(createUser(), { enrollmentToken: t }), protocolVersion: 2 }),
+      (t) => ({ ...registrationBody(createUser(), { enrollmentToken: t }), protocolVersion: 1 }),
       ["protocolVersion"],
     ],
     [

@@ -6,14 +6,14 @@ const job = (jobId: string, overrides: Partial<QueuedJob> = {}): QueuedJob => ({
   pool: "cpu",
   requiredCapabilities: [],
   outputs: [{ video: { codec: "h264" }, audio: { codec: "aac" } }],
-  protocolVersion: 1,
+  protocolVersion: 2,
   ...overrides,
 });
 
 const worker = (workerId: string, overrides: Partial<CandidateWorker> = {}): CandidateWorker => ({
   workerId,
   pool: "cpu",
-  protocolVersion: 1,
+  protocolVersion: 2,
   capabilities: ["libx264", "libx265", "libvpx-vp9", "aac", "libopus"],
   capacity: 2,
   load: 0,
@@ -50,7 +50,7 @@ describe("chooseAssignments", () => {
 
   it.each<[string, Partial<CandidateWorker>]>([
     ["another pool", { pool: "nvidia" }],
-    ["another protocol version", { protocolVersion: 2 }],
+    ["another protocol version", { protocolVersion: 1 }],
     ["no free slot", { load: 2 }],
     ["a missing encoder", { capabilities: ["aac"] }],
   ])("skips a Worker with %s", (_, overrides) => {
