@@ -4,7 +4,7 @@
  * proxy the test can cut to take storage away.
  */
 import { execFile } from "node:child_process";
-import { readdir, writeFile } from "node:fs/promises";
+import { readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -97,7 +97,7 @@ async function ffprobe(bytes: Buffer) {
     "-show_format",
     "-show_streams",
     path,
-  ]);
+  ]).finally(() => rm(path, { force: true }));
   return JSON.parse(stdout) as {
     format: { duration: string };
     streams: { codec_type: string; codec_name: string; height?: number; width?: number }[];

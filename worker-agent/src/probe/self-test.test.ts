@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { selfTestArgs, selfTestEncoder, selfTestEncoders } from "./self-test.ts";
 
 /** Debian's ffmpeg from PATH: real, and on this machine without any GPU. */
@@ -90,7 +90,9 @@ describe("self-test branches a CPU machine cannot reach (FAKE ffmpeg)", () => {
   });
 
   it("an encoder that hangs is killed at the timeout and fails as timed out", async () => {
-    const pidFile = join(mkdtempSync(join(tmpdir(), "tjm-self-test-")), "pid");
+    const pidDirectory = mkdtempSync(join(tmpdir(), "tjm-self-test-"));
+    onTestFinished(() => rmSync(pidDirectory, { recursive: true, force: true }));
+    const pidFile = join(pidDirectory, "pid");
     vi.stubEnv("FAKE_FFMPEG_OUTCOME_h264_amf", "hang");
     vi.stubEnv("FAKE_FFMPEG_PID_FILE", pidFile);
     const started = performance.now();
