@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { TestIssuer } from "@tjm/devstack/oidc-issuer";
 import { findOrStartServices } from "@tjm/devstack/services";
+import { argon2Scenario } from "./argon2/index.ts";
 import { dispatchScenario } from "./dispatch/index.ts";
 import { heartbeatsScenario } from "./heartbeats/index.ts";
 import { listScenario } from "./list/index.ts";
@@ -40,6 +41,7 @@ const SCENARIO_RUNS: Record<ScenarioName, Scenario<unknown>> = {
   dispatch: dispatchScenario,
   "tiny-jobs": tinyJobsScenario,
   upload: uploadScenario,
+  argon2: argon2Scenario,
 };
 
 const TOKEN_LIFETIME_S = 24 * 3600;

@@ -20,6 +20,7 @@ export const SCENARIOS = [
   "dispatch",
   "tiny-jobs",
   "upload",
+  "argon2",
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
