@@ -23,10 +23,14 @@ export interface ManagerProcess {
   stop(): Promise<void>;
 }
 
-/** Runs an npm script of the repository with the given environment and collects its output. */
+/**
+ * Runs an npm script of the repository with the given environment and collects its output;
+ * `stdin` is written to its standard input, which is then closed (at once without it).
+ */
 export function runScript(
   args: string[],
   env: Record<string, string>,
+  stdin = "",
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn("npm", ["run", "--silent", ...args], {
@@ -42,6 +46,9 @@ export function runScript(
       stderr += chunk;
     });
     child.once("error", reject);
+    // A script that exits without reading its input (a refused command) must not fail the caller with EPIPE.
+    child.stdin.on("error", () => {});
+    child.stdin.end(stdin);
     // "close" waits for every process holding the output pipes (npm exits before its child).
     child.once("close", (code) => resolve({ code, stdout, stderr }));
   });

@@ -113,6 +113,13 @@ export const configSchema = z
     // Worker enrollment
     /** HMAC key for stored enrollment tokens; 32+ characters of randomness (e.g. `openssl rand -hex 32`). */
     ENROLLMENT_TOKEN_SECRET: z.string().min(32, "must be at least 32 characters"),
+
+    // Identity
+    /**
+     * HMAC key under which OAuth client secrets are stored; 32+ characters of randomness. Needed
+     * once a confidential client exists; changing it invalidates every client secret.
+     */
+    CLIENT_SECRET_HMAC_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   })
   .superRefine((config, context) => {
     if (config.NATS_AUTH === "jwt") {
@@ -174,6 +181,7 @@ export function redactConfig(config: Config): Record<string, unknown> {
     DATABASE_URL: mask(config.DATABASE_URL),
     NATS_URL: mask(config.NATS_URL),
     ENROLLMENT_TOKEN_SECRET: "***",
+    CLIENT_SECRET_HMAC_KEY: config.CLIENT_SECRET_HMAC_KEY && "***",
     NATS_ACCOUNT_SIGNING_KEY_SEED: config.NATS_ACCOUNT_SIGNING_KEY_SEED && "***",
     S3_SECRET_ACCESS_KEY: "***",
   };

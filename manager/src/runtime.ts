@@ -2,6 +2,8 @@ import { readFile } from "node:fs/promises";
 import { type Authenticator, credsAuthenticator } from "@nats-io/transport-node";
 import { createLogger, type Logger } from "@tjm/platform";
 import { type Config, parseEnv, redactConfig } from "./config.ts";
+// Types only: the module itself is imported when one of its commands runs (it loads the argon2 addon).
+import type { CommandContext } from "./identity/cli.ts";
 import { type Manager, managerOptionsFromConfig, startManager } from "./manager.ts";
 import { type Connect, createBroker } from "./platform/broker.ts";
 import { createSql, type Sql } from "./platform/db.ts";
@@ -29,7 +31,13 @@ export interface Runtime {
 
 const USAGE = `usage: manager [serve]                                  start the Manager
        manager migrate                                  apply pending migrations
-       manager projects create --org NAME --name NAME   create a project (and its organization)`;
+       manager projects create --org NAME --name NAME   create a project (and its organization)
+       manager accounts create --email E [--name NAME] [--role operator|client-admin …]
+                                                        create an account; the password is read from stdin
+       manager clients create --name NAME [--redirect-uri URI …]
+                              [--grant authorization_code|refresh_token|client_credentials …]
+                              [--resource AUDIENCE …] [--project ID …] [--first-party] [--public]
+                                                        create an OAuth client; prints its secret once`;
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
@@ -169,6 +177,17 @@ async function runProjectsCreate(runtime: Runtime, config: Config, args: string[
   }
 }
 
+function commandContext(runtime: Runtime, config: Config): CommandContext {
+  return {
+    config,
+    openDatabase: () => openDatabase(config),
+    writeStdout: runtime.writeStdout,
+    writeStderr: runtime.writeStderr,
+    exit: runtime.exit,
+    usage: USAGE,
+  };
+}
+
 /** The Manager's command line, the same on Node and Deno. */
 export async function main(runtime: Runtime): Promise<void> {
   const [command = "serve", ...rest] = runtime.args;
@@ -182,6 +201,16 @@ export async function main(runtime: Runtime): Promise<void> {
     else if (command === "migrate") await runMigrate(config, logger);
     else if (command === "projects" && rest[0] === "create")
       await runProjectsCreate(runtime, config, rest.slice(1));
+    else if (command === "accounts" && rest[0] === "create")
+      await (await import("./identity/cli.ts")).runAccountsCreate(
+        commandContext(runtime, config),
+        rest.slice(1),
+      );
+    else if (command === "clients" && rest[0] === "create")
+      await (await import("./identity/cli.ts")).runClientsCreate(
+        commandContext(runtime, config),
+        rest.slice(1),
+      );
     else {
       runtime.writeStderr(USAGE);
       runtime.exit(2);

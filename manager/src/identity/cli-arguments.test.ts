@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { normalizeEmail, parseOptions, redirectUriProblem } from "./cli-arguments.ts";
+
+describe("redirect URIs", () => {
+  it.each([
+    "https://app.example.com/callback",
+    "https://app.example.com:8443/cb?tenant=a",
+    "http://localhost:3000/cb",
+    "http://127.0.0.1:8765/cb",
+    "http://[::1]:8765/cb",
+  ])("accepts %s", (uri) => {
+    expect(redirectUriProblem(uri)).toBeUndefined();
+  });
+
+  it.each([
+    ["http://app.example.com/cb", "must use https"],
+    ["http://10.0.0.1/cb", "must use https"],
+    ["http://localhost.example.com/cb", "must use https"],
+    ["myapp://cb", "must use https"],
+    ["https://app.example.com/cb#", "has a fragment"],
+    ["app.example.com/cb", "is not an absolute URL"],
+  ])("refuses %s: %s", (uri, problem) => {
+    expect(redirectUriProblem(uri)).toContain(problem);
+  });
+});
+
+describe("e-mail addresses", () => {
+  it("trims and lowercases the domain only", () => {
+    expect(normalizeEmail("  Ada.Lovelace+TJM@Example.COM\n")).toBe("Ada.Lovelace+TJM@example.com");
+  });
+
+  it.each(["no-at-sign", "@example.com", "ada@", "ada lovelace@example.com"])("refuses %j", (email) => {
+    expect(normalizeEmail(email)).toBeUndefined();
+  });
+});
+
+describe("options", () => {
+  it("reads --name value, --name=value, repeated values and switches", () => {
+    const parsed = parseOptions(["--name", "A", "--role=x", "--role", "y", "--public"], {
+      name: "value",
+      role: "values",
+      public: "switch",
+    });
+    expect(parsed).toEqual({
+      ok: true,
+      value: {
+        values: new Map([
+          ["name", ["A"]],
+          ["role", ["x", "y"]],
+        ]),
+        switches: new Set(["public"]),
+      },
+    });
+  });
+
+  it("lists every problem and never repeats what an unknown option was given", () => {
+    expect(
+      parseOptions(["--name", "--secret", "hunter2-typed", "stray", "--name", "B", "--name", "C"], {
+        name: "value",
+      }),
+    ).toEqual({
+      ok: false,
+      problems: [
+        "--name needs a value",
+        "unknown option --secret",
+        "unexpected argument at position 4 (only --options are accepted)",
+        "--name is given more than once",
+      ],
+    });
+  });
+});

@@ -1,0 +1,214 @@
+/**
+ * The identity commands' arguments, checked before anything is read or stored. Pure: every
+ * answer is the request or the full list of problems. A problem never repeats an argument that
+ * was not recognised, since that argument may be a password typed in the wrong place.
+ */
+import type { PasswordProblem } from "./passwords.ts";
+import { ACCOUNT_ROLES, type AccountRole } from "./store.ts";
+
+/** The protected resources that are not configured: the account portal's and the Admin console's. */
+export const ACCOUNT_PORTAL_RESOURCE = "account-portal";
+export const ADMIN_CONSOLE_RESOURCE = "admin-console";
+
+export const CLIENT_GRANT_TYPES = ["authorization_code", "refresh_token", "client_credentials"] as const;
+
+type OptionKind = "value" | "values" | "switch";
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; problems: string[] };
+
+interface Options {
+  values: Map<string, string[]>;
+  switches: Set<string>;
+}
+
+/** `--name value`, `--name=value` and bare switches; anything else is a problem. */
+export function parseOptions(args: string[], spec: Record<string, OptionKind>): Parsed<Options> {
+  const values = new Map<string, string[]>();
+  const switches = new Set<string>();
+  const problems: string[] = [];
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index] as string;
+    if (!arg.startsWith("--")) {
+      problems.push(`unexpected argument at position ${index + 1} (only --options are accepted)`);
+      continue;
+    }
+    const equals = arg.indexOf("=");
+    const name = equals < 0 ? arg.slice(2) : arg.slice(2, equals);
+    const kind = Object.hasOwn(spec, name) ? spec[name] : undefined;
+    if (kind === undefined) {
+      problems.push(`unknown option --${name}`);
+      if (equals < 0 && args[index + 1] !== undefined && !args[index + 1]?.startsWith("--")) index += 1;
+      continue;
+    }
+    if (kind === "switch") {
+      if (equals >= 0) problems.push(`--${name} takes no value`);
+      switches.add(name);
+      continue;
+    }
+    let value: string | undefined;
+    if (equals >= 0) value = arg.slice(equals + 1);
+    else if (args[index + 1] !== undefined && !args[index + 1]?.startsWith("--")) {
+      index += 1;
+      value = args[index];
+    }
+    if (value === undefined || value.trim() === "") {
+      problems.push(`--${name} needs a value`);
+      continue;
+    }
+    if (kind === "value" && values.has(name)) problems.push(`--${name} is given more than once`);
+    values.set(name, [...(values.get(name) ?? []), value.trim()]);
+  }
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, value: { values, switches } };
+}
+
+/**
+ * Trimmed, with the domain lowercased (domains are case-insensitive, RFC 5321 §2.4); the local
+ * part stays as typed, since only its owner's server may fold it. Uniqueness still ignores case
+ * everywhere (the index is on lower(email)).
+ */
+export function normalizeEmail(email: string): string | undefined {
+  const trimmed = email.trim();
+  const at = trimmed.lastIndexOf("@");
+  if (at <= 0 || at === trimmed.length - 1 || /\s/.test(trimmed) || trimmed.length > 254) return undefined;
+  return `${trimmed.slice(0, at)}@${trimmed.slice(at + 1).toLowerCase()}`;
+}
+
+export interface AccountRequest {
+  email: string;
+  displayName: string;
+  roles: AccountRole[];
+}
+
+export function parseAccountsCreate(args: string[]): Parsed<AccountRequest> {
+  const options = parseOptions(args, { email: "value", name: "value", role: "values" });
+  if (!options.ok) return options;
+  const { values } = options.value;
+  const problems: string[] = [];
+  const rawEmail = values.get("email")?.[0];
+  const email = rawEmail === undefined ? undefined : normalizeEmail(rawEmail);
+  if (rawEmail === undefined) problems.push("--email is required");
+  else if (email === undefined) problems.push(`--email '${rawEmail}' is not an e-mail address`);
+  const roles: AccountRole[] = [];
+  for (const role of values.get("role") ?? []) {
+    if (!(ACCOUNT_ROLES as readonly string[]).includes(role))
+      problems.push(`--role '${role}' is not one of ${ACCOUNT_ROLES.join(", ")}`);
+    else if (!roles.includes(role as AccountRole)) roles.push(role as AccountRole);
+  }
+  if (problems.length > 0 || email === undefined) return { ok: false, problems };
+  return { ok: true, value: { email, displayName: values.get("name")?.[0] ?? "", roles } };
+}
+
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/** Why a redirect URI is refused: absolute https, or http on the loopback interface only, no fragment. */
+export function redirectUriProblem(uri: string): string | undefined {
+  const url = URL.parse(uri);
+  if (url === null) return `redirect URI '${uri}' is not an absolute URL`;
+  if (url.hash !== "" || uri.includes("#")) return `redirect URI '${uri}' has a fragment`;
+  if (url.protocol === "https:") return undefined;
+  if (url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname)) return undefined;
+  return `redirect URI '${uri}' must use https (or http on localhost, 127.0.0.1 or [::1])`;
+}
+
+export interface ClientRequest {
+  name: string;
+  redirectUris: string[];
+  grantTypes: string[];
+  responseTypes: string[];
+  resources: string[];
+  projectIds: string[];
+  firstParty: boolean;
+  /** A public client (a browser or native app) has no secret and must use PKCE. */
+  public: boolean;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** `resources`: every resource a client may be granted (the configured audiences and the fixed ones). */
+export function parseClientsCreate(args: string[], resources: ReadonlySet<string>): Parsed<ClientRequest> {
+  const options = parseOptions(args, {
+    name: "value",
+    "redirect-uri": "values",
+    grant: "values",
+    resource: "values",
+    project: "values",
+    "first-party": "switch",
+    public: "switch",
+  });
+  if (!options.ok) return options;
+  const { values, switches } = options.value;
+  const problems: string[] = [];
+  const name = values.get("name")?.[0];
+  if (name === undefined) problems.push("--name is required");
+  const unique = (key: string) => [...new Set(values.get(key) ?? [])];
+  const redirectUris = unique("redirect-uri");
+  for (const uri of redirectUris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) problems.push(problem);
+  }
+  const grantTypes = values.has("grant") ? unique("grant") : ["authorization_code"];
+  for (const grant of grantTypes) {
+    if (!(CLIENT_GRANT_TYPES as readonly string[]).includes(grant))
+      problems.push(`--grant '${grant}' is not one of ${CLIENT_GRANT_TYPES.join(", ")}`);
+  }
+  const interactive = grantTypes.includes("authorization_code");
+  if (interactive && redirectUris.length === 0)
+    problems.push("the authorization_code grant needs at least one --redirect-uri");
+  if (!interactive && redirectUris.length > 0)
+    problems.push("--redirect-uri needs the authorization_code grant");
+  if (grantTypes.includes("refresh_token") && !interactive)
+    problems.push("the refresh_token grant needs the authorization_code grant");
+  const resourceList = unique("resource");
+  for (const resource of resourceList) {
+    if (!resources.has(resource))
+      problems.push(`--resource '${resource}' is not one of ${[...resources].join(", ")}`);
+  }
+  const projectIds = unique("project");
+  for (const projectId of projectIds) {
+    if (!UUID.test(projectId)) problems.push(`--project '${projectId}' is not a project id (a UUID)`);
+  }
+  if (projectIds.length > 0 && !grantTypes.includes("client_credentials"))
+    problems.push("a client bound to projects (--project) needs the client_credentials grant");
+  const isPublic = switches.has("public");
+  if (isPublic && grantTypes.includes("client_credentials"))
+    problems.push("a public client (--public) cannot use the client_credentials grant: it has no secret");
+  if (problems.length > 0 || name === undefined) return { ok: false, problems };
+  return {
+    ok: true,
+    value: {
+      name,
+      redirectUris,
+      grantTypes,
+      responseTypes: interactive ? ["code"] : [],
+      resources: resourceList,
+      projectIds: projectIds.map((id) => id.toLowerCase()),
+      firstParty: switches.has("first-party"),
+      public: isPublic,
+    },
+  };
+}
+
+/** A password problem in English, for the command line (the web pages use the locale catalogue). */
+export function passwordProblemText(problem: PasswordProblem): string {
+  switch (problem.code) {
+    case "too-short":
+      return `the password must have at least ${problem.params.minimum} characters`;
+    case "too-long":
+      return `the password must have at most ${problem.params.maximum} characters`;
+    case "common":
+      return "the password is one of the most common passwords";
+    case "contains-email":
+      return "the password contains the name of the e-mail address";
+  }
+}
+
+/**
+ * The password from the text read on stdin: one line, its line ending removed (nothing else:
+ * spaces belong to the password).
+ */
+export function passwordFromStdin(text: string): Parsed<string> {
+  const line = text.replace(/\r?\n$/, "");
+  if (line === "") return { ok: false, problems: ["no password on stdin"] };
+  if (/[\r\n]/.test(line)) return { ok: false, problems: ["stdin must hold the password on one line"] };
+  return { ok: true, value: line };
+}

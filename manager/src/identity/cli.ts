@@ -1,0 +1,122 @@
+/**
+ * `accounts create` and `clients create`. Loaded by runtime.ts only when one of them runs, so
+ * serving never loads the argon2 addon (on Deno it would need --allow-ffi).
+ */
+import process from "node:process";
+import type { Config } from "../config.ts";
+import type { Sql } from "../platform/db.ts";
+import {
+  ACCOUNT_PORTAL_RESOURCE,
+  ADMIN_CONSOLE_RESOURCE,
+  type Parsed,
+  parseAccountsCreate,
+  parseClientsCreate,
+  passwordFromStdin,
+  passwordProblemText,
+} from "./cli-arguments.ts";
+import { readCommonPasswords } from "./common-passwords.ts";
+import { hashPassword } from "./password-hashing.ts";
+import { passwordProblems } from "./passwords.ts";
+import { generateClientSecret, hashClientSecret } from "./secrets.ts";
+import { AccountExistsError, createAccount, createClient, UnknownProjectError } from "./store.ts";
+
+export interface CommandContext {
+  config: Config;
+  openDatabase(): Sql;
+  writeStdout(line: string): void;
+  writeStderr(line: string): void;
+  exit(code: number): never;
+  usage: string;
+}
+
+function refuse(context: CommandContext, command: string, problems: string[]): never {
+  context.writeStderr(`${command}: ${problems.join("; ")}\n${context.usage}`);
+  context.exit(2);
+}
+
+function acceptedOrRefuse<T>(context: CommandContext, command: string, parsed: Parsed<T>): T {
+  if (!parsed.ok) refuse(context, command, parsed.problems);
+  return parsed.value;
+}
+
+/** All of stdin, or undefined when it is a terminal (the password would be echoed as typed). */
+async function readStdin(): Promise<string | undefined> {
+  if (process.stdin.isTTY) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export async function runAccountsCreate(context: CommandContext, args: string[]): Promise<void> {
+  const command = "accounts create";
+  const request = acceptedOrRefuse(context, command, parseAccountsCreate(args));
+  const text = await readStdin();
+  if (text === undefined)
+    refuse(context, command, ["the password is read from stdin, which is a terminal here: pipe it in"]);
+  const password = acceptedOrRefuse(context, command, passwordFromStdin(text));
+  const problems = passwordProblems(password, {
+    email: request.email,
+    commonPasswords: await readCommonPasswords(),
+  });
+  if (problems.length > 0) refuse(context, command, problems.map(passwordProblemText));
+  const passwordHash = await hashPassword(password);
+  const sql = context.openDatabase();
+  try {
+    context.writeStdout(JSON.stringify(await createAccount(sql, { ...request, passwordHash })));
+  } catch (err) {
+    if (err instanceof AccountExistsError) {
+      context.writeStderr(err.message);
+      context.exit(1);
+    }
+    throw err;
+  } finally {
+    await sql.end();
+  }
+}
+
+export async function runClientsCreate(context: CommandContext, args: string[]): Promise<void> {
+  const command = "clients create";
+  const { config } = context;
+  const resources = new Set([
+    config.OIDC_OPERATIONS_ADMIN_AUDIENCE,
+    ACCOUNT_PORTAL_RESOURCE,
+    ADMIN_CONSOLE_RESOURCE,
+    config.OIDC_TENANT_AUDIENCE,
+  ]);
+  const request = acceptedOrRefuse(context, command, parseClientsCreate(args, resources));
+  let secret: { plain: string; hmac: string } | undefined;
+  if (!request.public) {
+    const hmacKey = config.CLIENT_SECRET_HMAC_KEY;
+    if (hmacKey === undefined) {
+      refuse(context, command, [
+        "a confidential client needs CLIENT_SECRET_HMAC_KEY (32+ characters, e.g. `openssl rand -hex 32`), the key its secret is stored under",
+      ]);
+    }
+    const plain = generateClientSecret();
+    secret = { plain, hmac: hashClientSecret(plain, hmacKey) };
+  }
+  const clientId = crypto.randomUUID();
+  const sql = context.openDatabase();
+  try {
+    await createClient(sql, {
+      clientId,
+      name: request.name,
+      clientSecretHmac: secret?.hmac ?? null,
+      tokenEndpointAuthMethod: secret === undefined ? "none" : "client_secret_basic",
+      redirectUris: request.redirectUris,
+      grantTypes: request.grantTypes,
+      responseTypes: request.responseTypes,
+      firstParty: request.firstParty,
+      resources: request.resources,
+      projectIds: request.projectIds,
+    });
+  } catch (err) {
+    if (err instanceof UnknownProjectError) refuse(context, command, [err.message]);
+    throw err;
+  } finally {
+    await sql.end();
+  }
+  context.writeStdout(
+    JSON.stringify(secret === undefined ? { clientId } : { clientId, clientSecret: secret.plain }),
+  );
+}

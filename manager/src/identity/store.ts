@@ -1,0 +1,101 @@
+/**
+ * Accounts and OAuth clients as the command line creates them, each with its audit rows in the
+ * same transaction: a creation is never stored without its trail, nor the trail without it.
+ */
+import { isPgError, pgErrorCode, type Sql } from "../platform/db.ts";
+
+export const ACCOUNT_ROLES = ["operator", "client-admin"] as const;
+export type AccountRole = (typeof ACCOUNT_ROLES)[number];
+
+export class AccountExistsError extends Error {}
+export class UnknownProjectError extends Error {}
+
+/** Who acted, in an audit row's details, when no account did: the operator at the command line. */
+const VIA_CLI = { via: "cli" } as const;
+
+export interface NewAccount {
+  email: string;
+  displayName: string;
+  passwordHash: string;
+  roles: AccountRole[];
+}
+
+/** Inserts the account and its roles; one audit row for the account and one per role. */
+export async function createAccount(
+  sql: Sql,
+  account: NewAccount,
+): Promise<{ accountId: string; email: string; roles: AccountRole[] }> {
+  try {
+    return await sql.begin(async (tx) => {
+      const [row] = await tx<{ id: string }[]>`
+        insert into accounts (email, display_name, password_hash)
+        values (${account.email}, ${account.displayName}, ${account.passwordHash})
+        returning id`;
+      const accountId = (row as { id: string }).id;
+      await tx`
+        insert into audit_events (event, result, details)
+        values ('account.created', 'success', ${tx.json({ ...VIA_CLI, accountId })})`;
+      for (const role of account.roles) {
+        await tx`insert into account_roles (account_id, role) values (${accountId}, ${role})`;
+        await tx`
+          insert into audit_events (event, result, details)
+          values ('account.role-granted', 'success', ${tx.json({ ...VIA_CLI, accountId, role })})`;
+      }
+      return { accountId, email: account.email, roles: account.roles };
+    });
+  } catch (err) {
+    if (isPgError(err, pgErrorCode.uniqueViolation)) {
+      throw new AccountExistsError(`an account with the e-mail address '${account.email}' already exists`);
+    }
+    throw err;
+  }
+}
+
+export interface NewClient {
+  clientId: string;
+  name: string;
+  /** HMAC of the generated secret; null for a public client. */
+  clientSecretHmac: string | null;
+  tokenEndpointAuthMethod: "client_secret_basic" | "none";
+  redirectUris: string[];
+  grantTypes: string[];
+  responseTypes: string[];
+  firstParty: boolean;
+  resources: string[];
+  projectIds: string[];
+}
+
+/** Inserts the client with its resources (no scopes yet) and projects, and one audit row. */
+export async function createClient(sql: Sql, client: NewClient): Promise<void> {
+  await sql.begin(async (tx) => {
+    const missing = await tx<{ id: string }[]>`
+        select id::text from unnest(${client.projectIds}::uuid[]) as wanted (id)
+        where not exists (select from projects p where p.id = wanted.id)`;
+    if (missing.length > 0) {
+      throw new UnknownProjectError(`no project has the id ${missing.map((m) => m.id).join(", ")}`);
+    }
+    const [row] = await tx<{ id: string }[]>`
+        insert into oauth_clients (client_id, client_secret_hmac, name, redirect_uris, grant_types,
+          response_types, token_endpoint_auth_method, first_party)
+        values (${client.clientId}, ${client.clientSecretHmac}, ${client.name}, ${client.redirectUris},
+          ${client.grantTypes}, ${client.responseTypes}, ${client.tokenEndpointAuthMethod}, ${client.firstParty})
+        returning id`;
+    const id = (row as { id: string }).id;
+    for (const resource of client.resources) {
+      await tx`insert into oauth_client_resources (client_id, resource) values (${id}, ${resource})`;
+    }
+    for (const projectId of client.projectIds) {
+      await tx`insert into oauth_client_projects (client_id, project_id) values (${id}, ${projectId})`;
+    }
+    const details = {
+      ...VIA_CLI,
+      grantTypes: client.grantTypes,
+      resources: client.resources,
+      projectIds: client.projectIds,
+      firstParty: client.firstParty,
+    };
+    await tx`
+        insert into audit_events (event, client_id, result, details)
+        values ('client.created', ${client.clientId}, 'success', ${tx.json(details)})`;
+  });
+}
