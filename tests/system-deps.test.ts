@@ -4,12 +4,12 @@
  * install packages): it records its arguments and DEBIAN_FRONTEND, and for `install` runs what
  * the test gives it. The non-root runs are real: uid 65534 through setpriv.
  */
-import { spawn } from "node:child_process";
 import { accessSync, constants, existsSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runProcess } from "@tjm/devstack/run-process";
 import { freePort } from "@tjm/devstack/services";
 import { afterEach, describe, expect, inject, it } from "vitest";
 
@@ -88,27 +88,18 @@ interface Run {
 }
 
 /** Runs the script with exactly `env` (nothing of the runner's), as root or as uid 65534. */
-function systemDeps(args: string[], env: Record<string, string>, user: "root" | "nobody"): Promise<Run> {
+async function systemDeps(
+  args: string[],
+  env: Record<string, string>,
+  user: "root" | "nobody",
+): Promise<Run> {
   const [command, ...rest] =
     user === "nobody" && runnerIsRoot
       ? [locate("setpriv"), `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", SCRIPT, ...args]
       : [SCRIPT, ...args];
   const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(command as string, rest, { env });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.once("error", reject);
-    child.once("close", (code) =>
-      resolve({ code, stdout, stderr, milliseconds: performance.now() - started }),
-    );
-  });
+  const result = await runProcess(command as string, rest, { env });
+  return { ...result, milliseconds: performance.now() - started };
 }
 
 /** Tests that act as root need a root runner; the ones as uid 65534 run anywhere. */

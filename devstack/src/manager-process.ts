@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { type ProcessResult, runProcess } from "./run-process.ts";
 import { freePort, waitFor } from "./services.ts";
 
 export const REPOSITORY_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -27,30 +28,11 @@ export interface ManagerProcess {
  * Runs an npm script of the repository with the given environment and collects its output;
  * `stdin` is written to its standard input, which is then closed (at once without it).
  */
-export function runScript(
-  args: string[],
-  env: Record<string, string>,
-  stdin = "",
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("npm", ["run", "--silent", ...args], {
-      cwd: REPOSITORY_ROOT,
-      env: { ...process.env, ...env },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.once("error", reject);
-    // A script that exits without reading its input (a refused command) must not fail the caller with EPIPE.
-    child.stdin.on("error", () => {});
-    child.stdin.end(stdin);
-    // "close" waits for every process holding the output pipes (npm exits before its child).
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
+export function runScript(args: string[], env: Record<string, string>, stdin = ""): Promise<ProcessResult> {
+  return runProcess("npm", ["run", "--silent", ...args], {
+    cwd: REPOSITORY_ROOT,
+    env: { ...process.env, ...env },
+    stdin,
   });
 }
 
