@@ -33,3 +33,27 @@ export function runProcess(
     child.once("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+function groupExists(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Stops a process started in its own group (`detached`): SIGTERM to the group, SIGKILL to what
+ * is left after `graceMs`, then waits for `closed` (the child's close event).
+ */
+export async function stopProcessGroup(pid: number, closed: Promise<void>, graceMs: number): Promise<void> {
+  if (groupExists(pid)) {
+    process.kill(-pid, "SIGTERM");
+    const deadline = Date.now() + graceMs;
+    while (groupExists(pid) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    if (groupExists(pid)) process.kill(-pid, "SIGKILL");
+  }
+  await closed;
+}
