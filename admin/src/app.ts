@@ -1,0 +1,65 @@
+/** The Admin console's HTTP app: createAdminApp(deps) wires the features; nothing connects here. */
+import { Hono } from "hono";
+import { EVENTS_PATH, registerEvents } from "./events/relay.ts";
+import { SessionWatch } from "./events/session-watch.ts";
+import { loadPageAssets } from "./page/assets.ts";
+import { registerPage } from "./page/routes.ts";
+import type { AdminDeps, AdminEnv } from "./platform/context.ts";
+import type { Sql } from "./platform/db.ts";
+import { sameOriginJson, securityHeaders } from "./platform/http.ts";
+import { registerProxy } from "./proxy/routes.ts";
+import { readSessionId } from "./sessions/cookie.ts";
+import { BACKCHANNEL_LOGOUT_PATH, registerBackchannelLogout } from "./sign-in/backchannel-logout.ts";
+import { registerSignIn } from "./sign-in/routes.ts";
+
+export type { AdminDeps } from "./platform/context.ts";
+
+export interface AdminApp {
+  app: Hono<AdminEnv>;
+  /** Ends every open event stream (at shutdown). */
+  stop(): void;
+}
+
+const DEFAULT_STREAM_CHECK_MS = 1000;
+
+export function createAdminApp(deps: AdminDeps & { sql: Sql; fetch?: typeof fetch }): AdminApp {
+  const fetchImpl = deps.fetch ?? fetch;
+  const app = new Hono<AdminEnv>();
+  const watch = new SessionWatch({
+    sql: deps.sql,
+    idleMinutes: deps.sessions.idleMinutes,
+    intervalMs: deps.streamCheckMs ?? DEFAULT_STREAM_CHECK_MS,
+    logger: deps.logger,
+  });
+
+  app.use(securityHeaders());
+  app.use(sameOriginJson(deps.publicOrigin, [BACKCHANNEL_LOGOUT_PATH]));
+  app.onError((error, c) => {
+    const requestId = crypto.randomUUID();
+    deps.logger.error("request failed", { requestId, path: c.req.path, error: String(error) });
+    return c.json({ code: "INTERNAL", message: "internal error", requestId }, 500);
+  });
+
+  registerSignIn(app, deps);
+  registerBackchannelLogout(app, deps, deps.sql);
+
+  app.use("/api/*", async (c, next) => {
+    // An open event stream is not activity: an unattended tab still times out.
+    const session = await deps.sessions.current(readSessionId(c, deps.cookie), c.req.path !== EVENTS_PATH);
+    if (session === undefined) {
+      return c.json({ code: "UNAUTHENTICATED", message: "no valid session; sign in" }, 401);
+    }
+    c.set("session", session);
+    return next();
+  });
+  app.get("/api/session", (c) => {
+    c.header("cache-control", "no-store");
+    return c.json({ signedIn: true, sub: c.get("session").sub });
+  });
+  registerProxy(app, deps, fetchImpl);
+  registerEvents(app, deps, watch, fetchImpl);
+
+  registerPage(app, deps, loadPageAssets());
+
+  return { app, stop: () => watch.stop() };
+}

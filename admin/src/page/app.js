@@ -1,0 +1,31 @@
+/**
+ * The console page's entry module. Plain modern JavaScript served as it is (no build step, no
+ * framework): the server renders each view's static HTML, and this module loads the one view
+ * module named by <body data-view>, which fetches `/api/operations/*` and follows `/api/events`.
+ */
+import { errorMessage, postJson } from "./api.js";
+import { setStatus } from "./dom.js";
+
+const VIEWS = {
+  jobs: () => import("./jobs.js"),
+  job: () => import("./job-detail.js"),
+  submit: () => import("./submit.js"),
+  workers: () => import("./workers.js"),
+  enrollment: () => import("./enrollment.js"),
+};
+
+const signOut = document.getElementById("sign-out");
+signOut?.addEventListener("click", async () => {
+  signOut.disabled = true;
+  try {
+    // The provider ends its own session there and sends the browser back to /auth/signed-out.
+    const { logoutUrl } = await postJson("/auth/sign-out");
+    location.assign(logoutUrl);
+  } catch (error) {
+    signOut.disabled = false;
+    setStatus("live-notice", `Sign-out failed: ${errorMessage(error)}`);
+  }
+});
+
+const load = VIEWS[document.body.dataset.view];
+if (load) (await load()).start(document.body.dataset);

@@ -1,0 +1,53 @@
+/**
+ * The page's static files, served from `/assets/<name>` exactly as they are in this folder.
+ * The script is plain modern JavaScript (ES modules the browser loads itself): no build step,
+ * no bundler, nothing to keep in sync between source and output. The modules import each other
+ * by plain names, so a content hash in each URL would not reach the imports; every file is
+ * served `no-cache` with a strong ETag instead, and a revalidation costs a 304.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { Hono } from "hono";
+import type { AdminEnv } from "../platform/context.ts";
+
+export const ASSETS_PATH = "/assets";
+
+const PAGE_FILES: Record<string, string> = {
+  "app.js": "text/javascript; charset=utf-8",
+  "api.js": "text/javascript; charset=utf-8",
+  "dom.js": "text/javascript; charset=utf-8",
+  "live.js": "text/javascript; charset=utf-8",
+  "jobs.js": "text/javascript; charset=utf-8",
+  "job-detail.js": "text/javascript; charset=utf-8",
+  "submit.js": "text/javascript; charset=utf-8",
+  "workers.js": "text/javascript; charset=utf-8",
+  "enrollment.js": "text/javascript; charset=utf-8",
+  "style.css": "text/css; charset=utf-8",
+};
+
+interface Asset {
+  body: Uint8Array<ArrayBuffer>;
+  contentType: string;
+  etag: string;
+}
+
+/** Reads the page's files once (at app creation: a missing file fails the start, not a request). */
+export function loadPageAssets(): Map<string, Asset> {
+  const assets = new Map<string, Asset>();
+  for (const [name, contentType] of Object.entries(PAGE_FILES)) {
+    const body = readFileSync(new URL(`./${name}`, import.meta.url));
+    const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
+    assets.set(name, { body: Uint8Array.from(body), contentType, etag });
+  }
+  return assets;
+}
+
+export function registerAssets(app: Hono<AdminEnv>, assets: Map<string, Asset>) {
+  app.get(`${ASSETS_PATH}/:name`, (c) => {
+    const asset = assets.get(c.req.param("name"));
+    if (asset === undefined) return c.text("not found", 404);
+    const headers = { "cache-control": "no-cache", etag: asset.etag, "content-type": asset.contentType };
+    if (c.req.header("if-none-match") === asset.etag) return c.body(null, 304, headers);
+    return c.body(asset.body, 200, headers);
+  });
+}

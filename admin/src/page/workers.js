@@ -1,0 +1,199 @@
+/**
+ * The Workers: connectivity, certification, capacity in use and cap, encoders, current jobs,
+ * and drain / disable (each confirmed first), live from worker and job events.
+ */
+import { errorMessage, getJson, postJson } from "./api.js";
+import { debounce, el, formatTime, setStatus } from "./dom.js";
+import { followEvents } from "./live.js";
+
+const PAGE_SIZE = 25;
+
+const ACTIONS = [
+  {
+    name: "drain",
+    label: "Drain",
+    question: (worker) => `Drain ${worker.name}? It takes no new jobs and finishes the ones it holds.`,
+    done: (worker) => `${worker.name} is draining.`,
+    refusal: (conditions) =>
+      conditions.has("DISABLED")
+        ? "Drain: the Worker is disabled"
+        : conditions.has("DRAINING")
+          ? "Drain: already draining"
+          : undefined,
+  },
+  {
+    name: "disable",
+    label: "Disable",
+    question: (worker) =>
+      `Disable ${worker.name}? Its jobs move to another attempt and the host must enroll again to come back.`,
+    done: (worker) => `${worker.name} is disabled.`,
+    refusal: (conditions) => (conditions.has("DISABLED") ? "Disable: already disabled" : undefined),
+  },
+];
+
+function capacityText(worker) {
+  const inUse =
+    worker.freeCapacity !== null
+      ? worker.capacity - worker.freeCapacity
+      : (worker.activeAttempts?.length ?? 0);
+  const cap = worker.profile.capacityCap === null ? "no cap" : `cap ${worker.profile.capacityCap}`;
+  return `${inUse} of ${worker.capacity} in use (host ${worker.profile.hostCapacity}, ${cap})`;
+}
+
+function encoders(worker) {
+  if (worker.hardwareEncoders.length === 0) return el("td", { text: "Software only" });
+  return el(
+    "td",
+    {},
+    el(
+      "ul",
+      { class: "plain" },
+      ...worker.hardwareEncoders.map((encoder) =>
+        el("li", {
+          text: `${encoder.name}: ${encoder.status}${encoder.reason ? ` (${encoder.reason})` : ""}`,
+        }),
+      ),
+    ),
+  );
+}
+
+function currentJobs(worker) {
+  if (worker.statistics.length > 0) {
+    return el(
+      "td",
+      {},
+      el(
+        "ul",
+        { class: "plain" },
+        ...worker.statistics.map((stat) =>
+          el(
+            "li",
+            {},
+            el("a", {
+              href: `/jobs/${stat.jobId}`,
+              text: stat.jobId.slice(0, 8),
+              "aria-label": `Job ${stat.jobId}`,
+            }),
+            ` ${Math.floor(stat.percent)} %`,
+          ),
+        ),
+      ),
+    );
+  }
+  const held = worker.activeAttempts?.length ?? 0;
+  return el("td", { text: held === 0 ? "None" : `${held} attempt${held === 1 ? "" : "s"}` });
+}
+
+export function start() {
+  const body = document.querySelector("#workers-table tbody");
+  const previous = document.querySelector('[data-page="previous"]');
+  const next = document.querySelector('[data-page="next"]');
+  const position = document.querySelector('[data-page="position"]');
+  let offset = 0;
+
+  const act = async (action, worker, button) => {
+    if (!window.confirm(action.question(worker))) return;
+    button.disabled = true;
+    try {
+      await postJson(`/api/operations/workers/${worker.workerId}/${action.name}`);
+      setStatus("action-result", action.done(worker));
+    } catch (error) {
+      setStatus("action-result", `${action.label} refused: ${errorMessage(error)}`);
+    }
+    await load();
+  };
+
+  const row = (worker) => {
+    const conditions = new Map(worker.conditions.map((condition) => [condition.type, condition.since]));
+    return el(
+      "tr",
+      { "data-worker-id": worker.workerId },
+      el(
+        "th",
+        { scope: "row" },
+        worker.name,
+        el("br"),
+        el("small", { text: worker.workerId }),
+        ...worker.conditions.map((condition) =>
+          el("span", {
+            class: "condition",
+            "data-condition": condition.type,
+            text: `${condition.type} since ${formatTime(condition.since)}`,
+          }),
+        ),
+      ),
+      el("td", { text: worker.pool }),
+      el("td", { text: `${worker.connectivity} since ${formatTime(worker.connectivityChangedAt)}` }),
+      el(
+        "td",
+        {},
+        worker.certification.status,
+        worker.certification.reasons.length > 0 ? `: ${worker.certification.reasons.join("; ")}` : "",
+      ),
+      el("td", { text: capacityText(worker) }),
+      encoders(worker),
+      currentJobs(worker),
+      el(
+        "td",
+        {},
+        el(
+          "ul",
+          { class: "plain actions" },
+          ...ACTIONS.map((action) => {
+            const refusal = action.refusal(conditions);
+            const reasonId = `reason-${action.name}-${worker.workerId}`;
+            const button = el("button", {
+              type: "button",
+              class: action.name === "disable" ? "danger" : undefined,
+              "data-action": action.name,
+              "aria-label": `${action.label} ${worker.name}`,
+              "aria-describedby": refusal === undefined ? undefined : reasonId,
+              disabled: refusal !== undefined,
+              text: action.label,
+            });
+            button.addEventListener("click", () => act(action, worker, button));
+            return el(
+              "li",
+              {},
+              button,
+              refusal ? el("span", { id: reasonId, class: "reason", text: refusal }) : null,
+            );
+          }),
+        ),
+      ),
+    );
+  };
+
+  const load = async () => {
+    try {
+      const list = await getJson(`/api/operations/workers?limit=${PAGE_SIZE}&offset=${offset}`);
+      body.replaceChildren(...list.items.map(row));
+      if (list.items.length === 0)
+        body.append(el("tr", {}, el("td", { colspan: 8, text: "No Worker yet." })));
+      const first = list.items.length === 0 ? 0 : offset + 1;
+      position.textContent = `Workers ${first}–${offset + list.items.length} of ${list.total}`;
+      previous.disabled = offset === 0;
+      next.disabled = offset + PAGE_SIZE >= list.total;
+      setStatus("view-status", "");
+    } catch (error) {
+      setStatus("view-status", `Could not load the Workers: ${errorMessage(error)}`);
+    }
+  };
+  const reload = debounce(load, 500);
+
+  previous.addEventListener("click", () => {
+    offset = Math.max(0, offset - PAGE_SIZE);
+    void load();
+  });
+  next.addEventListener("click", () => {
+    offset += PAGE_SIZE;
+    void load();
+  });
+
+  void load();
+  followEvents({
+    query: "?kinds=worker.registered,worker.updated,job.updated",
+    refetch: reload,
+    onEvent: reload,
+  });
+}

@@ -1,0 +1,117 @@
+/**
+ * Server-rendered pages: the sign-in flow's (plain HTML, no script) and the console's views
+ * (the same frame with its navigation, the live-updates notice and the page's script). No
+ * inline script or style anywhere: the CSP forbids both.
+ */
+import { ASSETS_PATH } from "../page/assets.ts";
+
+export function escapeHtml(value: string): string {
+  return value
+    .replaceAll("&", "&amp;")
+    .replaceAll("<", "&lt;")
+    .replaceAll(">", "&gt;")
+    .replaceAll('"', "&quot;")
+    .replaceAll("'", "&#39;");
+}
+
+function head(title: string, script: boolean): string {
+  return `<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} · TJM Admin console</title>
+<link rel="stylesheet" href="${ASSETS_PATH}/style.css">${
+    script ? `\n<script type="module" src="${ASSETS_PATH}/app.js"></script>` : ""
+  }</head>`;
+}
+
+/** A whole page: `body` is HTML already escaped by the caller. */
+export function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+${head(title, false)}
+<body>
+<header><p class="brand">TJM Admin console</p></header>
+<main id="main">
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+export type ViewName = "jobs" | "job" | "submit" | "workers" | "enrollment";
+
+const NAVIGATION: { view: ViewName; path: string; label: string }[] = [
+  { view: "jobs", path: "/jobs", label: "Jobs" },
+  { view: "submit", path: "/submit", label: "Submit a job" },
+  { view: "workers", path: "/workers", label: "Workers" },
+  { view: "enrollment", path: "/enrollment", label: "Enrollment tokens" },
+];
+
+/**
+ * A view of the signed-in console: `body` (already escaped) is its static part, which the
+ * script fills; `data` becomes `data-*` attributes of <body> the script reads (e.g. the job id).
+ */
+export function consolePage(view: ViewName, title: string, body: string, data: Record<string, string> = {}) {
+  const links = NAVIGATION.map(
+    (item) =>
+      `<li><a href="${item.path}"${item.view === view ? ' aria-current="page"' : ""}>${item.label}</a></li>`,
+  ).join("");
+  const attributes = Object.entries({ view, ...data })
+    .map(([name, value]) => ` data-${name}="${escapeHtml(value)}"`)
+    .join("");
+  return `<!doctype html>
+<html lang="en">
+${head(title, true)}
+<body${attributes}>
+<a class="skip-link" href="#main">Skip to the content</a>
+<header class="console-header">
+<p class="brand">TJM Admin console</p>
+<nav aria-label="Main"><ul>${links}</ul></nav>
+<button type="button" id="sign-out" class="secondary">Sign out</button>
+</header>
+<div id="live-notice" class="notice" role="status" aria-live="polite"></div>
+<main id="main" tabindex="-1">
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+export function noAccessPage(description: string | undefined): string {
+  return page(
+    "No access",
+    `<h1>No access</h1>
+<p role="alert">Your account signed in, but it does not hold the <strong>operator</strong> role the Admin console requires.</p>
+${description ? `<p>The sign-in service said: ${escapeHtml(description)}</p>` : ""}
+<p>Ask an administrator for the operator role, then <a href="/auth/sign-in">sign in again</a>.</p>`,
+  );
+}
+
+export function signInFailedPage(): string {
+  return page(
+    "Sign-in failed",
+    `<h1>Sign-in failed</h1>
+<p role="alert">The sign-in could not be completed (it may have expired or been opened twice).</p>
+<p><a href="/auth/sign-in">Sign in again</a></p>`,
+  );
+}
+
+export function signedOutPage(): string {
+  return page("Signed out", `<h1>Signed out</h1><p><a href="/auth/sign-in">Sign in again</a></p>`);
+}
+
+/** What `/` shows a browser without a session (a signed-in one goes to the jobs). */
+export function homePage(): string {
+  return page(
+    "Home",
+    `<h1>Admin console</h1><p>Operators run the render fleet from here.</p><p><a href="/auth/sign-in?returnTo=/jobs">Sign in</a></p>`,
+  );
+}
+
+export function providerUnavailablePage(): string {
+  return page(
+    "Sign-in unavailable",
+    `<h1>Sign-in is unavailable</h1>
+<p>The sign-in service does not answer right now, so nobody can sign in. Try again in a minute; if it lasts, the console's logs name the provider it tried.</p>`,
+  );
+}

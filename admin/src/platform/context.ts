@@ -1,0 +1,21 @@
+import type { Logger } from "@tjm/platform";
+import type { SessionCookie } from "../sessions/cookie.ts";
+import type { Session, Sessions } from "../sessions/sessions.ts";
+import type { RelyingParty } from "../sign-in/relying-party.ts";
+
+/** Everything the console's routes use; built by main.ts (or a test), never at import time. */
+export interface AdminDeps {
+  /** The console's origin as browsers see it (ADMIN_PUBLIC_URL). */
+  publicOrigin: string;
+  managerUrl: string;
+  sessions: Sessions;
+  relyingParty: RelyingParty;
+  cookie: SessionCookie;
+  logger: Logger;
+  /** How often open event streams check that their session still stands; default 1 s. */
+  streamCheckMs?: number;
+}
+
+export interface AdminEnv {
+  Variables: { session: Session };
+}

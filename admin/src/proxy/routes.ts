@@ -1,0 +1,149 @@
+/**
+ * `/api/operations/*`: the operations the console shows, forwarded to the Manager through the
+ * generated SDK with the session's access token. The browser never sees the token nor talks to
+ * the Manager; bodies come back as the Manager wrote them. A Manager 401 (account disabled,
+ * session revoked) ends the console session too.
+ */
+import { createTjmClient, type TjmClient } from "@tjm/sdk";
+import type { Context, Hono } from "hono";
+import type { AdminDeps, AdminEnv } from "../platform/context.ts";
+
+/** The SDK's answer as forwarded: openapi-fetch with `parseAs: "text"` leaves the body untouched. */
+interface ManagerAnswer {
+  response: Response;
+  data?: unknown;
+  error?: unknown;
+}
+
+type Call = (client: TjmClient, c: Context<AdminEnv>) => Promise<ManagerAnswer>;
+
+const asText = { parseAs: "text" } as const;
+
+/** Query parameters as the SDK takes them: repeated ones as arrays. */
+function queryOf(c: Context<AdminEnv>): never {
+  const entries = Object.entries(c.req.queries()).map(([name, values]) => [
+    name,
+    values.length === 1 ? values[0] : values,
+  ]);
+  return Object.fromEntries(entries) as never;
+}
+
+async function jsonBody(c: Context<AdminEnv>): Promise<never> {
+  const text = await c.req.text();
+  return (text === "" ? {} : JSON.parse(text)) as never;
+}
+
+interface Operation {
+  method: "get" | "post";
+  path: string;
+  call: Call;
+  /** The answer shows a secret once: no cache may keep it. */
+  secret?: boolean;
+}
+
+const jobId = (c: Context<AdminEnv>) => ({ path: { jobId: c.req.param("jobId") as string } });
+const workerId = (c: Context<AdminEnv>) => ({ path: { workerId: c.req.param("workerId") as string } });
+
+export const operations: Operation[] = [
+  {
+    method: "get",
+    path: "/jobs",
+    call: (sdk, c) => sdk.GET("/api/v1/operations/jobs", { params: { query: queryOf(c) }, ...asText }),
+  },
+  {
+    method: "post",
+    path: "/jobs",
+    call: async (sdk, c) => sdk.POST("/api/v1/operations/jobs", { body: await jsonBody(c), ...asText }),
+  },
+  {
+    method: "get",
+    path: "/jobs/:jobId",
+    call: (sdk, c) => sdk.GET("/api/v1/operations/jobs/{jobId}", { params: jobId(c), ...asText }),
+  },
+  {
+    method: "post",
+    path: "/jobs/:jobId/cancel",
+    call: (sdk, c) => sdk.POST("/api/v1/operations/jobs/{jobId}/cancel", { params: jobId(c), ...asText }),
+  },
+  {
+    method: "post",
+    path: "/jobs/:jobId/retry",
+    call: (sdk, c) => sdk.POST("/api/v1/operations/jobs/{jobId}/retry", { params: jobId(c), ...asText }),
+  },
+  {
+    method: "post",
+    path: "/jobs/:jobId/resume-uploads",
+    call: (sdk, c) =>
+      sdk.POST("/api/v1/operations/jobs/{jobId}/resume-uploads", { params: jobId(c), ...asText }),
+  },
+  {
+    method: "get",
+    path: "/workers",
+    call: (sdk, c) => sdk.GET("/api/v1/operations/workers", { params: { query: queryOf(c) }, ...asText }),
+  },
+  {
+    method: "get",
+    path: "/workers/:workerId",
+    call: (sdk, c) => sdk.GET("/api/v1/operations/workers/{workerId}", { params: workerId(c), ...asText }),
+  },
+  {
+    method: "post",
+    path: "/workers/:workerId/drain",
+    call: (sdk, c) =>
+      sdk.POST("/api/v1/operations/workers/{workerId}/drain", { params: workerId(c), ...asText }),
+  },
+  {
+    method: "post",
+    path: "/workers/:workerId/disable",
+    call: (sdk, c) =>
+      sdk.POST("/api/v1/operations/workers/{workerId}/disable", { params: workerId(c), ...asText }),
+  },
+  {
+    method: "post",
+    path: "/enrollment-tokens",
+    secret: true,
+    call: async (sdk, c) =>
+      sdk.POST("/api/v1/operations/enrollment-tokens", { body: await jsonBody(c), ...asText }),
+  },
+];
+
+/** Headers of the Manager's answer worth passing on; never its WWW-Authenticate or cookies. */
+const FORWARDED_HEADERS = ["content-type", "retry-after", "etag"];
+
+export function registerProxy(app: Hono<AdminEnv>, deps: AdminDeps, fetchImpl: typeof fetch = fetch) {
+  for (const operation of operations) {
+    app.on(operation.method.toUpperCase(), `/api/operations${operation.path}`, async (c) => {
+      const session = c.get("session");
+      const sdk = createTjmClient({
+        baseUrl: deps.managerUrl,
+        token: session.tokens.accessToken,
+        fetch: fetchImpl,
+      });
+      let answer: ManagerAnswer;
+      try {
+        answer = await operation.call(sdk, c);
+      } catch (error) {
+        if (error instanceof SyntaxError)
+          return c.json({ code: "INVALID_JSON", message: "the body is not JSON" }, 400);
+        deps.logger.warn("the Manager did not answer", { error: String(error) });
+        return c.json({ code: "MANAGER_UNAVAILABLE", message: "the Manager did not answer" }, 502);
+      }
+      const { response } = answer;
+      if (response.status === 401) {
+        await deps.sessions.end(session.hash);
+        return c.json({ code: "UNAUTHENTICATED", message: "the session has ended; sign in again" }, 401);
+      }
+      const headers = new Headers();
+      for (const name of FORWARDED_HEADERS) {
+        const value = response.headers.get(name);
+        if (value !== null) headers.set(name, value);
+      }
+      headers.set("cache-control", operation.secret ? "no-store" : "no-cache");
+      // openapi-fetch hands error bodies back parsed even with parseAs "text".
+      const raw = answer.data ?? answer.error;
+      const body =
+        raw === undefined || raw === null ? null : typeof raw === "string" ? raw : JSON.stringify(raw);
+      return new Response(response.status === 204 ? null : body, { status: response.status, headers });
+    });
+  }
+}

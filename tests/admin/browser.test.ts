@@ -1,0 +1,324 @@
+/**
+ * The Admin console's page in headless Chromium (Debian's, driven by playwright-core), one
+ * operator's session from sign-in to sign-out: sign in through the provider's pages, submit a
+ * job through the form, watch its progress bar move and the job complete, cancel another, drain
+ * a Worker, issue an enrollment token (shown once), lose the Manager and see the polling notice
+ * then the recovery, sign out and see `/api/events` answer 401. axe-core checks every view.
+ *
+ * The Worker is protocol-level (tests/harness/protocol-worker.ts): it takes the lease, reports
+ * progress on core NATS as the agent does, and completes with real objects in s3rver, so the
+ * Manager promotes the outputs; a real ffmpeg run would only make the test slower. The steps
+ * share one signed-in page and run in order. Screenshots of each step go to
+ * `$TMPDIR/tjm-admin-screens-<run>`; their paths are printed.
+ */
+import { mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
+import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
+import {
+  encodeMessage,
+  type LeaseCommand,
+  PROTOCOL_VERSION,
+  type Progress,
+  ProgressSchema,
+  subjects,
+} from "@tjm/protocol";
+import axe from "axe-core";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { completeLease } from "../faults/completion.ts";
+import type { TestAccount } from "../harness/identity.ts";
+import { ProtocolWorker } from "../harness/protocol-worker.ts";
+import { TestAdmin } from "./admin-harness.ts";
+
+/** Debian's chromium, which scripts/system-deps installs for the test profile. */
+const CHROMIUM = "/usr/bin/chromium";
+const LOST_NOTICE = "Live updates lost — polling every 10 s";
+
+let s3: S3Server;
+let admin: TestAdmin;
+let worker: ProtocolWorker;
+let operator: TestAccount;
+let projectId: string;
+let browser: Browser;
+let page: Page;
+let screens: string;
+const cspViolations: string[] = [];
+const foreignRequests: string[] = [];
+
+beforeAll(async () => {
+  s3 = await startS3({ buckets: ["media-in", "media-out"] });
+  admin = await TestAdmin.start({
+    manager: { storage: s3.settings, heartbeatIntervalMs: 300 },
+    cuttableManager: true,
+  });
+  ({ projectId } = await admin.manager.createProject());
+  worker = await ProtocolWorker.start(admin.manager, { heartbeatMs: 200 });
+  operator = await admin.operator();
+  screens = join(tmpdir(), `tjm-admin-screens-${Date.now()}`);
+  await mkdir(screens, { recursive: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM });
+  const context = await browser.newContext({
+    viewport: { width: 1280, height: 900 },
+    permissions: ["clipboard-read", "clipboard-write"],
+  });
+  page = await context.newPage();
+  page.on("console", (message) => {
+    if (/Content Security Policy|Refused to/i.test(message.text())) cspViolations.push(message.text());
+  });
+  // Navigations go to the provider to sign in and out; everything a console page loads or
+  // calls must stay on the console's origin.
+  page.on("request", (request) => {
+    const from = request.frame().url();
+    if (!request.isNavigationRequest() && from.startsWith(admin.baseUrl)) {
+      if (new URL(request.url()).origin !== admin.baseUrl) foreignRequests.push(request.url());
+    }
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await worker?.stop();
+  await admin?.close();
+  await s3?.stop();
+});
+
+async function screenshot(step: string): Promise<void> {
+  const path = join(screens, `${step}.png`);
+  await page.screenshot({ path, fullPage: true });
+  console.log(`screenshot: ${path}`);
+}
+
+/** axe-core's serious and critical violations on the page as it is now. */
+async function seriousViolations(): Promise<string[]> {
+  // Evaluated through the DevTools protocol, which the page's CSP (no inline script) allows.
+  await page.evaluate(axe.source);
+  const violations = await page.evaluate(async () => {
+    const results = await (window as unknown as { axe: typeof axe }).axe.run(document, {
+      resultTypes: ["violations"],
+    });
+    return results.violations.map((violation) => ({
+      id: violation.id,
+      impact: violation.impact,
+      targets: violation.nodes.map((node) => node.target.join(" ")),
+    }));
+  });
+  return violations
+    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+    .map((violation) => `${violation.id} (${violation.impact}) at ${violation.targets.join(", ")}`);
+}
+
+async function expectAccessible(view: string): Promise<void> {
+  expect(await seriousViolations(), `axe on ${view}`).toEqual([]);
+}
+
+const stateShown = () => page.locator('[data-field="state"]').textContent();
+const progressValue = () => page.locator("#job-progress progress").getAttribute("value");
+
+/** What the agent publishes on core NATS while ffmpeg runs. */
+function publishProgress(lease: LeaseCommand, percent: number): void {
+  const progress: Progress = {
+    protocolVersion: PROTOCOL_VERSION,
+    workerId: worker.workerId,
+    instanceId: worker.worker.instanceId,
+    attemptId: lease.attemptId,
+    fencingToken: lease.fencingToken,
+    percent,
+    fps: 48,
+    bitrateKbps: 1800,
+    speed: 1.9,
+    etaSeconds: Math.round((100 - percent) / 5),
+    outTimeMs: percent * 100,
+    at: new Date().toISOString(),
+  };
+  worker.nc.publish(
+    subjects.workerProgress(admin.manager.subjectPrefix, worker.workerId),
+    encodeMessage(ProgressSchema, progress),
+  );
+}
+
+describe("an operator's session in the console", () => {
+  it("signs in through the provider's pages and lands on the jobs", async () => {
+    await page.goto(`${admin.baseUrl}/jobs`);
+    expect(new URL(page.url()).pathname).toMatch(/^\/oidc\/interaction\//);
+    await page.getByLabel(/e-mail/i).fill(operator.email);
+    await page.getByLabel(/password/i).fill(operator.password);
+    await page.getByRole("button", { name: /sign in/i }).click();
+    await page.waitForURL(`${admin.baseUrl}/jobs`);
+    await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Jobs");
+    await expect.poll(() => page.locator('[data-page="position"]').textContent()).toMatch(/of 0$/);
+    await screenshot("01-jobs-after-sign-in");
+    await expectAccessible("the jobs list");
+
+    // The keyboard reaches the skip link, then the navigation, each with a visible focus ring.
+    const stops = [];
+    for (let i = 0; i < 3; i++) {
+      await page.keyboard.press("Tab");
+      stops.push(
+        await page.evaluate(() => {
+          const focused = document.activeElement as HTMLElement;
+          return `${focused.textContent?.trim()} (${getComputedStyle(focused).outlineStyle})`;
+        }),
+      );
+    }
+    expect(stops).toEqual(["Skip to the content (solid)", "Jobs (solid)", "Submit a job (solid)"]);
+  });
+
+  let jobId: string;
+
+  it("shows each 400 detail at its path in the submit form", async () => {
+    await page.getByRole("link", { name: "Submit a job" }).click();
+    await page.waitForURL(`${admin.baseUrl}/submit`);
+    await page.getByLabel("Project id").fill(projectId);
+    const plan = sampleSubmission(projectId).executionPlan as { outputs: { video?: object }[] };
+    const broken = { ...plan, outputs: [{ ...plan.outputs[0], video: { codec: "no-such-codec" } }] };
+    await page.getByLabel("Execution plan (JSON)").fill(JSON.stringify(broken, null, 2));
+    await page.getByRole("button", { name: "Submit the job" }).click();
+    await expect
+      .poll(() => page.getByRole("alert").textContent())
+      .toMatch(/^The Manager refused the job \(1 problem\)/);
+    const planErrors = await page.locator("#execution-plan-errors li").allTextContents();
+    expect(planErrors.length).toBeGreaterThan(0);
+    expect(planErrors.join("\n")).toMatch(/^outputs\.0\.video/m);
+    expect(await page.getByLabel("Execution plan (JSON)").getAttribute("aria-invalid")).toBe("true");
+    await screenshot("02-submit-400-details");
+    await expectAccessible("the submit form with errors");
+  });
+
+  it("submits a job through the form, shows its progress bar moving, and it completes", async () => {
+    const plan = sampleSubmission(projectId).executionPlan;
+    await page.getByLabel("Execution plan (JSON)").fill(JSON.stringify(plan, null, 2));
+    await page.getByRole("button", { name: "Submit the job" }).click();
+    await page.waitForURL(/\/jobs\/[0-9a-f-]{36}$/);
+    jobId = new URL(page.url()).pathname.split("/").at(-1) as string;
+    await expect.poll(stateShown).toMatch(/QUEUED|RUNNING/);
+
+    const lease = await worker.nextLease(jobId);
+    await worker.report("accepted", lease);
+    await expect.poll(stateShown, { timeout: 10_000 }).toBe("RUNNING");
+    publishProgress(lease, 25);
+    await expect.poll(progressValue, { timeout: 10_000 }).toBe("25");
+    await expect
+      .poll(() => page.locator("#job-progress .figures").textContent())
+      .toMatch(/48 fps · 1\.90× · ETA 15 s/);
+    await screenshot("03-job-progress-25");
+    // The Manager passes on at most one progress event a second per job.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    publishProgress(lease, 70);
+    await expect.poll(progressValue, { timeout: 10_000 }).toBe("70");
+    await screenshot("04-job-progress-70");
+    await expectAccessible("a running job");
+
+    await completeLease(worker, lease, s3.client());
+    await expect.poll(stateShown, { timeout: 15_000 }).toBe("COMPLETED");
+    expect(await page.locator("#reason-retry").textContent()).toBe("Retry: only failed jobs can be retried");
+    expect(await page.locator('[data-action="retry"]').isDisabled()).toBe(true);
+    expect(await page.locator("#job-plan").textContent()).toContain('"outputs"');
+    await screenshot("05-job-completed");
+    await expectAccessible("a completed job");
+  });
+
+  it("filters the jobs by pool and cancels a queued job", async () => {
+    // No nvidia Worker: the job stays QUEUED, and a cancel ends it at once.
+    const queued = await admin.manager.submitJob(
+      sampleSubmission(projectId, { requirements: { requiredCapabilities: ["h264_nvenc"] } }),
+    );
+    await page.getByRole("link", { name: "Jobs", exact: true }).click();
+    await page.waitForURL(`${admin.baseUrl}/jobs`);
+    await page.getByLabel("Worker pool").selectOption("nvidia");
+    await expect.poll(() => page.locator("#jobs-table tbody tr").count()).toBe(1);
+    expect(await page.locator("#jobs-table tbody tr").getAttribute("data-job-id")).toBe(queued);
+    expect(page.url()).toContain("workerPool=nvidia");
+    await screenshot("06-jobs-filtered-nvidia");
+    await expectAccessible("the filtered jobs list");
+
+    await page.getByRole("link", { name: `Job ${queued}` }).click();
+    await expect.poll(stateShown).toBe("QUEUED");
+    await page.getByRole("button", { name: "Cancel" }).click();
+    await expect.poll(stateShown, { timeout: 10_000 }).toBe("CANCELLED");
+    expect(await page.locator("#reason-cancel").textContent()).toBe("Cancel: the job is already cancelled");
+    await screenshot("07-job-cancelled");
+    expect((await admin.manager.job(queued)).state).toBe("CANCELLED");
+  });
+
+  it("drains a Worker after confirming", async () => {
+    await page.getByRole("link", { name: "Workers" }).click();
+    await page.waitForURL(`${admin.baseUrl}/workers`);
+    const row = page.locator(`tr[data-worker-id="${worker.workerId}"]`);
+    await expect.poll(() => row.count()).toBe(1);
+    await expectAccessible("the Workers list");
+    page.once("dialog", (dialog) => void dialog.accept());
+    await row.locator('[data-action="drain"]').click();
+    await expect.poll(() => row.locator('[data-condition="DRAINING"]').count(), { timeout: 10_000 }).toBe(1);
+    expect(await row.locator('[data-action="drain"]').isDisabled()).toBe(true);
+    await screenshot("08-worker-draining");
+    await expectAccessible("the Workers list with a draining Worker");
+  });
+
+  it("issues an enrollment token and shows it only once", async () => {
+    await page.getByRole("link", { name: "Enrollment tokens" }).click();
+    await page.waitForURL(`${admin.baseUrl}/enrollment`);
+    await page.getByLabel(/^Label/).fill("render-07");
+    const answered = page.waitForResponse((response) =>
+      response.url().endsWith("/api/operations/enrollment-tokens"),
+    );
+    await page.getByRole("button", { name: "Issue a token" }).click();
+    const response = await answered;
+    expect(response.status()).toBe(201);
+    expect(response.headers()["cache-control"]).toBe("no-store");
+    const token = await page.getByLabel("Enrollment token").inputValue();
+    expect(token.length).toBeGreaterThan(20);
+    expect(await page.locator("#token-details").textContent()).toContain("label: render-07");
+    await page.getByRole("button", { name: "Copy" }).click();
+    await expect.poll(() => page.locator("#copy-result").textContent()).toBe("Copied to the clipboard.");
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(token);
+    await screenshot("09-enrollment-token-shown");
+    await expectAccessible("the issued enrollment token");
+
+    await page.reload();
+    expect(await page.locator("#issued-token").isHidden()).toBe(true);
+    expect(await page.content()).not.toContain(token);
+  });
+
+  it("says it polls while the Manager is away, and refetches once it is back", async () => {
+    await page.getByRole("link", { name: "Jobs", exact: true }).click();
+    await page.waitForURL(`${admin.baseUrl}/jobs`);
+    await page.getByLabel("Worker pool").selectOption("");
+    await expect.poll(() => page.locator("#jobs-table tbody tr[data-job-id]").count()).toBe(2);
+    await admin.cutManager();
+    await expect.poll(() => page.locator("#live-notice").textContent(), { timeout: 5000 }).toBe(LOST_NOTICE);
+    // Submitted while the console cannot see the Manager: only a refetch can show it.
+    const submittedMeanwhile = await admin.manager.submitJob(sampleSubmission(projectId));
+    await screenshot("10-live-updates-lost");
+    await expectAccessible("the jobs list while polling");
+
+    await admin.restoreManager();
+    await expect.poll(() => page.locator("#live-notice").textContent(), { timeout: 15_000 }).toBe("");
+    await expect.poll(() => page.locator(`tr[data-job-id="${submittedMeanwhile}"]`).count()).toBe(1);
+    await screenshot("11-live-updates-back");
+  }, 30_000);
+
+  it("signs out, and the old session's /api/events answers 401", async () => {
+    const cookie = (await page.context().cookies(admin.baseUrl)).find((c) => c.name === admin.cookieName);
+    expect(cookie?.httpOnly).toBe(true);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL((url) => url.pathname !== "/jobs");
+    if (new URL(page.url()).pathname !== "/auth/signed-out") {
+      await page.getByRole("button", { name: /yes, sign me out/i }).click();
+    }
+    await page.waitForURL(`${admin.baseUrl}/auth/signed-out`);
+    await screenshot("12-signed-out");
+    await expectAccessible("the signed-out page");
+    const events = await fetch(`${admin.baseUrl}/api/events`, {
+      headers: { cookie: `${admin.cookieName}=${cookie?.value}` },
+    });
+    expect(events.status).toBe(401);
+    expect((await page.request.get(`${admin.baseUrl}/api/events`)).status()).toBe(401);
+  });
+
+  it("loaded nothing from another origin and broke no CSP rule", () => {
+    expect(foreignRequests).toEqual([]);
+    expect(cspViolations).toEqual([]);
+  });
+});
