@@ -3,8 +3,10 @@
  * INSERTs, list latency with 100k and 1M jobs, the outbox relay, the heartbeat monitor with
  * 1,000 Workers, SSE fan-out to 1,000 and 10,000 subscribers, and real jobs on Worker agents:
  * a 720p transcode against plain ffmpeg, dispatch latency and 1,000 tiny jobs, and a 1 GiB
- * upload through the Worker's uploader against lib-storage on Swift's s3api. Prints
- * markdown; asserts nothing. BENCH_SCENARIOS picks which run; each lives in its folder.
+ * upload through the Worker's uploader against lib-storage on Swift's s3api, argon2id costs,
+ * the built-in OpenID provider (sign-ins, client_credentials, the standing check's cost), and
+ * the Admin console (the delay its SSE relay adds for 1,000 sessions, the jobs view's page load).
+ * Prints markdown; asserts nothing. BENCH_SCENARIOS picks which run; each lives in its folder.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -13,7 +15,9 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { TestIssuer } from "@tjm/devstack/oidc-issuer";
 import { findOrStartServices } from "@tjm/devstack/services";
+import { adminSseScenario } from "./admin-sse/index.ts";
 import { argon2Scenario } from "./argon2/index.ts";
+import { authScenario } from "./auth/index.ts";
 import { dispatchScenario } from "./dispatch/index.ts";
 import { heartbeatsScenario } from "./heartbeats/index.ts";
 import { listScenario } from "./list/index.ts";
@@ -42,6 +46,8 @@ const SCENARIO_RUNS: Record<ScenarioName, Scenario<unknown>> = {
   "tiny-jobs": tinyJobsScenario,
   upload: uploadScenario,
   argon2: argon2Scenario,
+  auth: authScenario,
+  "admin-sse": adminSseScenario,
 };
 
 const TOKEN_LIFETIME_S = 24 * 3600;
@@ -128,7 +134,7 @@ async function main(): Promise<void> {
       settings,
       databaseUrl: services.databaseUrl,
       natsUrl: services.natsUrl,
-      issuerUrl: issuer.issuer,
+      operatorIssuerUrl: issuer.issuer,
       token: await issuer.token({ expiresInSeconds: TOKEN_LIFETIME_S }),
       runId: randomBytes(4).toString("hex"),
       admin,

@@ -8,8 +8,9 @@ export interface BenchContext {
   settings: Settings;
   databaseUrl: string;
   natsUrl: string;
-  issuerUrl: string;
-  /** One long-lived operator token, reused by every request. */
+  /** The local TestIssuer: every Manager trusts it as an external operator issuer (operations only). */
+  operatorIssuerUrl: string;
+  /** One long-lived operator token of the TestIssuer, reused by every request. */
   token: string;
   /** Suffix of this run's schema names, so concurrent or crashed runs never collide. */
   runId: string;

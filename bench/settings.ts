@@ -1,4 +1,6 @@
 /** The bench's knobs (environment): the shared ones here, each scenario's in its folder. */
+import { type AdminSseSettings, readAdminSseSettings } from "./admin-sse/settings.ts";
+import { type AuthSettings, readAuthSettings } from "./auth/settings.ts";
 import { type DispatchSettings, readDispatchSettings } from "./dispatch/settings.ts";
 import { type HeartbeatSettings, readHeartbeatSettings } from "./heartbeats/settings.ts";
 import { type ListSettings, readListSettings } from "./list/settings.ts";
@@ -21,6 +23,8 @@ export const SCENARIOS = [
   "tiny-jobs",
   "upload",
   "argon2",
+  "auth",
+  "admin-sse",
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -37,6 +41,8 @@ export interface Settings {
   dispatch: DispatchSettings;
   tinyJobs: TinyJobsSettings;
   upload: UploadSettings;
+  auth: AuthSettings;
+  adminSse: AdminSseSettings;
 }
 
 function readScenarios(env: NodeJS.ProcessEnv): ScenarioName[] {
@@ -60,6 +66,8 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
     dispatch: readDispatchSettings(env),
     tinyJobs: readTinyJobsSettings(env),
     upload: readUploadSettings(env),
+    auth: readAuthSettings(env),
+    adminSse: readAdminSseSettings(env),
   };
 }
 

@@ -17,7 +17,7 @@ const app = createApp({
   sql: noIo,
   broker: noIo,
   logger: silentLogger,
-  auth: { issuer: "https://issuer.invalid", audience: "tjm-operations" },
+  auth: { tjm: { issuer: "https://issuer.invalid" }, operationsAudience: "tjm-operations" },
   maxBodyBytes: 1024 * 1024,
   liveProgress: () => undefined,
   scalarBundle: noIo,

@@ -1,11 +1,13 @@
 /**
  * `npm run demo`: the whole system on one machine, end to end. Finds (or starts) PostgreSQL
- * and NATS, starts an S3-compatible server (s3rver, in this process), the Manager and one
- * Worker agent, generates a test clip with ffmpeg, uploads it, submits a job with two outputs
- * and a removed segment, shows its progress live, then prints where the outputs are, what
- * ffprobe says of them and the manifest. Serves until Ctrl-C; `npm run demo -- --once` exits
- * after printing. Everything it started is stopped, and its temp files removed, on exit and on
- * failure.
+ * and NATS, starts an S3-compatible server (s3rver, in this process), the Manager with its
+ * built-in OpenID provider, the Admin console and one Worker agent, makes a demo operator, an
+ * operations client and the console's client with the Manager's CLI and signs the operator in
+ * through the provider (headless), generates a test clip with ffmpeg, uploads it, submits a job
+ * with two outputs and a removed segment, shows its progress live, then prints where the outputs
+ * are, what ffprobe says of them and the manifest, and where to sign in to the console. Serves
+ * until Ctrl-C; `npm run demo -- --once` exits after printing. Everything it started is stopped,
+ * and its temp files removed, on exit and on failure.
  */
 import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -16,13 +18,33 @@ import { promisify } from "node:util";
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { AgentProcess } from "@tjm/devstack/agent-process";
 import { type ManagerProcess, REPOSITORY_ROOT, startManagerProcess } from "@tjm/devstack/manager-process";
-import { OPERATIONS_AUDIENCE, TestIssuer } from "@tjm/devstack/oidc-issuer";
+import { OPERATIONS_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { S3RVER_CREDENTIALS, type S3Server, startS3 } from "@tjm/devstack/s3rver";
 import { canConnect, findOrStartServices, freePort, type Services } from "@tjm/devstack/services";
 import { createTjmClient, type TjmClient } from "@tjm/sdk";
+import {
+  loadMigrations as loadConsoleMigrations,
+  migrate as migrateConsole,
+} from "../admin/src/platform/migrations.ts";
 import { createSql } from "../manager/src/platform/db.ts";
 import { loadMigrations, migrate } from "../manager/src/platform/migrations.ts";
 import { createProject } from "../manager/src/projects/store.ts";
+import { type AdminConsole, chooseConsoleUrl, startAdminConsole } from "./demo-admin.ts";
+import {
+  type ConsoleClient,
+  type DemoDatabase,
+  type DemoState,
+  loadDemoState,
+  makeConsoleClient,
+  makeOperator,
+  OPERATIONS_REDIRECT_URI,
+  OPERATIONS_RESOURCE,
+  OPERATOR_EMAIL,
+  OPERATOR_SCOPE,
+  OperatorSession,
+  registeredConsoleOrigin,
+  statePath,
+} from "./demo-identity.ts";
 
 const run = promisify(execFile);
 // The AWS SDK's notice that its releases after January 2027 need Node 22 is not the demo's news.
@@ -62,6 +84,9 @@ const PLAN = {
   manifestUri: `s3://media-out/demo/${RUN}/manifest.json`,
 } as const;
 const JOB_TIMEOUT_MS = 5 * 60_000;
+
+/** A fresh key per demo run: enrollment tokens issued by an earlier run simply stop matching. */
+const ENROLLMENT_TOKEN_SECRET = randomBytes(32).toString("hex");
 const TERMINAL_STATES = ["COMPLETED", "FAILED", "CANCELLED"];
 
 // ---- steps, clean-up and Ctrl-C --------------------------------------------------------------
@@ -103,11 +128,20 @@ async function cleanUp(): Promise<void> {
   say("Done.");
 }
 
+/**
+ * On Ctrl-C npm passes the terminal's SIGINT on to its script as well, and tsx to the demo: a
+ * repeat this soon after the first is the same keypress, not a second one.
+ */
+const SIGNAL_ECHO_MS = 1000;
+let firstSignalAt = 0;
+
 function onSignal(signal: NodeJS.Signals): void {
   if (interrupted.signal.aborted) {
+    if (Date.now() - firstSignalAt < SIGNAL_ECHO_MS) return;
     say(`\n${signal} again: exiting without finishing the clean-up.`);
     process.exit(130);
   }
+  firstSignalAt = Date.now();
   interrupted.abort(new Error(`interrupted by ${signal}`));
 }
 
@@ -143,27 +177,49 @@ async function within<T>(ms: number, what: string, promise: Promise<T>): Promise
 
 async function demo(): Promise<void> {
   const services = await step("find or start PostgreSQL and NATS", findServices);
-  const issuer = await step("start a local OIDC issuer", startIssuer);
+  const database: DemoDatabase = { url: services.databaseUrl, schema };
   await step("migrate the demo schema", () => migrateSchema(services));
+  const state = await step("load or create the demo's keys", () => loadDemoState(database));
   const scratch = await step("create a temp directory", makeScratch);
   const s3 = await step("start the S3-compatible server (s3rver)", startStorage);
-  const manager = await step("start the Manager", () => startManager(services, issuer, s3));
-  const token = await step("issue an operator token", () => issuer.token({ expiresInSeconds: 3600 }));
-  const client = createTjmClient({ baseUrl: manager.baseUrl, token });
+  const port = await step("pick the Manager's port", choosePort);
+  const env = managerEnvironment(services, s3, state, port);
+  const clientId = await step("create the demo operator and its operations client", () =>
+    makeOperator(database, env, state),
+  );
+  const consoleUrl = await step("pick the Admin console's port", async () =>
+    chooseConsoleUrl(await registeredConsoleOrigin(database, state)),
+  );
+  const consoleClient = await step("create the Admin console's client", () =>
+    makeConsoleClient(database, env, state, consoleUrl),
+  );
+  const manager = await step("start the Manager", () => startManager(env, port));
+  const operator = await step("sign the operator in through the OpenID provider", () =>
+    OperatorSession.signIn(env.OIDC_ISSUER_URL, clientId, state.DEMO_OPERATOR_PASSWORD),
+  );
+  const adminConsole = await step("start the Admin console", () =>
+    startConsole(consoleUrl, manager, env, consoleClient, state),
+  );
+  const client = createTjmClient({ baseUrl: manager.baseUrl, token: () => operator.accessToken() });
   const projectId = await step("create a project", () => makeProject(services));
   await step("tidy up after earlier demo runs", () => retireLeftovers(client));
   const agent = await step("start a Worker agent", () => startWorker(client, manager, scratch));
   const clip = await step("generate a test clip with ffmpeg", () => generateClip(scratch));
   await step(`upload the clip to ${INPUT_URI}`, () => upload(s3, clip));
-  const events = await step("subscribe to the event stream", () => subscribe(manager, token));
+  const events = await step("subscribe to the event stream", async () =>
+    subscribe(manager, await operator.accessToken()),
+  );
   const jobId = await step("submit the job", () => submit(client, projectId));
   await step("run the job", () => watch(client, jobId, events, agent));
   await step("inspect the outputs", () => inspectOutputs(s3, scratch));
   await step("read the manifest", () => printManifest(s3));
-  printNextSteps(manager, s3, token, jobId);
+  printNextSteps(manager, s3, clientId, consoleClient, await operator.accessToken(), jobId);
+  printConsoleSignIn(adminConsole, state);
 
   if (once) return;
-  say(`\nServing until Ctrl-C; it stops the Worker, the Manager and s3rver and removes the temp files.`);
+  say(
+    `\nServing until Ctrl-C; it stops the Worker, the Admin console, the Manager and s3rver and removes the temp files.`,
+  );
   await new Promise<void>((resolve) => interrupted.signal.addEventListener("abort", () => resolve()));
 }
 
@@ -175,19 +231,17 @@ async function findServices(): Promise<Services> {
   return services;
 }
 
-async function startIssuer(): Promise<TestIssuer> {
-  // A local OIDC issuer with its own key pair stands in for your identity provider.
-  const issuer = await TestIssuer.start();
-  onCleanup("the OIDC issuer", () => issuer.close());
-  return issuer;
-}
-
+/** The Manager's tables and the Admin console's, side by side in the demo schema. */
 async function migrateSchema(services: Services): Promise<void> {
   const sql = createSql({ url: services.databaseUrl, schema, poolMax: 2, applicationName: "tjm-demo" });
+  const describe = (applied: { name: string }[]) =>
+    applied.length ? `applied ${applied.map((m) => m.name).join(", ")}` : "up to date";
   try {
-    const applied = await migrate(sql, schema, await loadMigrations());
-    const what = applied.length ? `applied ${applied.map((m) => m.name).join(", ")}` : "up to date";
-    say(`• migrations: ${what} (schema ${schema})`);
+    const managerApplied = await migrate(sql, schema, await loadMigrations());
+    const consoleApplied = await migrateConsole(sql, schema, await loadConsoleMigrations());
+    say(
+      `• migrations: ${describe(managerApplied)}; the console's: ${describe(consoleApplied)} (schema ${schema})`,
+    );
   } finally {
     await sql.end();
   }
@@ -206,17 +260,33 @@ async function startStorage(): Promise<S3Server> {
   return s3;
 }
 
-async function startManager(services: Services, issuer: TestIssuer, s3: S3Server): Promise<ManagerProcess> {
-  const env = {
+/** 8080 (or PORT) when it is free, so the printed URLs are easy to remember. */
+async function choosePort(): Promise<number> {
+  const wanted = Number(process.env.PORT ?? 8080);
+  const taken = wanted === 0 || (await canConnect(`http://127.0.0.1:${wanted}`));
+  return taken ? await freePort() : wanted;
+}
+
+type ManagerEnvironment = ReturnType<typeof managerEnvironment>;
+
+/** The Manager's configuration, for `npm run manager` and its CLI alike. */
+function managerEnvironment(services: Services, s3: S3Server, state: DemoState, port: number) {
+  return {
     DATABASE_URL: services.databaseUrl,
     DATABASE_SCHEMA: schema,
     NATS_URL: services.natsUrl,
     // The demo's NATS has no accounts; the Manager says so in a warning at start.
     NATS_AUTH: "none",
-    OIDC_ISSUER_URL: issuer.issuer,
+    PORT: String(port),
+    // The built-in provider, at the Manager's own address: the issuer names the port.
+    PROVIDER_ENABLED: "true",
+    OIDC_ISSUER_URL: `http://127.0.0.1:${port}/oidc`,
+    // The provider posts back-channel logouts to the Admin console, on loopback like the rest.
+    PROVIDER_PRIVATE_NETWORK_HOSTS: "127.0.0.1,localhost",
     OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
-    // A fresh key per demo run: tokens issued by an earlier run simply stop matching.
-    ENROLLMENT_TOKEN_SECRET: randomBytes(32).toString("hex"),
+    PROVIDER_KEY_ENCRYPTION_KEY: state.PROVIDER_KEY_ENCRYPTION_KEY,
+    CLIENT_SECRET_HMAC_KEY: state.CLIENT_SECRET_HMAC_KEY,
+    ENROLLMENT_TOKEN_SECRET,
     S3_ENDPOINT: s3.endpoint,
     S3_REGION: s3.settings.region,
     S3_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
@@ -225,14 +295,40 @@ async function startManager(services: Services, issuer: TestIssuer, s3: S3Server
     S3_CHECKSUMS: "WHEN_REQUIRED",
     LOG_LEVEL: "warn",
   };
-  // 8080 (or PORT) when it is free, so the printed URLs are easy to remember.
-  const wanted = Number(process.env.PORT ?? 8080);
-  const taken = wanted === 0 || (await canConnect(`http://127.0.0.1:${wanted}`));
-  const manager = await startManagerProcess("node", env, taken ? await freePort() : wanted);
+}
+
+async function startConsole(
+  url: string,
+  manager: ManagerProcess,
+  env: ManagerEnvironment,
+  client: ConsoleClient,
+  state: DemoState,
+): Promise<AdminConsole> {
+  const adminConsole = await startAdminConsole(url, {
+    DATABASE_URL: env.DATABASE_URL,
+    DATABASE_SCHEMA: env.DATABASE_SCHEMA,
+    MANAGER_URL: manager.baseUrl,
+    OIDC_ISSUER_URL: env.OIDC_ISSUER_URL,
+    OIDC_OPERATIONS_ADMIN_AUDIENCE: env.OIDC_OPERATIONS_ADMIN_AUDIENCE,
+    ADMIN_CLIENT_ID: client.clientId,
+    ADMIN_CLIENT_SECRET: client.clientSecret,
+    ADMIN_SESSION_KEY: state.ADMIN_SESSION_KEY,
+  });
+  onCleanup("the Admin console", () => adminConsole.stop());
+  say(
+    `• Admin console at ${adminConsole.url} (pid ${adminConsole.pid}): GET /api/session answered 401 (no session yet)`,
+  );
+  return adminConsole;
+}
+
+async function startManager(env: ManagerEnvironment, port: number): Promise<ManagerProcess> {
+  const manager = await startManagerProcess("node", env, port);
   onCleanup("the Manager", () => manager.stop());
-  say(`• Manager on Node at ${manager.baseUrl}`);
+  say(`• Manager on Node at ${manager.baseUrl}, its OpenID provider at ${env.OIDC_ISSUER_URL}`);
   return manager;
 }
+
+// ---- the project and leftovers of earlier runs --------------------------------------------
 
 async function makeProject(services: Services): Promise<string> {
   const sql = createSql({ url: services.databaseUrl, schema, poolMax: 1, applicationName: "tjm-demo" });
@@ -456,14 +552,39 @@ async function printManifest(s3: S3Server): Promise<void> {
   say(JSON.stringify(manifest, null, 2));
 }
 
-function printNextSteps(manager: ManagerProcess, s3: S3Server, token: string, jobId: string): void {
+function printNextSteps(
+  manager: ManagerProcess,
+  s3: S3Server,
+  clientId: string,
+  consoleClient: ConsoleClient,
+  token: string,
+  jobId: string,
+): void {
+  const issuer = `${manager.baseUrl}/oidc`;
   say(`\nAPI docs (Scalar):  ${manager.baseUrl}/api/docs`);
   say(`OpenAPI document:   ${manager.baseUrl}/api/v1/openapi.json`);
-  say(`Operator token (1 h): ${token}`);
+  say(`OpenID provider: ${issuer}`);
+  say(`  discovery:        ${issuer}/.well-known/openid-configuration`);
+  say(
+    `  operations client: ${clientId} (public, PKCE S256, redirect URI ${OPERATIONS_REDIRECT_URI}, resource ${OPERATIONS_RESOURCE}, scope "${OPERATOR_SCOPE}")`,
+  );
+  say(
+    `  console client:   ${consoleClient.clientId} (confidential, client_secret_basic; secret in ${statePath(schema)})`,
+  );
+  say(
+    `Operator access token (10 min; sign in as the operator below with any OIDC client for a new one): ${token}`,
+  );
   say(`Try: curl -H "authorization: Bearer $TOKEN" ${manager.baseUrl}/api/v1/operations/jobs/${jobId}`);
   say(
     `     AWS_ACCESS_KEY_ID=${S3RVER_CREDENTIALS.accessKeyId} AWS_SECRET_ACCESS_KEY=${S3RVER_CREDENTIALS.secretAccessKey} aws --endpoint-url ${s3.endpoint} s3 ls s3://media-out/demo/${RUN}/`,
   );
+}
+
+/** The console's address and the operator's sign-in, each on a line of its own. */
+function printConsoleSignIn(adminConsole: AdminConsole, state: DemoState): void {
+  say(`\nAdmin console: ${adminConsole.url}`);
+  say(`Operator: ${OPERATOR_EMAIL} / ${state.DEMO_OPERATOR_PASSWORD}`);
+  say(`  (the password is kept in ${statePath(schema)}, with the demo's other keys)`);
 }
 
 // ---- the event stream and the progress bar ----------------------------------------------------

@@ -1,33 +1,201 @@
-import { existsSync } from "node:fs";
-import { runScript } from "@tjm/devstack/manager-process";
-import { canConnect } from "@tjm/devstack/services";
+import { spawn } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { REPOSITORY_ROOT, runScript } from "@tjm/devstack/manager-process";
+import { BrowserSession, parseForms } from "@tjm/devstack/oidc-client";
+import type { ProcessResult } from "@tjm/devstack/run-process";
+import { canConnect, waitFor } from "@tjm/devstack/services";
 import { deleteStreams } from "@tjm/devstack/streams";
 import { describe, expect, inject, it } from "vitest";
 import { createSql } from "../manager/src/platform/db.ts";
 import { testServices } from "./harness/manager.ts";
 
+const OPERATOR_EMAIL = "operator@demo.tjm.local";
+const MAX_HOPS = 20;
+
+/** `npm run demo` serving (no --once), in its own process group as in a terminal. */
+class ServingDemo {
+  private output = "";
+  private errors = "";
+  private readonly closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private readonly pid: number;
+  private exited = false;
+
+  constructor(env: Record<string, string>) {
+    const child = spawn("npm", ["run", "--silent", "demo"], {
+      cwd: REPOSITORY_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    this.pid = child.pid as number;
+    child.stdout.on("data", (chunk) => {
+      this.output += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      this.errors += chunk;
+    });
+    this.closed = new Promise((resolve) =>
+      child.once("close", (code, signal) => {
+        this.exited = true;
+        resolve({ code, signal });
+      }),
+    );
+  }
+
+  stdout(): string {
+    return this.output;
+  }
+
+  /** True once it serves; false when it ended before that. */
+  async serving(timeoutMs: number): Promise<boolean> {
+    const ready = async () => this.exited || this.output.includes("Serving until Ctrl-C");
+    await waitFor("the demo serving", ready, timeoutMs, 250);
+    return !this.exited;
+  }
+
+  /**
+   * Ctrl-C as a terminal sends it: SIGINT to the whole foreground group. npm, once its script
+   * has exited, ends itself with the same signal: that is its exit, not the demo's.
+   */
+  async interrupt(): Promise<ProcessResult & { signal: NodeJS.Signals | null }> {
+    try {
+      process.kill(-this.pid, "SIGINT");
+    } catch {
+      // already gone
+    }
+    const { code, signal } = await this.closed;
+    return { code, signal, stdout: this.output, stderr: this.errors };
+  }
+}
+
+/**
+ * A browser's sign-in through the console: GET /auth/sign-in, the provider's sign-in page filled
+ * in (a first-party client asks no consent), back to the console's callback and on to `/`.
+ */
+async function signInThroughConsole(consoleUrl: string, password: string): Promise<BrowserSession> {
+  const browser = new BrowserSession();
+  let url = new URL(`${consoleUrl}/auth/sign-in?returnTo=/`);
+  let response = await browser.fetch(url);
+  for (let hop = 0; hop < MAX_HOPS; hop++) {
+    const location = response.headers.get("location");
+    if (location !== null) {
+      await response.body?.cancel();
+      url = new URL(location, url);
+      if (url.href === `${consoleUrl}/`) return browser;
+      response = await browser.fetch(url);
+      continue;
+    }
+    const html = await response.text();
+    const login = parseForms(html, url).find((form) => "password" in form.fields);
+    if (login === undefined)
+      throw new Error(`unexpected page ${url} (${response.status}): ${html.slice(0, 300)}`);
+    url = new URL(login.action);
+    response = await browser.fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ ...login.fields, email: OPERATOR_EMAIL, password }),
+    });
+  }
+  throw new Error("too many hops signing in through the console");
+}
+
 describe("npm run demo", () => {
-  it("runs a real job end to end (s3rver, Manager, a Worker agent, ffmpeg) and prints what ffprobe says of its outputs", async () => {
+  it("runs a real job end to end (s3rver, the Manager and its OpenID provider, the Admin console, a Worker agent, ffmpeg), prints what ffprobe says of its outputs, and serves again on the same schema until Ctrl-C", async () => {
     const services = testServices();
     const schema = `${inject("schemaPrefix")}demo_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
-    const result = await runScript(["demo", "--", "--once"], {
+    // The demo keeps its keys and the operator's password under XDG_CACHE_HOME: a private one.
+    const cache = await mkdtemp(join(tmpdir(), "tjm-demo-test-"));
+    const env = {
       DATABASE_URL: services.databaseUrl,
       NATS_URL: services.natsUrl,
       DEMO_SCHEMA: schema,
       NATS_SUBJECT_PREFIX: schema,
       PORT: "0",
-    });
-    const sql = createSql({ url: services.databaseUrl, schema: "public", poolMax: 1 });
-    await sql`drop schema if exists ${sql(schema)} cascade`;
-    await sql.end();
-    await deleteStreams(services.natsUrl, schema);
-    const output = `${result.stdout}\n${result.stderr}`;
-    expect(result.code, output).toBe(0);
+      XDG_CACHE_HOME: cache,
+    };
+    const stateFile = join(cache, "tjm-demo", `${schema}.env`);
+    let result: ProcessResult;
+    let second: ProcessResult & { signal?: NodeJS.Signals | null };
+    let stateMode: number | undefined;
+    let sessionStatus: number | undefined;
+    let sessionBody: unknown;
+    try {
+      result = await runScript(["demo", "--", "--once"], env);
+      stateMode = existsSync(stateFile) ? statSync(stateFile).mode & 0o777 : undefined;
+      // A second run on the same schema: the accounts and clients exist, the keys are reused. It
+      // serves until Ctrl-C; meanwhile the operator signs in to the console as a browser would.
+      if (result.code === 0) {
+        const demo = new ServingDemo(env);
+        try {
+          if (await demo.serving(150_000)) {
+            const consoleUrl = /^Admin console: (\S+)$/m.exec(demo.stdout())?.[1] as string;
+            const password = /^Operator: \S+ \/ (\S+)$/m.exec(demo.stdout())?.[1] as string;
+            const browser = await signInThroughConsole(consoleUrl, password);
+            const session = await browser.fetch(`${consoleUrl}/api/session`);
+            sessionStatus = session.status;
+            sessionBody = await session.json();
+          }
+        } finally {
+          second = await demo.interrupt();
+        }
+      } else second = result;
+    } finally {
+      const sql = createSql({ url: services.databaseUrl, schema: "public", poolMax: 1 });
+      await sql`drop schema if exists ${sql(schema)} cascade`;
+      await sql.end();
+      await deleteStreams(services.natsUrl, schema);
+      await rm(cache, { recursive: true, force: true });
+    }
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+    expect(second.code === 0 || second.signal === "SIGINT", `${second.stdout}\n${second.stderr}`).toBe(true);
 
     const { stdout } = result;
     expect(stdout).toMatch(/Manager on Node at http:\/\/127\.0\.0\.1:\d+/);
     expect(stdout).toMatch(/S3: s3rver at http:\/\/127\.0\.0\.1:\d+/);
     expect(stdout).toMatch(/Worker agent on Bun \(pid \d+\)/);
+    // The built-in provider: the operator and the client made by the CLI, the sign-in headless.
+    const issuer = /^OpenID provider: (http:\/\/127\.0\.0\.1:\d+\/oidc)$/m.exec(stdout)?.[1];
+    expect(issuer, stdout).toBe(`${/Manager on Node at (\S+),/.exec(stdout)?.[1]}/oidc`);
+    expect(stdout).toContain("operator account operator@demo.tjm.local created (role operator)");
+    expect(stdout).toMatch(/operations client [0-9a-f-]{36} created/);
+    expect(stdout).toMatch(
+      /operator operator@demo\.tjm\.local signed in through the provider \(\d+ HTTP requests/,
+    );
+    expect(stdout).toMatch(/discovery: +http:\/\/127\.0\.0\.1:\d+\/oidc\/\.well-known\/openid-configuration/);
+    // The Admin console: its client made by the CLI, started on loopback, answering 401 unsigned.
+    expect(stdout).toMatch(
+      /console client [0-9a-f-]{36} created \(first-party, confidential, for http:\/\/localhost:\d+;/,
+    );
+    const consoleUrl = /^Admin console: (http:\/\/localhost:\d+)$/m.exec(stdout)?.[1] as string;
+    expect(consoleUrl, stdout).toBeDefined();
+    expect(stdout).toContain(`Admin console at ${consoleUrl} (pid `);
+    expect(stdout).toMatch(/: GET \/api\/session answered 401 \(no session yet\)$/m);
+    const password = /^Operator: operator@demo\.tjm\.local \/ (\S+)$/m.exec(stdout)?.[1];
+    expect(password).toMatch(/^\S{12,}$/);
+    expect(stateMode).toBe(0o600);
+
+    // The second run serves: the same console client and address, and a sign-in through it works.
+    expect(second.stdout).toContain("made by an earlier run, its password kept");
+    expect(second.stdout).toMatch(/operations client [0-9a-f-]{36}: made by an earlier run/);
+    const consoleClientId = /console client ([0-9a-f-]{36}) created/.exec(stdout)?.[1];
+    expect(second.stdout).toContain(
+      `console client ${consoleClientId}: made by an earlier run, its secret kept`,
+    );
+    expect(second.stdout).toContain("(kept from an earlier run)");
+    expect(second.stdout).toContain(
+      `\nAdmin console: ${consoleUrl}\nOperator: operator@demo.tjm.local / ${password}\n`,
+    );
+    expect(second.stdout).toMatch(/^Job [0-9a-f-]{36} COMPLETED/m);
+    expect(sessionStatus).toBe(200);
+    expect(sessionBody).toMatchObject({ signedIn: true, sub: expect.any(String) });
+    // Ctrl-C: everything it started is stopped.
+    expect(second.stdout).toContain("Serving until Ctrl-C");
+    expect(second.stdout).toMatch(
+      /Cleaning up: the event stream, the Worker agent, the Admin console, the Manager, s3rver, temp files\.\nDone\.\n$/,
+    );
     // Progress from the SSE job.progress events: plain lines, as stdout is not a terminal.
     expect(stdout).toMatch(/^job [0-9a-f]{8} attempt 1: +\d+%/m);
     expect(stdout).toMatch(/^Job [0-9a-f-]{36} COMPLETED after [\d.]+ s \(1 attempt\)\./m);
@@ -59,15 +227,16 @@ describe("npm run demo", () => {
     // --once: everything it started is stopped again, its temp files removed.
     expect(stdout).not.toContain("Serving until Ctrl-C");
     expect(stdout).toMatch(
-      /Cleaning up: the event stream, the Worker agent, the Manager, s3rver, temp files, the OIDC issuer\.\nDone\.\n$/,
+      /Cleaning up: the event stream, the Worker agent, the Admin console, the Manager, s3rver, temp files\.\nDone\.\n$/,
     );
+    expect(await canConnect(consoleUrl)).toBe(false);
     const agentPid = Number(/Worker agent on Bun \(pid (\d+)\)/.exec(stdout)?.[1]);
     expect(() => process.kill(agentPid, 0)).toThrow();
-    const managerUrl = /Manager on Node at (\S+)/.exec(stdout)?.[1] as string;
+    const managerUrl = /Manager on Node at (\S+),/.exec(stdout)?.[1] as string;
     expect(await canConnect(managerUrl)).toBe(false);
     for (const dir of [/data in (\S+)\)/.exec(stdout)?.[1], /Downloaded copies: (\S+)/.exec(stdout)?.[1]]) {
       expect(dir).toMatch(/^\/.+/);
       expect(existsSync(dir as string), dir).toBe(false);
     }
-  }, 90_000);
+  }, 360_000);
 });

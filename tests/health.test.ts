@@ -24,6 +24,8 @@ describe("GET /api/health/live", () => {
       schema: schema.schema,
       databaseUrl: "postgres://postgres@127.0.0.1:1/none",
       natsUrl: "nats://127.0.0.1:1",
+      // The built-in provider reads its keys from the database at start: trust one elsewhere.
+      issuerUrl: "http://127.0.0.1:1/oidc",
     });
     afterAll(async () => {
       await manager.close();

@@ -21,6 +21,8 @@ function envFor(schema: string) {
     DATABASE_SCHEMA: schema,
     NATS_URL: services.natsUrl,
     OIDC_ISSUER_URL: "http://127.0.0.1:1",
+    // Not this file's subject: the built-in provider is tested in tests/provider/.
+    PROVIDER_ENABLED: "false",
     OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
     ENROLLMENT_TOKEN_SECRET: TEST_ENROLLMENT_SECRET,
     NATS_AUTH: "none",
@@ -120,7 +122,7 @@ describe("migrations", () => {
     const refused = await runScript(["manager"], envFor(schema));
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain(
-      `The database schema "${schema}" has 8 pending migration(s): 0001_jobs, 0002_enrollment_tokens, 0003_workers, 0004_execution, 0005_installation, 0006_cancel_sends, 0007_identity, 0008_protocol_version_2.`,
+      `The database schema "${schema}" has 9 pending migration(s): 0001_jobs, 0002_enrollment_tokens, 0003_workers, 0004_execution, 0005_installation, 0006_cancel_sends, 0007_identity, 0008_protocol_version_2, 0009_provider.`,
     );
     expect(refused.stderr).toContain("run 'npm run migrate'");
 

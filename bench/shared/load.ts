@@ -84,21 +84,28 @@ export class HttpClient {
   private readonly agent: http.Agent;
   private readonly target: URL;
 
+  /** `token` is sent as a bearer token; without it, `headers` of each request authenticate it. */
   constructor(
     baseUrl: string,
-    private readonly token: string,
+    private readonly token: string | undefined,
     maxSockets: number,
   ) {
     this.target = new URL(baseUrl);
     this.agent = new http.Agent({ keepAlive: true, maxSockets });
   }
 
-  request(method: "GET" | "POST", path: string, body?: Buffer): Promise<HttpResponse> {
-    const headers: http.OutgoingHttpHeaders = { authorization: `Bearer ${this.token}` };
-    if (body) {
-      headers["content-type"] = "application/json";
-      headers["content-length"] = body.length;
-    }
+  /** A body is JSON unless `headers` name another content type. */
+  request(
+    method: "GET" | "POST",
+    path: string,
+    body?: Buffer,
+    headers: http.OutgoingHttpHeaders = {},
+  ): Promise<HttpResponse> {
+    const sent: http.OutgoingHttpHeaders = {
+      ...(this.token === undefined ? {} : { authorization: `Bearer ${this.token}` }),
+      ...(body ? { "content-type": "application/json", "content-length": body.length } : {}),
+      ...headers,
+    };
     return new Promise((resolve, reject) => {
       const request = http.request(
         {
@@ -107,7 +114,7 @@ export class HttpClient {
           port: this.target.port,
           method,
           path,
-          headers,
+          headers: sent,
         },
         (response) => {
           const chunks: Buffer[] = [];
@@ -124,8 +131,14 @@ export class HttpClient {
   }
 
   /** Rejects unless the answer has the expected status, so errors are counted, not timed. */
-  async expect(status: number, method: "GET" | "POST", path: string, body?: Buffer): Promise<HttpResponse> {
-    const response = await this.request(method, path, body);
+  async expect(
+    status: number,
+    method: "GET" | "POST",
+    path: string,
+    body?: Buffer,
+    headers?: http.OutgoingHttpHeaders,
+  ): Promise<HttpResponse> {
+    const response = await this.request(method, path, body, headers);
     if (response.status !== status)
       throw new Error(`${method} ${path} answered ${response.status}: ${response.body.slice(0, 300)}`);
     return response;

@@ -19,7 +19,13 @@ export async function startSubmitContender(
   const { projectId } = await createProject(env, "bench", "bench");
   const manager =
     contender === "node20"
-      ? await startManager("node", env, context.cleanup, {}, context.settings.submit.node20Path)
+      ? await startManager(
+          "node",
+          env,
+          context.cleanup,
+          {},
+          { nodeBinary: context.settings.submit.node20Path },
+        )
       : await startManager(contender, env, context.cleanup);
   const body = Buffer.from(JSON.stringify(sampleSubmission(projectId)));
   return {

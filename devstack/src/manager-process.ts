@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { type ProcessResult, runProcess } from "./run-process.ts";
+import { type ProcessResult, runProcess, stopProcessGroup } from "./run-process.ts";
 import { freePort, waitFor } from "./services.ts";
 
 export const REPOSITORY_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -34,15 +34,6 @@ export function runScript(args: string[], env: Record<string, string>, stdin = "
     env: { ...process.env, ...env },
     stdin,
   });
-}
-
-function groupExists(pid: number): boolean {
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -79,16 +70,7 @@ export async function startManagerProcess(
   const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
   const pid = child.pid as number;
   const baseUrl = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    if (groupExists(pid)) {
-      process.kill(-pid, "SIGTERM");
-      const deadline = Date.now() + STOP_GRACE_MS;
-      while (groupExists(pid) && Date.now() < deadline)
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      if (groupExists(pid)) process.kill(-pid, "SIGKILL");
-    }
-    await closed;
-  };
+  const stop = () => stopProcessGroup(pid, closed, STOP_GRACE_MS);
   try {
     await waitFor(
       `the ${runtime} Manager on port ${port}`,

@@ -27,7 +27,19 @@ export interface OperatorModeNats {
 
 const decoder = new TextDecoder();
 
-export async function startOperatorModeNats(): Promise<OperatorModeNats> {
+/** Fresh keys and JWTs of an operator, its system account and the TJM account. */
+export interface OperatorTrust {
+  accountPublicKey: string;
+  accountSigningSeed: string;
+  managerCreds: string;
+  /**
+   * The lines of a server configuration that trust them: the operator, the system account and
+   * a MEMORY resolver preloaded with both accounts (every server of a cluster gets the same).
+   */
+  serverConfig: string[];
+}
+
+export async function createOperatorTrust(): Promise<OperatorTrust> {
   const operator = createOperator();
   const system = createAccount();
   const account = createAccount();
@@ -68,20 +80,13 @@ export async function startOperatorModeNats(): Promise<OperatorModeNats> {
   // Signed by the signing key rather than the identity key, as the Manager's users will be;
   // encodeUser then sets issuer_account to the account's identity.
   const managerJwt = await encodeUser("manager", manager, accountPublicKey, {}, { signer: signingKey });
-  const managerCreds = decoder.decode(fmtCreds(managerJwt, manager));
-
-  const dir = await mkdtemp(join(tmpdir(), "tjm-nats-operator-"));
-  const managerCredsFile = join(dir, "manager.creds");
-  await writeFile(managerCredsFile, managerCreds, { mode: 0o600 });
-  const configFile = join(dir, "nats.conf");
   // JSON string literals are valid quoted strings in the NATS config syntax.
   const q = JSON.stringify;
-  await writeFile(
-    configFile,
-    [
-      "host: 127.0.0.1",
-      // The server picks a free port and logs it: no race with other files for a port.
-      "port: -1",
+  return {
+    accountPublicKey,
+    accountSigningSeed: decoder.decode(signingKey.getSeed()),
+    managerCreds: decoder.decode(fmtCreds(managerJwt, manager)),
+    serverConfig: [
       `operator: ${q(operatorJwt)}`,
       `system_account: ${q(systemPublicKey)}`,
       "resolver: MEMORY",
@@ -89,7 +94,24 @@ export async function startOperatorModeNats(): Promise<OperatorModeNats> {
       `  ${accountPublicKey}: ${q(accountJwt)}`,
       `  ${systemPublicKey}: ${q(systemJwt)}`,
       "}",
-      `jetstream: { store_dir: ${q(join(dir, "jetstream"))} }`,
+    ],
+  };
+}
+
+export async function startOperatorModeNats(): Promise<OperatorModeNats> {
+  const trust = await createOperatorTrust();
+  const dir = await mkdtemp(join(tmpdir(), "tjm-nats-operator-"));
+  const managerCredsFile = join(dir, "manager.creds");
+  await writeFile(managerCredsFile, trust.managerCreds, { mode: 0o600 });
+  const configFile = join(dir, "nats.conf");
+  await writeFile(
+    configFile,
+    [
+      "host: 127.0.0.1",
+      // The server picks a free port and logs it: no race with other files for a port.
+      "port: -1",
+      ...trust.serverConfig,
+      `jetstream: { store_dir: ${JSON.stringify(join(dir, "jetstream"))} }`,
       "",
     ].join("\n"),
   );
@@ -97,9 +119,9 @@ export async function startOperatorModeNats(): Promise<OperatorModeNats> {
   const server = await spawnNatsServer(["-c", configFile], dir);
   return {
     url: server.url,
-    accountPublicKey,
-    accountSigningSeed: decoder.decode(signingKey.getSeed()),
-    managerCreds,
+    accountPublicKey: trust.accountPublicKey,
+    accountSigningSeed: trust.accountSigningSeed,
+    managerCreds: trust.managerCreds,
     managerCredsFile,
     stop: server.stop,
   };

@@ -3,9 +3,10 @@ import { registerDocs } from "./docs/index.ts";
 import { createTokenHasher, enrollmentApp } from "./enrollment/index.ts";
 import { type EventHub, eventsApp } from "./events/index.ts";
 import { healthApp } from "./health/index.ts";
+import { tokenStanding, tokenStandings } from "./identity/token-standing.ts";
 import { type JobsDeps, jobsApp, tenantJobsApp } from "./jobs/index.ts";
 import type { LiveProgress } from "./jobs/view.ts";
-import { operatorAuth, tenantAuth } from "./platform/auth.ts";
+import { createTokenAuth, type IssuerOptions } from "./platform/auth.ts";
 import type { Broker } from "./platform/broker.ts";
 import type { Sql } from "./platform/db.ts";
 import { ApiError, createErrorHandler } from "./platform/errors.ts";
@@ -16,7 +17,14 @@ export interface AppDeps {
   sql: Sql;
   broker: Broker;
   logger: Logger;
-  auth: { issuer: string; jwksUrl?: string | undefined; audience: string };
+  auth: {
+    /** TJM's issuer (OIDC_ISSUER_URL). */
+    tjm: IssuerOptions;
+    /** An external operator issuer (OIDC_OPERATOR_ISSUER_URL), operations audience only. */
+    externalOperator?: IssuerOptions | undefined;
+    /** OIDC_OPERATIONS_ADMIN_AUDIENCE. */
+    operationsAudience: string;
+  };
   maxBodyBytes: number;
   liveProgress: LiveProgress;
   /** Scalar's standalone bundle, read by the entrypoint from the installed package. */
@@ -34,6 +42,8 @@ export interface AppDeps {
   jobs: Pick<JobsDeps, "jobDeadlineHours" | "cancelHeldAttempt" | "resumeUploads">;
   /** Interval of the SSE keep-alive comment; 15 s unless a test shortens it. */
   sseKeepAliveMs?: number | undefined;
+  /** How often open SSE streams re-check their tokens' standing (SSE_STANDING_CHECK_MS); 5 s by default. */
+  sseStandingCheckMs?: number | undefined;
   /** Audience a tenant token must carry (OIDC_TENANT_AUDIENCE). */
   tenantAudience: string;
 }
@@ -49,11 +59,14 @@ export function createApp(deps: AppDeps) {
   app.use("*", requestId);
   app.use("*", closeWhenBodyUnread);
   app.use("/api/*", limitBody(deps.maxBodyBytes));
-  app.use("/api/v1/operations/*", operatorAuth({ ...deps.auth, logger: deps.logger }));
-  app.use(
-    "/api/v1/projects/*",
-    tenantAuth({ ...deps.auth, audience: deps.tenantAudience, logger: deps.logger }),
-  );
+  const tokenAuth = createTokenAuth({
+    tjm: deps.auth.tjm,
+    externalOperator: deps.auth.externalOperator,
+    logger: deps.logger,
+    standing: (claims, resource) => tokenStanding(deps.sql, claims, resource),
+  });
+  app.use("/api/v1/operations/*", tokenAuth.operator(deps.auth.operationsAudience));
+  app.use("/api/v1/projects/*", tokenAuth.tenant(deps.tenantAudience));
   app.use("/api/v1/*", async (c, next) => {
     await next();
     // Every successful write commits its announcements; publish them now, not at the next poll.
@@ -70,7 +83,17 @@ export function createApp(deps: AppDeps) {
   app.route("/api/v1/operations", jobsApp(jobs));
   app.route("/api/v1/projects", tenantJobsApp(jobs));
   app.route("/api/v1/operations", enrollmentApp({ sql: deps.sql, hashToken }));
-  app.route("/api/v1/operations", eventsApp(deps.events, deps.sseKeepAliveMs));
+  app.route(
+    "/api/v1/operations",
+    eventsApp({
+      hub: deps.events,
+      keepAliveMs: deps.sseKeepAliveMs,
+      standingCheckMs: deps.sseStandingCheckMs,
+      tjmIssuer: deps.auth.tjm.issuer,
+      standings: (questions) => tokenStandings(deps.sql, questions),
+      logger: deps.logger,
+    }),
+  );
   const workers: WorkersDeps = {
     ...deps.workers,
     sql: deps.sql,

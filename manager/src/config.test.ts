@@ -4,7 +4,9 @@ import { parseEnv, redactConfig } from "./config.ts";
 const valid = {
   DATABASE_URL: "postgres://tjm:secret@db:5432/tjm",
   NATS_URL: "nats://nats:4222",
-  OIDC_ISSUER_URL: "https://id.example.com/realms/media",
+  OIDC_ISSUER_URL: "https://tjm.example.com/oidc",
+  PROVIDER_KEY_ENCRYPTION_KEY: "provider-key-material-0123456789abcdef",
+  CLIENT_SECRET_HMAC_KEY: "client-secret-hmac-key-0123456789abcdef",
   OIDC_OPERATIONS_ADMIN_AUDIENCE: "tjm-operations",
   ENROLLMENT_TOKEN_SECRET: "0123456789abcdef0123456789abcdef",
   NATS_CREDS_FILE: "/etc/tjm/manager.creds",
@@ -89,6 +91,52 @@ describe("parseEnv", () => {
     });
   });
 
+  it("needs the provider's keys while it is enabled, and an issuer path of its own outside /api", () => {
+    const { PROVIDER_KEY_ENCRYPTION_KEY, CLIENT_SECRET_HMAC_KEY, ...keyless } = valid;
+    const result = parseEnv({ ...keyless, OIDC_ISSUER_URL: "https://tjm.example.com/api/oidc" });
+    expect(result.ok).toBe(false);
+    const problems = result.ok ? [] : result.problems;
+    expect(problems.map((problem) => problem.split(":")[0])).toEqual([
+      "PROVIDER_KEY_ENCRYPTION_KEY",
+      "CLIENT_SECRET_HMAC_KEY",
+      "OIDC_ISSUER_URL",
+    ]);
+    expect(problems[0]).toContain("PROVIDER_ENABLED=false");
+    expect(problems[2]).toContain("outside /api");
+    expect(parseEnv({ ...valid, OIDC_ISSUER_URL: "https://tjm.example.com/" }).ok).toBe(false);
+  });
+
+  it("takes any issuer once the provider is off, and an external operator issuer beside it", () => {
+    const { PROVIDER_KEY_ENCRYPTION_KEY, CLIENT_SECRET_HMAC_KEY, ...keyless } = valid;
+    const result = parseEnv({
+      ...keyless,
+      PROVIDER_ENABLED: "false",
+      OIDC_ISSUER_URL: "https://manager-node.internal:8080/oidc",
+      OIDC_OPERATOR_ISSUER_URL: "https://id.example.com/realms/media",
+    });
+    expect(result).toMatchObject({
+      ok: true,
+      config: { PROVIDER_ENABLED: false, OIDC_OPERATOR_ISSUER_URL: "https://id.example.com/realms/media" },
+    });
+  });
+
+  it("refuses a key refresh slower than the publish lead, and lists trusted proxies as addresses", () => {
+    const slow = parseEnv({
+      ...valid,
+      PROVIDER_KEY_PUBLISH_LEAD_SECONDS: "10",
+      PROVIDER_KEY_REFRESH_SECONDS: "30",
+    });
+    expect(slow.ok ? [] : slow.problems).toEqual([
+      "PROVIDER_KEY_REFRESH_SECONDS: must not exceed PROVIDER_KEY_PUBLISH_LEAD_SECONDS (10): every replica must publish a new key before it signs",
+    ]);
+    const proxies = parseEnv({ ...valid, TRUSTED_PROXY_ADDRESSES: " 10.0.0.2, fd00::1 ," });
+    expect(proxies).toMatchObject({ ok: true, config: { TRUSTED_PROXY_ADDRESSES: ["10.0.0.2", "fd00::1"] } });
+    const bad = parseEnv({ ...valid, TRUSTED_PROXY_ADDRESSES: "proxy.internal" });
+    expect(bad.ok ? [] : bad.problems.map((problem) => problem.split(":")[0])).toEqual([
+      "TRUSTED_PROXY_ADDRESSES",
+    ]);
+  });
+
   it("masks passwords before the config is logged", () => {
     const result = parseEnv({ ...valid, NATS_URL: "nats://worker:pw@nats:4222" });
     if (!result.ok) throw new Error("expected a valid config");
@@ -98,5 +146,88 @@ describe("parseEnv", () => {
     expect(logged).not.toContain("0123456789abcdef");
     expect(logged).not.toContain("CCCCCCCC");
     expect(logged).not.toContain("s3-secret-value");
+    expect(logged).not.toContain("provider-key-material");
+    expect(logged).not.toContain("client-secret-hmac-key");
+  });
+
+  it("takes NATS_URL as a comma-separated list of servers, each entry trimmed, and 1 stream replica by default", () => {
+    const result = parseEnv({
+      ...valid,
+      NATS_URL: "nats://n1:4222, nats://n2:4222 ,tls://n3:4222",
+    });
+    expect(result).toMatchObject({
+      ok: true,
+      config: {
+        NATS_URL: ["nats://n1:4222", "nats://n2:4222", "tls://n3:4222"],
+        NATS_STREAM_REPLICAS: 1,
+      },
+    });
+    expect(result.ok && result.config.NATS_WORKER_URL).toBeUndefined();
+  });
+
+  it.each([
+    [
+      "an http entry",
+      "nats://n1:4222,http://n2:4222",
+      'NATS_URL: entry 2 ("http://n2:4222") must be a nats or tls URL',
+    ],
+    ["an empty entry", "nats://n1:4222,,nats://n3:4222", 'NATS_URL: entry 2 ("") must be a nats or tls URL'],
+    ["a trailing comma", "nats://n1:4222,", 'NATS_URL: entry 2 ("") must be a nats or tls URL'],
+    ["a host without a scheme", "n1:4222", 'NATS_URL: entry 1 ("n1:4222") must be a nats or tls URL'],
+  ])("refuses a NATS_URL with %s, naming the entry", (_, list, problem) => {
+    expect(parseEnv({ ...valid, NATS_URL: list })).toEqual({ ok: false, problems: [problem] });
+  });
+
+  it("takes NATS_WORKER_URL as a list that may use WebSocket URLs, and checks each entry", () => {
+    const result = parseEnv({
+      ...valid,
+      NATS_WORKER_URL: "wss://edge-1.example.com,wss://edge-2.example.com",
+    });
+    expect(result).toMatchObject({
+      ok: true,
+      config: {
+        NATS_URL: ["nats://nats:4222"],
+        NATS_WORKER_URL: ["wss://edge-1.example.com", "wss://edge-2.example.com"],
+      },
+    });
+    expect(parseEnv({ ...valid, NATS_WORKER_URL: "wss://edge-1.example.com,ftp://edge-2" })).toEqual({
+      ok: false,
+      problems: ['NATS_WORKER_URL: entry 2 ("ftp://edge-2") must be a nats or tls or ws or wss URL'],
+    });
+  });
+
+  it("refuses a server list for Workers that would not fit in the registration response", () => {
+    const many = Array.from({ length: 100 }, (_, index) => `nats://nats-server-${index}.example.com:4222`);
+    const result = parseEnv({ ...valid, NATS_URL: many.join(",") });
+    expect(result.ok ? [] : result.problems).toEqual([
+      "NATS_URL: the list handed to Workers must fit in 2048 characters, commas included",
+    ]);
+    expect(parseEnv({ ...valid, NATS_URL: many.join(","), NATS_WORKER_URL: "nats://nats:4222" }).ok).toBe(
+      true,
+    );
+  });
+
+  it.each([
+    ["3", true],
+    ["5", true],
+    ["0", false],
+    ["6", false],
+    ["two", false],
+  ])("NATS_STREAM_REPLICAS=%s is accepted: %s", (replicas, accepted) => {
+    const result = parseEnv({ ...valid, NATS_STREAM_REPLICAS: replicas });
+    expect(result.ok).toBe(accepted);
+    if (result.ok) expect(result.config.NATS_STREAM_REPLICAS).toBe(Number(replicas));
+  });
+
+  it("masks the password of every server in both lists before the config is logged", () => {
+    const result = parseEnv({
+      ...valid,
+      NATS_URL: "nats://n1:4222,nats://manager:pw1@n2:4222",
+      NATS_WORKER_URL: "nats://worker:pw2@edge:4222",
+    });
+    if (!result.ok) throw new Error("expected a valid config");
+    const logged = redactConfig(result.config);
+    expect(logged.NATS_URL).toEqual(["nats://n1:4222", "nats://manager:***@n2:4222"]);
+    expect(logged.NATS_WORKER_URL).toEqual(["nats://worker:***@edge:4222"]);
   });
 });

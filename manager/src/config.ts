@@ -1,3 +1,5 @@
+import { type EnvironmentResult, parseEnvironment } from "@tjm/platform/environment";
+import { messageLimits } from "@tjm/protocol";
 import { z } from "zod";
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -6,6 +8,26 @@ const url = (protocols: string[]) =>
     protocol: new RegExp(`^(${protocols.join("|")})$`),
     error: `must be a ${protocols.join(" or ")} URL`,
   });
+
+/**
+ * One URL or several, comma-separated (the servers of a cluster); kept as the list. Each entry
+ * is checked on its own, and a bad one is named by its place in the list.
+ */
+const urlList = (protocols: string[]) => {
+  const entry = url(protocols);
+  return z.string().transform((value, context) => {
+    const entries = value.split(",").map((item) => item.trim());
+    entries.forEach((item, index) => {
+      if (!entry.safeParse(item).success) {
+        context.addIssue({
+          code: "custom",
+          message: `entry ${index + 1} (${JSON.stringify(item)}) must be a ${protocols.join(" or ")} URL`,
+        });
+      }
+    });
+    return entries;
+  });
+};
 
 export const configSchema = z
   .object({
@@ -20,6 +42,12 @@ export const configSchema = z
       .min(1024)
       .max(64 * 1024 * 1024)
       .default(1024 * 1024),
+    /**
+     * How often an open event stream (SSE) re-checks that its token still stands, all of this
+     * Manager's streams in one query: a stream ends at most this long after its account is
+     * disabled, its client's authorization changes or its sign-in session ends (and at its expiry).
+     */
+    SSE_STANDING_CHECK_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
 
     // PostgreSQL
     DATABASE_URL: url(["postgres", "postgresql"]),
@@ -31,7 +59,8 @@ export const configSchema = z
     DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
 
     // NATS
-    NATS_URL: url(["nats", "tls"]),
+    /** The NATS servers, comma-separated: one server, or several of one cluster (the client fails over). */
+    NATS_URL: urlList(["nats", "tls"]),
     /** Subject prefix of every TJM subject; configurable only so tests can isolate themselves. */
     NATS_SUBJECT_PREFIX: z
       .string()
@@ -58,8 +87,17 @@ export const configSchema = z
       .string()
       .regex(/^SA[A-Z2-7]{56}$/, "must be an NKey account seed: 'SA' and 56 base32 characters")
       .optional(),
-    /** The NATS URL handed to Workers, when they reach NATS by another address than the Manager. */
-    NATS_WORKER_URL: url(["nats", "tls", "ws", "wss"]).optional(),
+    /**
+     * The NATS servers handed to Workers (comma-separated, as NATS_URL), when they reach NATS by
+     * other addresses than the Manager.
+     */
+    NATS_WORKER_URL: urlList(["nats", "tls", "ws", "wss"]).optional(),
+    /**
+     * Copies of each stream and of the presence bucket the Manager creates: 1 on a single
+     * server, 3 (or 5) on a cluster, so that losing a server loses nothing. Consumers follow
+     * their stream. An existing stream is brought to this count.
+     */
+    NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
     /** Lifetime of a Worker's user JWT; the agent refreshes it at half-life. */
     WORKER_JWT_TTL_SECONDS: z.coerce
       .number()
@@ -110,6 +148,83 @@ export const configSchema = z
     /** Audience of tenant tokens (tenant routes under /api/v1/projects); their tjm_projects claim lists project ids. */
     OIDC_TENANT_AUDIENCE: z.string().min(1).default("tjm-api"),
 
+    /**
+     * An external OpenID provider trusted for operator sign-in only: its tokens are accepted for
+     * the operations audience and refused everywhere else. TJM's own issuer stays OIDC_ISSUER_URL.
+     */
+    OIDC_OPERATOR_ISSUER_URL: url(["http", "https"]).optional(),
+    /** Overrides discovery of the external operator issuer's JWKS. */
+    OIDC_OPERATOR_JWKS_URL: url(["http", "https"]).optional(),
+
+    // Built-in OpenID provider (Node entrypoint only)
+    /**
+     * Serve TJM's own OpenID provider at OIDC_ISSUER_URL's path (e.g. http://host:8080/oidc).
+     * Off: OIDC_ISSUER_URL names a provider served elsewhere (a Node Manager's).
+     */
+    PROVIDER_ENABLED: z
+      .enum(["true", "false"], { error: "must be true or false" })
+      .default("true")
+      .transform((value) => value === "true"),
+    /**
+     * Key material (32+ characters of randomness) the provider's signing keys are encrypted
+     * under in PostgreSQL, and its cookie keys are derived from: every replica has the same.
+     */
+    PROVIDER_KEY_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+    /** Lifetime of access tokens (JWT, every TJM audience); at most 10 minutes. */
+    PROVIDER_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(600).default(600),
+    /** Absolute lifetime of a refresh token chain: rotation never extends it. */
+    PROVIDER_REFRESH_TOKEN_LIFETIME_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(90 * 86_400)
+      .default(43_200),
+    /** How long a sign-in is remembered by the browser's provider session. */
+    PROVIDER_SESSION_TTL_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(90 * 86_400)
+      .default(86_400),
+    /** A rotated-in signing key is published this long before it signs (JWKS caches catch up). */
+    PROVIDER_KEY_PUBLISH_LEAD_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
+    /** How often each replica re-reads the signing keys; must not exceed the publish lead. */
+    PROVIDER_KEY_REFRESH_SECONDS: z.coerce.number().int().min(1).max(3_600).default(30),
+    /** Failed sign-ins of one account within the window before it is refused for a window. */
+    SIGN_IN_ACCOUNT_FAILURE_LIMIT: z.coerce.number().int().min(1).max(10_000).default(10),
+    /** Failed sign-ins from one client address within the window before it is refused. */
+    SIGN_IN_ADDRESS_FAILURE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(100),
+    /** The failure-counting window, and how long refusals last once a limit is reached. */
+    SIGN_IN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+    /**
+     * Hosts the provider may call although they resolve to private or loopback addresses
+     * (comma-separated host names or IPs): an Admin console's back-channel logout endpoint on the
+     * internal network. Every other private address is refused, against server-side request forgery.
+     */
+    PROVIDER_PRIVATE_NETWORK_HOSTS: z
+      .string()
+      .default("")
+      .transform((value) =>
+        value
+          .split(",")
+          .map((item) => item.trim().toLowerCase())
+          .filter((item) => item.length > 0),
+      ),
+    /**
+     * Addresses of reverse proxies whose X-Forwarded-For is believed (comma-separated IPs); the
+     * client address is otherwise the socket's.
+     */
+    TRUSTED_PROXY_ADDRESSES: z
+      .string()
+      .default("")
+      .transform((value) =>
+        value
+          .split(",")
+          .map((item) => item.trim())
+          .filter((item) => item.length > 0),
+      )
+      .pipe(z.array(z.union([z.ipv4(), z.ipv6()], { error: "must list IP addresses" }))),
+
     // Worker enrollment
     /** HMAC key for stored enrollment tokens; 32+ characters of randomness (e.g. `openssl rand -hex 32`). */
     ENROLLMENT_TOKEN_SECRET: z.string().min(32, "must be at least 32 characters"),
@@ -122,6 +237,14 @@ export const configSchema = z
     CLIENT_SECRET_HMAC_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   })
   .superRefine((config, context) => {
+    const workerUrls = config.NATS_WORKER_URL ?? config.NATS_URL;
+    if (workerUrls.join(",").length > messageLimits.urlLength) {
+      context.addIssue({
+        code: "custom",
+        path: [config.NATS_WORKER_URL ? "NATS_WORKER_URL" : "NATS_URL"],
+        message: `the list handed to Workers must fit in ${messageLimits.urlLength} characters, commas included`,
+      });
+    }
     if (config.NATS_AUTH === "jwt") {
       for (const name of [
         "NATS_CREDS_FILE",
@@ -137,6 +260,34 @@ export const configSchema = z
         }
       }
     }
+    if (config.PROVIDER_ENABLED) {
+      for (const name of ["PROVIDER_KEY_ENCRYPTION_KEY", "CLIENT_SECRET_HMAC_KEY"] as const) {
+        if (config[name] === undefined) {
+          context.addIssue({
+            code: "custom",
+            path: [name],
+            message:
+              "required when PROVIDER_ENABLED=true (32+ characters, e.g. `openssl rand -hex 32`; or set PROVIDER_ENABLED=false and point OIDC_ISSUER_URL at another provider)",
+          });
+        }
+      }
+      const path = new URL(config.OIDC_ISSUER_URL).pathname.replace(/\/+$/, "");
+      if (path === "" || path === "/api" || path.startsWith("/api/")) {
+        context.addIssue({
+          code: "custom",
+          path: ["OIDC_ISSUER_URL"],
+          message:
+            "with PROVIDER_ENABLED=true it is where this Manager serves its provider: give it a path of its own outside /api, e.g. http://localhost:8080/oidc",
+        });
+      }
+    }
+    if (config.PROVIDER_KEY_REFRESH_SECONDS > config.PROVIDER_KEY_PUBLISH_LEAD_SECONDS) {
+      context.addIssue({
+        code: "custom",
+        path: ["PROVIDER_KEY_REFRESH_SECONDS"],
+        message: `must not exceed PROVIDER_KEY_PUBLISH_LEAD_SECONDS (${config.PROVIDER_KEY_PUBLISH_LEAD_SECONDS}): every replica must publish a new key before it signs`,
+      });
+    }
     if (config.WORKER_LOST_AFTER_MS <= 2 * config.HEARTBEAT_INTERVAL_MS) {
       context.addIssue({
         code: "custom",
@@ -148,21 +299,11 @@ export const configSchema = z
 
 export type Config = z.infer<typeof configSchema>;
 
-export type ParseResult = { ok: true; config: Config } | { ok: false; problems: string[] };
+export type ParseResult = EnvironmentResult<Config>;
 
 /** Parses the environment once; on failure lists every missing or invalid variable. */
 export function parseEnv(source: Record<string, string | undefined>): ParseResult {
-  const present = Object.fromEntries(
-    Object.entries(source).filter(([, value]) => value !== undefined && value !== ""),
-  );
-  const result = configSchema.safeParse(present);
-  if (result.success) return { ok: true, config: result.data };
-  const problems = result.error.issues.map((issue) => {
-    const name = String(issue.path[0]);
-    if (issue.code === "custom") return `${name}: ${issue.message}`;
-    return name in present ? `${name}: ${issue.message}` : `${name}: required but not set`;
-  });
-  return { ok: false, problems };
+  return parseEnvironment(configSchema, source);
 }
 
 /** Config as it may be logged: credentials in URLs are masked. */
@@ -179,9 +320,11 @@ export function redactConfig(config: Config): Record<string, unknown> {
   return {
     ...config,
     DATABASE_URL: mask(config.DATABASE_URL),
-    NATS_URL: mask(config.NATS_URL),
+    NATS_URL: config.NATS_URL.map(mask),
+    NATS_WORKER_URL: config.NATS_WORKER_URL?.map(mask),
     ENROLLMENT_TOKEN_SECRET: "***",
     CLIENT_SECRET_HMAC_KEY: config.CLIENT_SECRET_HMAC_KEY && "***",
+    PROVIDER_KEY_ENCRYPTION_KEY: config.PROVIDER_KEY_ENCRYPTION_KEY && "***",
     NATS_ACCOUNT_SIGNING_KEY_SEED: config.NATS_ACCOUNT_SIGNING_KEY_SEED && "***",
     S3_SECRET_ACCESS_KEY: "***",
   };

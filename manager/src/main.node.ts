@@ -1,5 +1,7 @@
-import { serve } from "@hono/node-server";
+import { createServer } from "node:http";
 import { connect } from "@nats-io/transport-node";
+import { startProviderMount } from "./provider/index.ts";
+import { nodeListener } from "./provider/node-listener.ts";
 import { main } from "./runtime.ts";
 
 await main({
@@ -7,12 +9,12 @@ await main({
   env: process.env,
   args: process.argv.slice(2),
   connectNats: connect,
-  serve: (app, host, port) =>
+  serve: (app, host, port, provider) =>
     new Promise((resolve) => {
-      const server = serve({ fetch: app.fetch, hostname: host, port }, () =>
-        resolve(() => new Promise<void>((done) => server.close(() => done()))),
-      );
+      const server = createServer(nodeListener(app, provider));
+      server.listen(port, host, () => resolve(() => new Promise<void>((done) => server.close(() => done()))));
     }),
+  startProvider: startProviderMount,
   onShutdownSignal: (handler) => {
     process.once("SIGTERM", handler);
     process.once("SIGINT", handler);

@@ -25,7 +25,12 @@ import {
 export interface ManagerOptions
   extends Pick<
     AppDeps,
-    "auth" | "maxBodyBytes" | "scalarBundle" | "enrollmentTokenSecret" | "sseKeepAliveMs"
+    | "auth"
+    | "maxBodyBytes"
+    | "scalarBundle"
+    | "enrollmentTokenSecret"
+    | "sseKeepAliveMs"
+    | "sseStandingCheckMs"
   > {
   sql: Sql;
   broker: Broker;
@@ -83,15 +88,19 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
     schema: config.DATABASE_SCHEMA,
     subjectPrefix: config.NATS_SUBJECT_PREFIX,
     auth: {
-      issuer: config.OIDC_ISSUER_URL,
-      jwksUrl: config.OIDC_JWKS_URL,
-      audience: config.OIDC_OPERATIONS_ADMIN_AUDIENCE,
+      tjm: { issuer: config.OIDC_ISSUER_URL, jwksUrl: config.OIDC_JWKS_URL },
+      externalOperator: config.OIDC_OPERATOR_ISSUER_URL
+        ? { issuer: config.OIDC_OPERATOR_ISSUER_URL, jwksUrl: config.OIDC_OPERATOR_JWKS_URL }
+        : undefined,
+      operationsAudience: config.OIDC_OPERATIONS_ADMIN_AUDIENCE,
     },
     maxBodyBytes: config.MAX_BODY_BYTES,
+    sseStandingCheckMs: config.SSE_STANDING_CHECK_MS,
     enrollmentTokenSecret: config.ENROLLMENT_TOKEN_SECRET,
     tenantAudience: config.OIDC_TENANT_AUDIENCE,
     workers: {
-      natsUrl: config.NATS_WORKER_URL ?? config.NATS_URL,
+      // One string on the wire, the servers comma-separated (the registration response's natsUrl).
+      natsUrl: (config.NATS_WORKER_URL ?? config.NATS_URL).join(","),
       credentials:
         config.NATS_AUTH === "jwt"
           ? createCredentialIssuer({
@@ -218,6 +227,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     },
     tenantAudience: options.tenantAudience,
     sseKeepAliveMs: options.sseKeepAliveMs,
+    sseStandingCheckMs: options.sseStandingCheckMs,
     workers: {
       subjectPrefix,
       natsUrl: options.workers.natsUrl,

@@ -10,6 +10,7 @@ import { createSql, type Sql } from "./platform/db.ts";
 import { loadMigrations, migrate, pendingMigrations } from "./platform/migrations.ts";
 import { InstallationConflictError } from "./platform/presence.ts";
 import { createProject, ProjectExistsError } from "./projects/store.ts";
+import type { ProviderMount } from "./provider/node-listener.ts";
 
 /** What differs between Node and Deno; everything else is shared here. */
 export interface Runtime {
@@ -22,7 +23,14 @@ export interface Runtime {
     app: { fetch: (request: Request) => Response | Promise<Response> },
     host: string,
     port: number,
+    provider?: ProviderMount,
   ): Promise<() => Promise<void>>;
+  /** The built-in OpenID provider: oidc-provider is a Node (Koa) application, so Node only. */
+  startProvider?: (options: {
+    config: Config;
+    sql: Sql;
+    logger: Logger;
+  }) => Promise<ProviderMount & { stop(): Promise<void> }>;
   onShutdownSignal(handler: () => void): void;
   writeStdout(line: string): void;
   writeStderr(line: string): void;
@@ -34,10 +42,14 @@ const USAGE = `usage: manager [serve]                                  start the
        manager projects create --org NAME --name NAME   create a project (and its organization)
        manager accounts create --email E [--name NAME] [--role operator|client-admin …]
                                                         create an account; the password is read from stdin
-       manager clients create --name NAME [--redirect-uri URI …]
+       manager accounts disable --email E               disable an account and revoke its tokens
+       manager clients create --name NAME [--redirect-uri URI …] [--post-logout-redirect-uri URI …]
+                              [--backchannel-logout-uri URI]
                               [--grant authorization_code|refresh_token|client_credentials …]
                               [--resource AUDIENCE …] [--project ID …] [--first-party] [--public]
-                                                        create an OAuth client; prints its secret once`;
+                                                        create an OAuth client; prints its secret once
+       manager keys rotate                              add a signing key to the built-in provider: published
+                                                        now, signing after PROVIDER_KEY_PUBLISH_LEAD_SECONDS`;
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
@@ -83,12 +95,25 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
     );
     runtime.exit(3);
   }
+  if (config.PROVIDER_ENABLED && !runtime.startProvider) {
+    await sql.end();
+    runtime.writeStderr(
+      `PROVIDER_ENABLED=true, but the ${runtime.name} entrypoint does not serve the built-in OpenID provider (it needs Node).\nSet PROVIDER_ENABLED=false and point OIDC_ISSUER_URL at a Node Manager's provider (e.g. http://manager:8080/oidc) or an external OpenID provider.`,
+    );
+    runtime.exit(2);
+  }
+  const provider = config.PROVIDER_ENABLED
+    ? await runtime.startProvider?.({ config, sql, logger })
+    : undefined;
   if (config.NATS_AUTH === "none") {
     logger.warn(
       "NATS_AUTH=none: Workers get no NATS credentials and anyone who reaches NATS can act as any Worker; use only for a local demo",
     );
   }
-  const broker = createBroker(runtime.connectNats, config.NATS_URL, logger, await natsAuthenticator(config));
+  const broker = createBroker(runtime.connectNats, config.NATS_URL, logger, {
+    authenticator: await natsAuthenticator(config),
+    streamReplicas: config.NATS_STREAM_REPLICAS,
+  });
   let manager: Manager | undefined;
   let stopServing: (() => Promise<void>) | undefined;
   let stopping = false;
@@ -102,6 +127,7 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
     }, SHUTDOWN_DEADLINE_MS);
     void (async () => {
       await stopServing?.();
+      await provider?.stop();
       await manager?.stop();
       await broker.close();
       await sql.end({ timeout: 5 });
@@ -122,12 +148,14 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
     }),
   ).catch(async (err) => {
     if (!(err instanceof InstallationConflictError)) throw err;
+    await provider?.stop();
     await broker.close();
     await sql.end({ timeout: 5 });
     runtime.writeStderr(err.message);
     runtime.exit(EXIT_PREFIX_TAKEN);
   });
-  stopServing = await runtime.serve(manager.app, config.HOST, config.PORT);
+  stopServing = await runtime.serve(manager.app, config.HOST, config.PORT, provider);
+  if (provider) logger.info("OpenID provider serving", { issuer: config.OIDC_ISSUER_URL });
   logger.info("manager listening", {
     runtime: runtime.name,
     host: config.HOST,
@@ -177,6 +205,31 @@ async function runProjectsCreate(runtime: Runtime, config: Config, args: string[
   }
 }
 
+async function runKeysRotate(runtime: Runtime, config: Config): Promise<void> {
+  if (config.PROVIDER_KEY_ENCRYPTION_KEY === undefined) {
+    runtime.writeStderr(
+      "keys rotate needs PROVIDER_KEY_ENCRYPTION_KEY, the key the provider's signing keys are stored under",
+    );
+    runtime.exit(2);
+  }
+  const { deriveKey, rotateSigningKey } = await import("./provider/keys.ts");
+  const { keyRetentionMs } = await import("./provider/retention.ts");
+  const sql = openDatabase(config);
+  try {
+    const rotation = await rotateSigningKey(
+      sql,
+      deriveKey(config.PROVIDER_KEY_ENCRYPTION_KEY, "signing keys"),
+      {
+        leadSeconds: config.PROVIDER_KEY_PUBLISH_LEAD_SECONDS,
+        retentionMs: keyRetentionMs(config),
+      },
+    );
+    runtime.writeStdout(JSON.stringify(rotation));
+  } finally {
+    await sql.end();
+  }
+}
+
 function commandContext(runtime: Runtime, config: Config): CommandContext {
   return {
     config,
@@ -203,6 +256,13 @@ export async function main(runtime: Runtime): Promise<void> {
       await runProjectsCreate(runtime, config, rest.slice(1));
     else if (command === "accounts" && rest[0] === "create")
       await (await import("./identity/cli.ts")).runAccountsCreate(
+        commandContext(runtime, config),
+        rest.slice(1),
+      );
+    else if (command === "keys" && rest[0] === "rotate" && rest.length === 1)
+      await runKeysRotate(runtime, config);
+    else if (command === "accounts" && rest[0] === "disable")
+      await (await import("./identity/cli.ts")).runAccountsDisable(
         commandContext(runtime, config),
         rest.slice(1),
       );

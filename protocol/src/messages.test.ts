@@ -165,6 +165,15 @@ describe("shared fields", () => {
     },
   );
 
+  it("a registration response may name several NATS servers, comma-separated", () => {
+    const cluster = changed(
+      workerRegistrationResponse,
+      ["natsUrl"],
+      "nats://n1:4222,tls://n2:4222,nats://n3:4222",
+    );
+    expect(valid(WorkerRegistrationResponseSchema, cluster)).toBe(true);
+  });
+
   it.each(["yesterday", "2026-11-21", "2026-11-21T10:00:05+01:00", `2026-11-21T10:00:05.${"1".repeat(40)}Z`])(
     "timestamp %s is rejected",
     (timestamp) => {
@@ -219,6 +228,16 @@ describe("values out of range are rejected", () => {
       "a NATS URL without a host",
       WorkerRegistrationResponseSchema,
       changed(workerRegistrationResponse, ["natsUrl"], "nats://"),
+    ],
+    [
+      "a NATS server list with an http entry",
+      WorkerRegistrationResponseSchema,
+      changed(workerRegistrationResponse, ["natsUrl"], "nats://n1:4222,http://n2:4222"),
+    ],
+    [
+      "a NATS server list with an empty entry",
+      WorkerRegistrationResponseSchema,
+      changed(workerRegistrationResponse, ["natsUrl"], "nats://n1:4222,,nats://n2:4222"),
     ],
     [
       "a user JWT that is not a JWT",

@@ -213,12 +213,28 @@ const natsCredentials = {
   userJwtExpiresAt: TimestampSchema.nullable(),
 };
 
+const natsServerUrl = z.url({ protocol: /^(nats|tls|ws|wss)$/, hostname: /./ });
+
+/**
+ * The NATS servers a Worker connects to: one URL, or several comma-separated (the servers of
+ * a cluster; the client fails over between them). A string rather than an array, so that the
+ * single-server answer is the one every agent already reads.
+ */
+const natsServerList = z
+  .string()
+  .max(limits.urlLength)
+  .regex(/^[a-z]+:\/\/[^,\s]+(,[a-z]+:\/\/[^,\s]+)*$/, "must be NATS URLs separated by commas")
+  .refine(
+    (list) => list.split(",").every((url) => natsServerUrl.safeParse(url).success),
+    "each server must be a nats, tls, ws or wss URL with a host",
+  );
+
 export const WorkerRegistrationResponseSchema = z.object({
   protocolVersion,
   workerId: UuidSchema,
   /** New on every (re-)registration; heartbeats from an older instance are ignored. */
   instanceId: UuidSchema,
-  natsUrl: z.url({ protocol: /^(nats|tls|ws|wss)$/, hostname: /./ }).max(limits.urlLength),
+  natsUrl: natsServerList,
   /** Prefix of every subject (subjects.ts); "tjm" unless the Manager is configured otherwise. */
   subjectPrefix: z.string().regex(PREFIX_PATTERN, "must be a subject prefix"),
   ...natsCredentials,

@@ -1270,6 +1270,22 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 415,
+                         *       "error": "Unsupported Media Type",
+                         *       "message": "Unsupported Media Type"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description Unexpected persistence or dependency failure */
                 500: {
                     headers: {
@@ -1303,7 +1319,7 @@ export interface paths {
         };
         /**
          * Stream operational events (Server-Sent Events)
-         * @description text/event-stream of lifecycle changes as they are published: each message has `id`, `event` (the kind) and `data` (the EventEnvelope as JSON), plus a `: keep-alive` comment every 15 s. Transient: after reconnecting, refetch the REST resources.
+         * @description text/event-stream of lifecycle changes as they are published: each message has `id`, `event` (the kind) and `data` (the EventEnvelope as JSON), plus a `: keep-alive` comment every 15 s. Transient: after reconnecting, refetch the REST resources. The stream ends at the token's expiry, and within SSE_STANDING_CHECK_MS (5 s by default) of the token no longer standing (account disabled, client re-authorized, sign-in session ended); reconnect with a current token.
          */
         get: {
             parameters: {
@@ -3192,7 +3208,7 @@ export interface components {
              */
             pool?: "cpu" | "nvidia" | "intel" | "amd";
             /**
-             * @description Free text for operators, e.g. the host it is meant for
+             * @description Free text for operators, e.g. the host it is meant for, without control characters
              * @example encoder-07
              */
             label?: string;
@@ -3408,7 +3424,6 @@ export interface components {
             protocolVersion: 2;
             workerId: string;
             instanceId: string;
-            /** Format: uri */
             natsUrl: string;
             subjectPrefix: string;
             userJwt: string | null;

@@ -68,7 +68,11 @@ beforeAll(async () => {
     NATS_URL: nats.url,
     NATS_AUTH: "none",
     NATS_SUBJECT_PREFIX: schema.schema,
-    OIDC_ISSUER_URL: issuer.issuer,
+    // Tokens of the harness's issuer, trusted as an external operator issuer; the built-in
+    // provider is not this file's subject (tests/provider/).
+    PROVIDER_ENABLED: "false",
+    OIDC_ISSUER_URL: "http://127.0.0.1:1/oidc",
+    OIDC_OPERATOR_ISSUER_URL: issuer.issuer,
     OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
     ENROLLMENT_TOKEN_SECRET: TEST_ENROLLMENT_SECRET,
     // No Worker runs here, so storage is never reached.

@@ -1,4 +1,5 @@
 import { TEST_ENROLLMENT_SECRET } from "@tjm/devstack/oidc-issuer";
+import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consumeEnrollmentToken, createTokenHasher } from "../../manager/src/enrollment/index.ts";
 import { TestManager } from "../harness/manager.ts";
@@ -36,7 +37,9 @@ describe("POST /api/v1/operations/enrollment-tokens", () => {
 
     const [row] = await manager.sql`select * from enrollment_tokens where id = ${body.id}`;
     expect(Buffer.from(row?.tokenHash)).toEqual(Buffer.from(await hash(body.token)));
-    expect(row).toMatchObject({ createdBy: "operator@example.com", usedAt: null });
+    // The operator, named by the subject of the token that asked: its account's id.
+    const operator = decodeJwt(await manager.operatorToken()).sub;
+    expect(row).toMatchObject({ createdBy: operator, usedAt: null });
     const everything = JSON.stringify(await manager.sql`select * from enrollment_tokens`);
     expect(everything).not.toContain(body.token.slice("tjm_et_".length));
   });
@@ -56,6 +59,17 @@ describe("POST /api/v1/operations/enrollment-tokens", () => {
       "ttlSeconds",
     ]);
     expect((await issue({ ttlSeconds: 7 * 24 * 3600 + 1 })).status).toBe(400);
+  });
+
+  it("refuses a label with a control character (PostgreSQL text cannot hold U+0000) with 400, not 500", async () => {
+    for (const label of ["\u0000", "host\u0007", "a\u009fb"]) {
+      const response = await issue({ label });
+      expect(response.status, JSON.stringify(label)).toBe(400);
+      const body = await response.json();
+      expect(body.details).toEqual([
+        expect.objectContaining({ path: "label", message: "must not contain control characters" }),
+      ]);
+    }
   });
 
   it("needs an operator token", async () => {

@@ -428,6 +428,7 @@ describe("lost Workers: two replicas' monitors at the WORKER_LOST boundary", () 
     ping: async () => {},
     connection: () => undefined,
     subscribe: () => ({ unsubscribe() {} }),
+    streamReplicas: 1,
     close: async () => {},
   };
 

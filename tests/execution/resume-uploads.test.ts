@@ -1,11 +1,12 @@
 /**
  * WAITING_FOR_STORAGE from the Manager's side, driven by a protocol-level Worker: the pause,
- * both resume-uploads routes (operator and tenant, with the tenant token's project claim),
+ * both resume-uploads routes (operator, and tenant with a provider token's project claim),
  * every 409, and retention expiry.
  */
 
 import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
 import { TENANT_AUDIENCE } from "@tjm/devstack/oidc-issuer";
+import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
 import { ProtocolWorker } from "../harness/protocol-worker.ts";
@@ -40,9 +41,6 @@ async function waitingJob() {
   await manager.untilJob(jobId, "WAITING_FOR_STORAGE", POLL);
   return { jobId, lease };
 }
-
-const tenantToken = (projects: string[], audience = TENANT_AUDIENCE) =>
-  manager.issuer.token({ audience, claims: { tjm_projects: projects } });
 
 describe("WAITING_FOR_STORAGE", () => {
   it("records the first pause and a retention of 24 h, bounded by the job deadline", async () => {
@@ -156,49 +154,57 @@ async function running() {
 
 describe("the tenant route", () => {
   const path = (project: string, jobId: string) => `/api/v1/projects/${project}/jobs/${jobId}/resume-uploads`;
+  const resume = (project: string, jobId: string, token?: string) =>
+    fetch(`${manager.baseUrl}${path(project, jobId)}`, {
+      method: "POST",
+      headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+    });
 
-  it("resumes with a token whose tjm_projects claim grants the project (or '*')", async () => {
-    for (const projects of [[projectId], ["*"]]) {
-      const { jobId } = await waitingJob();
-      const response = await fetch(`${manager.baseUrl}${path(projectId, jobId)}`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${await tenantToken(projects)}` },
-      });
-      expect(response.status).toBe(202);
-      expect((await response.json()).attempts[0].uploadResumeRequestedAt).not.toBeNull();
-    }
+  it("resumes with a provider token of a client bound to the project, whose tjm_projects claim lists it", async () => {
+    const token = await manager.tenantToken([projectId]);
+    expect(decodeJwt(token)).toMatchObject({
+      iss: manager.issuerUrl,
+      aud: TENANT_AUDIENCE,
+      tjm_projects: [projectId],
+    });
+    const { jobId } = await waitingJob();
+    const response = await resume(projectId, jobId, token);
+    expect(response.status).toBe(202);
+    expect((await response.json()).attempts[0].uploadResumeRequestedAt).not.toBeNull();
   });
 
-  it("403 without the project in the claim or without the tenant audience; 401 without a token", async () => {
+  it("403 for a client bound to another project or to none, or without the tenant audience; 401 without a token", async () => {
     const { jobId } = await waitingJob();
-    const other = crypto.randomUUID();
+    const { projectId: other } = await manager.createProject();
     for (const token of [
-      await tenantToken([other]),
-      await tenantToken([]),
-      await tenantToken([projectId], "tjm-operations"),
+      await manager.tenantToken([other]),
+      await manager.tenantToken([]),
+      await manager.operatorToken(),
     ]) {
-      const response = await fetch(`${manager.baseUrl}${path(projectId, jobId)}`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${token}` },
-      });
-      expect(response.status).toBe(403);
+      expect((await resume(projectId, jobId, token)).status).toBe(403);
     }
-    expect((await fetch(`${manager.baseUrl}${path(projectId, jobId)}`, { method: "POST" })).status).toBe(401);
+    expect((await resume(projectId, jobId)).status).toBe(401);
+    expect((await manager.job(jobId)).attempts[0].uploadResumeRequestedAt).toBeNull();
+  });
+
+  it("401 for a token of the harness's own (external operator) issuer, whatever its claim grants", async () => {
+    const { jobId } = await waitingJob();
+    const token = await manager.issuer.token({
+      audience: TENANT_AUDIENCE,
+      claims: { tjm_projects: [projectId] },
+    });
+    const response = await resume(projectId, jobId, token);
+    expect(response.status).toBe(401);
+    expect((await response.json()).message).toMatch(/trusted for the operations audience only/);
     expect((await manager.job(jobId)).attempts[0].uploadResumeRequestedAt).toBeNull();
   });
 
   it("404 when the job is not in that project; 400 for malformed ids", async () => {
     const { jobId } = await waitingJob();
     const { projectId: otherProject } = await manager.createProject();
-    const response = await fetch(`${manager.baseUrl}${path(otherProject, jobId)}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${await tenantToken(["*"])}` },
-    });
+    const response = await resume(otherProject, jobId, await manager.tenantToken([otherProject]));
     expect(response.status).toBe(404);
-    const malformed = await fetch(`${manager.baseUrl}${path("nope", "nope")}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${await tenantToken(["*"])}` },
-    });
+    const malformed = await resume("nope", "nope", await manager.tenantToken([projectId]));
     expect(malformed.status).toBe(400);
     expect((await malformed.json()).details.map((d: { path: string }) => d.path).sort()).toEqual([
       "jobId",

@@ -110,7 +110,9 @@ describe("COMMANDS deleted", () => {
     expect(
       worker.commands.filter((c) => c.type === "cancel" && c.attemptId === lease.attemptId),
     ).toHaveLength(1);
-    expect(consumersCreated()).toBe(created + 1);
+    // Re-created, on the stream the relay re-created; a keeper tick racing that re-creation may
+    // make it twice (creating is idempotent), never not at all.
+    expect(consumersCreated()).toBeGreaterThanOrEqual(created + 1);
   });
 
   it("with a lease in flight: the attempt fails DISPATCH_TIMEOUT and the next one completes", async () => {

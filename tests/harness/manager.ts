@@ -2,7 +2,8 @@
  * A Manager per test file on real services: its own PostgreSQL schema (migrated), its own
  * NATS subject prefix, its own OIDC issuer, served over real HTTP on a free port.
  */
-import { serve } from "@hono/node-server";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { connect } from "@nats-io/transport-node";
 import {
   OPERATIONS_AUDIENCE,
@@ -22,7 +23,18 @@ import { createBroker } from "../../manager/src/platform/broker.ts";
 import { createSql, type Sql } from "../../manager/src/platform/db.ts";
 import { loadMigrations, migrate } from "../../manager/src/platform/migrations.ts";
 import { createProject } from "../../manager/src/projects/store.ts";
+import { startProviderMount } from "../../manager/src/provider/index.ts";
+import { nodeListener } from "../../manager/src/provider/node-listener.ts";
+import { resourceIndicator } from "../../manager/src/provider/resources.ts";
 import { natsAuthenticator } from "../../manager/src/runtime.ts";
+import {
+  clientToken,
+  createTestAccount,
+  createTestClient,
+  signInAs,
+  TEST_CLIENT_SECRET_HMAC_KEY,
+  TEST_PROVIDER_KEY_ENCRYPTION_KEY,
+} from "./identity.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read the job detail as JSON
 export type JobDetail = any;
@@ -99,6 +111,15 @@ export interface TestManagerOptions {
    * port is where its Workers' MANAGER_URL still points.
    */
   port?: number;
+  /** Extra configuration, as environment variables (e.g. PROVIDER_KEY_PUBLISH_LEAD_SECONDS). */
+  env?: Record<string, string>;
+  /** Trust another replica's provider instead of serving one (PROVIDER_ENABLED=false). */
+  issuerUrl?: string;
+  /**
+   * The external operator issuer trusted for operations only (OIDC_OPERATOR_ISSUER_URL); null
+   * for none. Default: the harness's own issuer (`TestManager.issuer`).
+   */
+  externalOperatorIssuer?: string | null;
 }
 
 export interface CloseOptions {
@@ -127,16 +148,26 @@ const UNREACHABLE_STORAGE: StorageSettings = {
 export function testManagerConfig(
   settings: Pick<
     TestManagerOptions,
-    "natsAuth" | "heartbeatIntervalMs" | "lostAfterMs" | "storage" | "dispatchTimeoutMs" | "maxAttempts"
+    | "natsAuth"
+    | "heartbeatIntervalMs"
+    | "lostAfterMs"
+    | "storage"
+    | "dispatchTimeoutMs"
+    | "maxAttempts"
+    | "env"
   > & {
     databaseUrl: string;
     natsUrl: string;
     schema: string;
     subjectPrefix: string;
-    auth: { issuer: string; jwksUrl?: string };
+    /** TJM's issuer: this Manager's own provider unless `providerEnabled` is false. */
+    issuer: string;
+    providerEnabled: boolean;
+    /** The harness's own issuer, trusted as an external operator issuer (operations only). */
+    externalOperatorIssuer?: string;
   },
 ): Config {
-  const { natsAuth, auth } = settings;
+  const { natsAuth } = settings;
   const storage = settings.storage ?? UNREACHABLE_STORAGE;
   const number = (value: number | undefined) => (value === undefined ? undefined : String(value));
   const parsed = parseEnv({
@@ -159,11 +190,15 @@ export function testManagerConfig(
     S3_SECRET_ACCESS_KEY: storage.secretAccessKey,
     S3_FORCE_PATH_STYLE: String(storage.forcePathStyle),
     S3_CHECKSUMS: storage.checksums,
-    OIDC_ISSUER_URL: auth.issuer,
-    OIDC_JWKS_URL: auth.jwksUrl,
+    OIDC_ISSUER_URL: settings.issuer,
+    OIDC_OPERATOR_ISSUER_URL: settings.externalOperatorIssuer,
     OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
     OIDC_TENANT_AUDIENCE: TENANT_AUDIENCE,
     ENROLLMENT_TOKEN_SECRET: TEST_ENROLLMENT_SECRET,
+    PROVIDER_ENABLED: String(settings.providerEnabled),
+    PROVIDER_KEY_ENCRYPTION_KEY: TEST_PROVIDER_KEY_ENCRYPTION_KEY,
+    CLIENT_SECRET_HMAC_KEY: TEST_CLIENT_SECRET_HMAC_KEY,
+    ...settings.env,
   });
   if (!parsed.ok) throw new Error(`invalid test Manager configuration:\n${parsed.problems.join("\n")}`);
   return parsed.config;
@@ -172,10 +207,13 @@ export function testManagerConfig(
 export class TestManager {
   private constructor(
     readonly baseUrl: string,
+    /** TJM's issuer: this Manager's own provider (or the one `issuerUrl` named). */
+    readonly issuerUrl: string,
     readonly sql: Sql,
     readonly schema: string,
     readonly subjectPrefix: string,
     readonly natsUrl: string,
+    /** The harness's own issuer, trusted as an external operator issuer: negative cases, operations only. */
     readonly issuer: TestIssuer,
     readonly manager: Manager,
     /** How many times the app told the relay that a request committed a change. */
@@ -194,15 +232,33 @@ export class TestManager {
       options.logger ?? (process.env.TJM_TEST_LOGS ? createLogger("debug", console.log) : silentLogger);
     const issuer = await TestIssuer.start();
     const subjectPrefix = options.subjectPrefix ?? schema;
+    // Listening first: the provider's issuer URL names the port.
+    let listener: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => {
+      res.statusCode = 503;
+      res.end();
+    };
+    const server = createServer((req, res) => listener(req, res));
+    await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
+    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const providerEnabled = options.issuerUrl === undefined;
     const config = testManagerConfig({
       ...options,
       databaseUrl,
       natsUrl,
       schema,
       subjectPrefix,
-      auth: { issuer: issuer.issuer },
+      issuer: options.issuerUrl ?? `${baseUrl}/oidc`,
+      providerEnabled,
+      externalOperatorIssuer:
+        options.externalOperatorIssuer === undefined
+          ? issuer.issuer
+          : (options.externalOperatorIssuer ?? undefined),
     });
-    const broker = createBroker(connect, config.NATS_URL, logger, await natsAuthenticator(config));
+    const provider = providerEnabled ? await startProviderMount({ config, sql, logger }) : undefined;
+    const broker = createBroker(connect, config.NATS_URL, logger, {
+      authenticator: await natsAuthenticator(config),
+      streamReplicas: config.NATS_STREAM_REPLICAS,
+    });
     const writes = { count: 0 };
     const manager = await startManager(
       managerOptionsFromConfig(config, {
@@ -217,15 +273,10 @@ export class TestManager {
         },
       }),
     );
-    const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-      const s = serve({ fetch: manager.app.fetch, hostname: "127.0.0.1", port: options.port ?? 0 }, () =>
-        resolve(s),
-      );
-    });
-    const address = server.address();
-    const port = typeof address === "object" && address ? address.port : 0;
+    listener = nodeListener(manager.app, provider);
     return new TestManager(
-      `http://127.0.0.1:${port}`,
+      baseUrl,
+      config.OIDC_ISSUER_URL,
       sql,
       schema,
       subjectPrefix,
@@ -236,8 +287,9 @@ export class TestManager {
       async ({ keepStreams = false }: CloseOptions) => {
         // Open streams (SSE) would hold close() forever.
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+        server.closeAllConnections();
         await closed;
+        await provider?.stop();
         await manager.stop();
         const nc = broker.connection();
         if (nc && !keepStreams) await deleteStreams(nc, subjectPrefix).catch(() => {});
@@ -249,15 +301,48 @@ export class TestManager {
     );
   }
 
+  private operatorTokens: Promise<{ token: string; until: number }> | undefined;
+
+  /**
+   * An operations token from the built-in provider: a test operator signs in once through the
+   * authorization-code flow (a first-party client, PKCE), and the token is reused until a
+   * minute before it expires.
+   */
+  async operatorToken(): Promise<string> {
+    const cached = await this.operatorTokens;
+    if (cached && cached.until > Date.now()) return cached.token;
+    this.operatorTokens = (async () => {
+      const audience = OPERATIONS_AUDIENCE;
+      const account = await createTestAccount(this.sql, { roles: ["operator"] });
+      const client = await createTestClient(this.sql, { resources: [audience] });
+      const tokens = await signInAs(this.issuerUrl, client, account, resourceIndicator(audience));
+      return { token: tokens.accessToken, until: Date.now() + ((tokens.expiresIn ?? 60) - 60) * 1000 };
+    })();
+    this.operatorTokens.catch(() => {
+      this.operatorTokens = undefined;
+    });
+    return (await this.operatorTokens).token;
+  }
+
+  /** A tenant token (client_credentials) for a new client bound to `projectIds`. */
+  async tenantToken(projectIds: string[]): Promise<string> {
+    const client = await createTestClient(this.sql, {
+      resources: [TENANT_AUDIENCE],
+      grantTypes: ["client_credentials"],
+      projectIds,
+    });
+    return (await clientToken(this.issuerUrl, client, resourceIndicator(TENANT_AUDIENCE))).accessToken;
+  }
+
   /** An SDK client with a fresh valid operator token. */
   client(token?: string): TjmClient {
-    return createTjmClient({ baseUrl: this.baseUrl, token: token ?? (() => this.issuer.token()) });
+    return createTjmClient({ baseUrl: this.baseUrl, token: token ?? (() => this.operatorToken()) });
   }
 
   /** Raw HTTP with an operator token unless `authorization` is given. */
   async request(path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
     const headers = new Headers(init.headers);
-    if (!headers.has("authorization")) headers.set("authorization", `Bearer ${await this.issuer.token()}`);
+    if (!headers.has("authorization")) headers.set("authorization", `Bearer ${await this.operatorToken()}`);
     let body = init.body;
     if (init.json !== undefined) {
       headers.set("content-type", "application/json");

@@ -24,6 +24,8 @@ function env(overrides: Record<string, string> = {}): Record<string, string> {
     DATABASE_SCHEMA: schema.schema,
     NATS_URL: services.natsUrl,
     OIDC_ISSUER_URL: "http://127.0.0.1:1",
+    // Not this file's subject: the built-in provider is tested in tests/provider/.
+    PROVIDER_ENABLED: "false",
     OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
     ENROLLMENT_TOKEN_SECRET: TEST_ENROLLMENT_SECRET,
     CLIENT_SECRET_HMAC_KEY,
@@ -35,6 +37,12 @@ function env(overrides: Record<string, string> = {}): Record<string, string> {
     ...overrides,
   };
 }
+
+/**
+ * Each case starts the real CLI (a tsx process, 2–5 s on a loaded 2-core machine) up to six
+ * times in a row; the suite's default 30 s is too tight for that while other files run.
+ */
+const CLI_TEST_TIMEOUT_MS = 120_000;
 
 const manager = (args: string[], stdin?: string, overrides?: Record<string, string>) =>
   runScript(["manager", "--", ...args], env(overrides), stdin);
@@ -50,7 +58,7 @@ async function storedText(): Promise<string> {
   return rows.map((row) => row.text).join("\n");
 }
 
-describe("accounts create", () => {
+describe("accounts create", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it("stores the account with an argon2id hash of the stdin password, its roles and one audit row each", async () => {
     const result = await manager(
       ["accounts", "create", "--email", " Ada.Lovelace@Example.COM ", "--name", "Ada", "--role", "operator"],
@@ -186,7 +194,42 @@ describe("accounts create", () => {
   });
 });
 
-describe("clients create", () => {
+describe("accounts disable", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
+  it("disables the account, revokes its tokens, writes one audit row, and changes nothing the second time", async () => {
+    const created = await manager(["accounts", "create", "--email", "katherine@example.com"], PASSWORD);
+    expect(created.code, created.stderr).toBe(0);
+    const { accountId } = JSON.parse(created.stdout);
+
+    const first = await manager(["accounts", "disable", "--email", "KATHERINE@example.com"]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toEqual({
+      accountId,
+      disabledAt: expect.any(String),
+      alreadyDisabled: false,
+    });
+    const [account] = await schema.sql`
+      select disabled_at is not null as disabled, tokens_valid_after = disabled_at as revoked_with_it
+      from accounts where id = ${accountId}`;
+    expect(account).toEqual({ disabled: true, revokedWithIt: true });
+
+    const again = await manager(["accounts", "disable", "--email", "katherine@example.com"]);
+    expect(JSON.parse(again.stdout)).toMatchObject({ accountId, alreadyDisabled: true });
+    expect(
+      await schema.sql`select count(*)::int as n from audit_events where event = 'account.disabled' and actor_account_id = ${accountId}`,
+    ).toEqual([{ n: 1 }]);
+  });
+
+  it("answers exit 1 for an unknown e-mail and exit 2 without one", async () => {
+    const unknown = await manager(["accounts", "disable", "--email", "nobody@example.com"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr.trim()).toBe("no account has the e-mail address 'nobody@example.com'");
+    const missing = await manager(["accounts", "disable"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.split("\n")[0]).toBe("accounts disable: --email is required");
+  });
+});
+
+describe("clients create", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it("prints a confidential client's secret once and stores only its HMAC, with metadata the provider reads", async () => {
     const { projectId } = await createProject(schema.sql, "Acme", "films");
     const result = await manager([

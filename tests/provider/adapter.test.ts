@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import Provider, { type AdapterPayload } from "oidc-provider";
+import Provider, { type AdapterPayload, errors } from "oidc-provider";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sql } from "../../manager/src/platform/db.ts";
 import { postgresAdapter, purgeExpiredRecords } from "../../manager/src/provider/adapter.ts";
@@ -112,7 +112,8 @@ describe("records (every model but Client)", () => {
 
     await sql`update oidc_records set consumed_at = consumed_at - interval '10 seconds' where id = ${id}`;
     const firstConsumed = (await codes.find(id))?.consumed;
-    await codes.consume(id);
+    // A second use loses: one code, one exchange, whoever marked it first.
+    await expect(codes.consume(id)).rejects.toThrow(errors.InvalidGrant);
     expect((await codes.find(id))?.consumed).toBe(firstConsumed);
     await codes.upsert(id, { jti: id, kind: "AuthorizationCode", scope: "openid" }, 60);
     expect(await codes.find(id)).toEqual({
@@ -275,6 +276,7 @@ describe("clients (read from oauth_clients)", () => {
       response_types: ["code"],
       token_endpoint_auth_method: "client_secret_basic",
       backchannel_logout_uri: "https://console.example/backchannel",
+      backchannel_logout_session_required: true,
       first_party: true,
       authorization_version: 7,
       resource_scopes: { "urn:tjm:operations": ["jobs:read", "jobs:write"], "account-portal": [] },

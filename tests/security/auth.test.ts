@@ -149,7 +149,7 @@ const unauthenticatedCases: [string, () => Promise<string | undefined>, RegExp][
   [
     "a token from another issuer",
     async () => bearer(await manager.issuer.token({ issuer: "https://idp.example.com" })),
-    /"iss"/,
+    /the issuer https:\/\/idp\.example\.com is not trusted/,
   ],
   [
     "a token signed by a key the issuer never published",
@@ -292,7 +292,9 @@ describe("an issuer whose keys cannot be fetched", () => {
           natsUrl,
           schema: schema.schema,
           subjectPrefix: schema.schema,
-          auth,
+          issuer: auth.issuer,
+          providerEnabled: false,
+          env: auth.jwksUrl === undefined ? {} : { OIDC_JWKS_URL: auth.jwksUrl },
         });
         const { app } = await startManager(
           managerOptionsFromConfig(config, {

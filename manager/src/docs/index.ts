@@ -24,14 +24,15 @@ export function registerDocs(app: OpenAPIHono<AppEnv>, scalarBundle: () => Promi
     type: "http",
     scheme: "bearer",
     bearerFormat: "JWT",
-    description: "OIDC access token whose audience includes OIDC_OPERATIONS_ADMIN_AUDIENCE",
+    description:
+      "OIDC access token whose audience includes OIDC_OPERATIONS_ADMIN_AUDIENCE, issued by TJM's provider (OIDC_ISSUER_URL; the account must hold the operator role, else 403, and its client, account and sign-in session must still stand, else 401) or by the external operator issuer (OIDC_OPERATOR_ISSUER_URL)",
   });
   app.openAPIRegistry.registerComponent("securitySchemes", "tenantBearer", {
     type: "http",
     scheme: "bearer",
     bearerFormat: "JWT",
     description:
-      'OIDC access token whose audience includes OIDC_TENANT_AUDIENCE and whose tjm_projects claim (an array of project ids, or ["*"]) grants the project in the path',
+      "OIDC access token of TJM's provider (OIDC_ISSUER_URL; client_credentials) whose audience includes OIDC_TENANT_AUDIENCE and whose tjm_projects claim (the project ids its client is bound to) lists the project in the path",
   });
   let document: unknown;
   app.get(OPENAPI_PATH, (c) => {

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { WORKER_POOLS } from "@tjm/protocol";
 import type { Sql } from "../platform/db.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
-import { jsonContent, jsonResponse, operatorRoute } from "../platform/routes.ts";
+import { BODY_ERRORS, jsonContent, jsonResponse, operatorRoute } from "../platform/routes.ts";
 import { insertEnrollmentToken } from "./store.ts";
 import { generateEnrollmentToken } from "./tokens.ts";
 
@@ -21,10 +21,17 @@ export const IssueEnrollmentTokenBodySchema = z
       .enum(WORKER_POOLS)
       .optional()
       .openapi({ description: "Pool the enrolling Worker must declare; any when omitted", example: "cpu" }),
-    label: z.string().min(1).max(128).optional().openapi({
-      description: "Free text for operators, e.g. the host it is meant for",
-      example: "encoder-07",
-    }),
+    label: z
+      .string()
+      .min(1)
+      .max(128)
+      // PostgreSQL text cannot hold U+0000 (the fuzzer's 500); no control character is a label.
+      .refine((label) => !/\p{Cc}/u.test(label), "must not contain control characters")
+      .optional()
+      .openapi({
+        description: "Free text for operators, e.g. the host it is meant for, without control characters",
+        example: "encoder-07",
+      }),
   })
   .openapi("IssueEnrollmentToken");
 
@@ -50,7 +57,7 @@ export const issueEnrollmentTokenRoute = operatorRoute({
     "A random, single-use, time-limited token for a Worker's first registration. It is shown once; the Manager keeps only its HMAC-SHA256. The body is optional.",
   request: { body: { required: false, content: jsonContent(IssueEnrollmentTokenBodySchema) } },
   responses: { 201: jsonResponse("The token", EnrollmentTokenSchema) },
-  errors: ["PAYLOAD_TOO_LARGE"],
+  errors: BODY_ERRORS,
 });
 
 export interface EnrollmentDeps {

@@ -2,7 +2,7 @@ import { DeliverPolicy, jetstream, jetstreamManager, type StreamInfo } from "@na
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "@tjm/platform";
 import { decodeMessage, streams } from "@tjm/protocol";
-import { type EventEnvelope, ensurePrefixStreams } from "../outbox/index.ts";
+import { type EventEnvelope, ensurePrefixStreams, PULL_EXPIRES_MS } from "../outbox/index.ts";
 import type { Broker } from "../platform/broker.ts";
 import { EventEnvelopeSchema } from "./stream.ts";
 
@@ -108,7 +108,7 @@ export class EventHub {
 
   private async follow(nc: NatsConnection): Promise<void> {
     const stream = streams(this.subjectPrefix).events.name;
-    await ensurePrefixStreams(nc, this.subjectPrefix);
+    await ensurePrefixStreams(nc, this.subjectPrefix, this.broker.streamReplicas);
     const info = await (await jetstreamManager(nc)).streams.info(stream);
     this.position = { created: info.created, nextSeq: nextSequence(this.position, info) };
     const consumer = await jetstream(nc).consumers.get(stream, {
@@ -116,11 +116,13 @@ export class EventHub {
       opt_start_seq: this.position.nextSeq,
     });
     // A deleted stream or consumer ends the loop below instead of the client waiting for it.
-    const messages = await consumer.consume({ abort_on_missing_resource: true });
+    const messages = await consumer.consume({ abort_on_missing_resource: true, expires: PULL_EXPIRES_MS });
     this.stopConsuming = async () => {
       await messages.close();
     };
-    if (this.stopped || this.listeners.size === 0) await messages.close();
+    // Stopped (or left by every listener) while subscribing: stop, and let the loop below drain
+    // and end. Awaiting close() here would wait for an iteration that has not started.
+    if (this.stopped || this.listeners.size === 0) messages.stop();
     this.live = true;
     for (const resolve of this.liveWaiters.splice(0)) resolve();
     try {

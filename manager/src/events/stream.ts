@@ -3,6 +3,7 @@ import type { EventEnvelope } from "../outbox/index.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { operatorRoute } from "../platform/routes.ts";
 import type { EventHub } from "./hub.ts";
+import type { StandingWatch } from "./standing-watch.ts";
 
 export const EVENT_KINDS = [
   "job.created",
@@ -68,7 +69,7 @@ export const streamEventsRoute = operatorRoute({
   tags: ["events"],
   summary: "Stream operational events (Server-Sent Events)",
   description:
-    "text/event-stream of lifecycle changes as they are published: each message has `id`, `event` (the kind) and `data` (the EventEnvelope as JSON), plus a `: keep-alive` comment every 15 s. Transient: after reconnecting, refetch the REST resources.",
+    "text/event-stream of lifecycle changes as they are published: each message has `id`, `event` (the kind) and `data` (the EventEnvelope as JSON), plus a `: keep-alive` comment every 15 s. Transient: after reconnecting, refetch the REST resources. The stream ends at the token's expiry, and within SSE_STANDING_CHECK_MS (5 s by default) of the token no longer standing (account disabled, client re-authorized, sign-in session ended); reconnect with a current token.",
   request: { query: EventsQuerySchema },
   responses: {
     200: {
@@ -114,9 +115,14 @@ function frameOf(event: EventEnvelope): Uint8Array {
 const MAX_QUEUED_BYTES = 1024 * 1024;
 
 export const streamEvents =
-  (hub: EventHub, keepAliveMs = KEEP_ALIVE_MS): AppRouteHandler<typeof streamEventsRoute> =>
+  (
+    hub: EventHub,
+    standing: StandingWatch,
+    keepAliveMs = KEEP_ALIVE_MS,
+  ): AppRouteHandler<typeof streamEventsRoute> =>
   (c) => {
     const { kinds, jobId } = c.req.valid("query");
+    const { claims } = c.get("operator");
     let close = () => {};
     const body = new ReadableStream<Uint8Array>(
       {
@@ -134,10 +140,12 @@ export const streamEvents =
             if (matches(event, kinds, jobId)) send(frameOf(event));
           });
           const keepAlive = setInterval(() => send(KEEP_ALIVE), keepAliveMs);
+          let unwatch = () => {};
           close = () => {
             if (!open) return;
             open = false;
             clearInterval(keepAlive);
+            unwatch();
             unsubscribe();
             try {
               controller.close();
@@ -145,6 +153,8 @@ export const streamEvents =
               // already closed by the client going away
             }
           };
+          // Ends once its token no longer stands or expires: the client reconnects and is refused.
+          unwatch = standing.watch(claims, close);
           // "connected" once events flow (or after a bounded wait while NATS is away).
           void Promise.race([ready, new Promise((resolve) => setTimeout(resolve, READY_WAIT_MS))]).then(() =>
             send(CONNECTED),

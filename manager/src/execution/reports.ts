@@ -23,7 +23,7 @@ import {
   type StaleReason,
   type Transition,
 } from "../lifecycle/index.ts";
-import { ensurePrefixStreams } from "../outbox/index.ts";
+import { ensurePrefixStreams, PULL_EXPIRES_MS } from "../outbox/index.ts";
 import type { Broker } from "../platform/broker.ts";
 import type { Sql } from "../platform/db.ts";
 import { applyTrigger, lockAttempt, type TransitionInput } from "./store.ts";
@@ -91,7 +91,7 @@ export class ReportsConsumer {
 
   private async consume(nc: NatsConnection): Promise<void> {
     const stream = streams(this.options.subjectPrefix).reports.name;
-    await ensurePrefixStreams(nc, this.options.subjectPrefix);
+    await ensurePrefixStreams(nc, this.options.subjectPrefix, this.options.broker.streamReplicas);
     const jsm = await jetstreamManager(nc);
     await jsm.consumers.add(stream, {
       durable_name: MANAGER_REPORTS_CONSUMER,
@@ -102,7 +102,11 @@ export class ReportsConsumer {
     const consumer = await jetstream(nc).consumers.get(stream, MANAGER_REPORTS_CONSUMER);
     // A deleted stream or consumer ends the loop below (instead of the client polling for it
     // every 30 s), and the next turn creates both again.
-    const messages = await consumer.consume({ max_messages: 64, abort_on_missing_resource: true });
+    const messages = await consumer.consume({
+      max_messages: 64,
+      abort_on_missing_resource: true,
+      expires: PULL_EXPIRES_MS,
+    });
     this.stopConsuming = () => void messages.stop();
     if (this.stopped) messages.stop();
     for await (const message of messages) await this.handle(message);

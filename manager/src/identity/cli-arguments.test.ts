@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizeEmail, parseOptions, redirectUriProblem } from "./cli-arguments.ts";
+import { normalizeEmail, parseClientsCreate, parseOptions, redirectUriProblem } from "./cli-arguments.ts";
 
 describe("redirect URIs", () => {
   it.each([
@@ -65,6 +65,54 @@ describe("options", () => {
         "unknown option --secret",
         "unexpected argument at position 4 (only --options are accepted)",
         "--name is given more than once",
+      ],
+    });
+  });
+});
+
+describe("clients create", () => {
+  const resources = new Set(["tjm-operations"]);
+
+  it("takes post-logout redirect URIs and a back-channel logout URI for an interactive client", () => {
+    const parsed = parseClientsCreate(
+      [
+        "--name",
+        "Console",
+        "--redirect-uri",
+        "https://console.example.com/callback",
+        "--post-logout-redirect-uri",
+        "https://console.example.com/",
+        "--backchannel-logout-uri",
+        "https://console.example.com/backchannel-logout",
+      ],
+      resources,
+    );
+    expect(parsed).toMatchObject({
+      ok: true,
+      value: {
+        postLogoutRedirectUris: ["https://console.example.com/"],
+        backchannelLogoutUri: "https://console.example.com/backchannel-logout",
+      },
+    });
+  });
+
+  it("refuses logout URIs on plain http and on a client that never signs anyone in", () => {
+    const parsed = parseClientsCreate(
+      [
+        "--name",
+        "Robot",
+        "--grant",
+        "client_credentials",
+        "--post-logout-redirect-uri",
+        "http://example.com/",
+      ],
+      resources,
+    );
+    expect(parsed).toEqual({
+      ok: false,
+      problems: [
+        "--post-logout-redirect-uri: redirect URI 'http://example.com/' must use https (or http on localhost, 127.0.0.1 or [::1])",
+        "--post-logout-redirect-uri and --backchannel-logout-uri need the authorization_code grant",
       ],
     });
   });

@@ -6,10 +6,6 @@
 import type { PasswordProblem } from "./passwords.ts";
 import { ACCOUNT_ROLES, type AccountRole } from "./store.ts";
 
-/** The protected resources that are not configured: the account portal's and the Admin console's. */
-export const ACCOUNT_PORTAL_RESOURCE = "account-portal";
-export const ADMIN_CONSOLE_RESOURCE = "admin-console";
-
 export const CLIENT_GRANT_TYPES = ["authorization_code", "refresh_token", "client_credentials"] as const;
 
 type OptionKind = "value" | "values" | "switch";
@@ -98,6 +94,17 @@ export function parseAccountsCreate(args: string[]): Parsed<AccountRequest> {
   return { ok: true, value: { email, displayName: values.get("name")?.[0] ?? "", roles } };
 }
 
+/** `accounts disable --email E`: the e-mail address of the account. */
+export function parseAccountsDisable(args: string[]): Parsed<{ email: string }> {
+  const options = parseOptions(args, { email: "value" });
+  if (!options.ok) return options;
+  const rawEmail = options.value.values.get("email")?.[0];
+  const email = rawEmail === undefined ? undefined : normalizeEmail(rawEmail);
+  if (rawEmail === undefined) return { ok: false, problems: ["--email is required"] };
+  if (email === undefined) return { ok: false, problems: [`--email '${rawEmail}' is not an e-mail address`] };
+  return { ok: true, value: { email } };
+}
+
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /** Why a redirect URI is refused: absolute https, or http on the loopback interface only, no fragment. */
@@ -113,6 +120,10 @@ export function redirectUriProblem(uri: string): string | undefined {
 export interface ClientRequest {
   name: string;
   redirectUris: string[];
+  /** Where RP-initiated logout may send the browser afterwards (same rules as redirect URIs). */
+  postLogoutRedirectUris: string[];
+  /** Where the provider POSTs a logout token when a session of this client ends. */
+  backchannelLogoutUri: string | undefined;
   grantTypes: string[];
   responseTypes: string[];
   resources: string[];
@@ -129,6 +140,8 @@ export function parseClientsCreate(args: string[], resources: ReadonlySet<string
   const options = parseOptions(args, {
     name: "value",
     "redirect-uri": "values",
+    "post-logout-redirect-uri": "values",
+    "backchannel-logout-uri": "value",
     grant: "values",
     resource: "values",
     project: "values",
@@ -146,6 +159,16 @@ export function parseClientsCreate(args: string[], resources: ReadonlySet<string
     const problem = redirectUriProblem(uri);
     if (problem) problems.push(problem);
   }
+  const postLogoutRedirectUris = unique("post-logout-redirect-uri");
+  for (const uri of postLogoutRedirectUris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) problems.push(`--post-logout-redirect-uri: ${problem}`);
+  }
+  const backchannelLogoutUri = values.get("backchannel-logout-uri")?.[0];
+  if (backchannelLogoutUri !== undefined) {
+    const problem = redirectUriProblem(backchannelLogoutUri);
+    if (problem) problems.push(`--backchannel-logout-uri: ${problem}`);
+  }
   const grantTypes = values.has("grant") ? unique("grant") : ["authorization_code"];
   for (const grant of grantTypes) {
     if (!(CLIENT_GRANT_TYPES as readonly string[]).includes(grant))
@@ -156,6 +179,10 @@ export function parseClientsCreate(args: string[], resources: ReadonlySet<string
     problems.push("the authorization_code grant needs at least one --redirect-uri");
   if (!interactive && redirectUris.length > 0)
     problems.push("--redirect-uri needs the authorization_code grant");
+  if (!interactive && (postLogoutRedirectUris.length > 0 || backchannelLogoutUri !== undefined))
+    problems.push(
+      "--post-logout-redirect-uri and --backchannel-logout-uri need the authorization_code grant",
+    );
   if (grantTypes.includes("refresh_token") && !interactive)
     problems.push("the refresh_token grant needs the authorization_code grant");
   const resourceList = unique("resource");
@@ -178,6 +205,8 @@ export function parseClientsCreate(args: string[], resources: ReadonlySet<string
     value: {
       name,
       redirectUris,
+      postLogoutRedirectUris,
+      backchannelLogoutUri,
       grantTypes,
       responseTypes: interactive ? ["code"] : [],
       resources: resourceList,

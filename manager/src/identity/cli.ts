@@ -1,15 +1,15 @@
 /**
- * `accounts create` and `clients create`. Loaded by runtime.ts only when one of them runs, so
+ * `accounts create`, `accounts disable` and `clients create`. Loaded by runtime.ts only when one of them runs, so
  * serving never loads the argon2 addon (on Deno it would need --allow-ffi).
  */
 import process from "node:process";
 import type { Config } from "../config.ts";
 import type { Sql } from "../platform/db.ts";
+import { tjmResources } from "../provider/resources.ts";
 import {
-  ACCOUNT_PORTAL_RESOURCE,
-  ADMIN_CONSOLE_RESOURCE,
   type Parsed,
   parseAccountsCreate,
+  parseAccountsDisable,
   parseClientsCreate,
   passwordFromStdin,
   passwordProblemText,
@@ -18,7 +18,14 @@ import { readCommonPasswords } from "./common-passwords.ts";
 import { hashPassword } from "./password-hashing.ts";
 import { passwordProblems } from "./passwords.ts";
 import { generateClientSecret, hashClientSecret } from "./secrets.ts";
-import { AccountExistsError, createAccount, createClient, UnknownProjectError } from "./store.ts";
+import {
+  AccountExistsError,
+  createAccount,
+  createClient,
+  disableAccount,
+  UnknownAccountError,
+  UnknownProjectError,
+} from "./store.ts";
 
 export interface CommandContext {
   config: Config;
@@ -74,15 +81,31 @@ export async function runAccountsCreate(context: CommandContext, args: string[])
   }
 }
 
+export async function runAccountsDisable(context: CommandContext, args: string[]): Promise<void> {
+  const request = acceptedOrRefuse(context, "accounts disable", parseAccountsDisable(args));
+  const sql = context.openDatabase();
+  try {
+    context.writeStdout(JSON.stringify(await disableAccount(sql, request.email)));
+  } catch (err) {
+    if (err instanceof UnknownAccountError) {
+      context.writeStderr(err.message);
+      context.exit(1);
+    }
+    throw err;
+  } finally {
+    await sql.end();
+  }
+}
+
 export async function runClientsCreate(context: CommandContext, args: string[]): Promise<void> {
   const command = "clients create";
   const { config } = context;
-  const resources = new Set([
-    config.OIDC_OPERATIONS_ADMIN_AUDIENCE,
-    ACCOUNT_PORTAL_RESOURCE,
-    ADMIN_CONSOLE_RESOURCE,
-    config.OIDC_TENANT_AUDIENCE,
-  ]);
+  const resources = new Set(
+    tjmResources({
+      operations: config.OIDC_OPERATIONS_ADMIN_AUDIENCE,
+      tenant: config.OIDC_TENANT_AUDIENCE,
+    }).map((resource) => resource.audience),
+  );
   const request = acceptedOrRefuse(context, command, parseClientsCreate(args, resources));
   let secret: { plain: string; hmac: string } | undefined;
   if (!request.public) {
@@ -104,6 +127,8 @@ export async function runClientsCreate(context: CommandContext, args: string[]):
       clientSecretHmac: secret?.hmac ?? null,
       tokenEndpointAuthMethod: secret === undefined ? "none" : "client_secret_basic",
       redirectUris: request.redirectUris,
+      postLogoutRedirectUris: request.postLogoutRedirectUris,
+      backchannelLogoutUri: request.backchannelLogoutUri,
       grantTypes: request.grantTypes,
       responseTypes: request.responseTypes,
       firstParty: request.firstParty,

@@ -8,6 +8,7 @@ export const ACCOUNT_ROLES = ["operator", "client-admin"] as const;
 export type AccountRole = (typeof ACCOUNT_ROLES)[number];
 
 export class AccountExistsError extends Error {}
+export class UnknownAccountError extends Error {}
 export class UnknownProjectError extends Error {}
 
 /** Who acted, in an audit row's details, when no account did: the operator at the command line. */
@@ -51,6 +52,36 @@ export async function createAccount(
   }
 }
 
+/**
+ * Disables an account and revokes its tokens: tokens_valid_after moves to now, so every token
+ * it holds is refused on the next request on every replica, and its refresh tokens stop working.
+ * Disabling a disabled account changes nothing and writes no second row.
+ */
+export async function disableAccount(
+  sql: Sql,
+  email: string,
+): Promise<{ accountId: string; disabledAt: string; alreadyDisabled: boolean }> {
+  return sql.begin(async (tx) => {
+    const [account] = await tx<{ id: string; disabledAt: Date | null }[]>`
+      select id, disabled_at from accounts where lower(email) = lower(${email}) for update`;
+    if (!account) throw new UnknownAccountError(`no account has the e-mail address '${email}'`);
+    if (account.disabledAt) {
+      return { accountId: account.id, disabledAt: account.disabledAt.toISOString(), alreadyDisabled: true };
+    }
+    const [row] = await tx<{ disabledAt: Date }[]>`
+      update accounts set disabled_at = now(), tokens_valid_after = now(), updated_at = now()
+      where id = ${account.id} returning disabled_at`;
+    await tx`
+      insert into audit_events (event, actor_account_id, result, details)
+      values ('account.disabled', ${account.id}, 'success', ${tx.json({ ...VIA_CLI, accountId: account.id })})`;
+    return {
+      accountId: account.id,
+      disabledAt: (row as { disabledAt: Date }).disabledAt.toISOString(),
+      alreadyDisabled: false,
+    };
+  });
+}
+
 export interface NewClient {
   clientId: string;
   name: string;
@@ -58,6 +89,8 @@ export interface NewClient {
   clientSecretHmac: string | null;
   tokenEndpointAuthMethod: "client_secret_basic" | "none";
   redirectUris: string[];
+  postLogoutRedirectUris?: string[];
+  backchannelLogoutUri?: string | undefined;
   grantTypes: string[];
   responseTypes: string[];
   firstParty: boolean;
@@ -75,9 +108,11 @@ export async function createClient(sql: Sql, client: NewClient): Promise<void> {
       throw new UnknownProjectError(`no project has the id ${missing.map((m) => m.id).join(", ")}`);
     }
     const [row] = await tx<{ id: string }[]>`
-        insert into oauth_clients (client_id, client_secret_hmac, name, redirect_uris, grant_types,
-          response_types, token_endpoint_auth_method, first_party)
+        insert into oauth_clients (client_id, client_secret_hmac, name, redirect_uris,
+          post_logout_redirect_uris, backchannel_logout_uri, grant_types, response_types,
+          token_endpoint_auth_method, first_party)
         values (${client.clientId}, ${client.clientSecretHmac}, ${client.name}, ${client.redirectUris},
+          ${client.postLogoutRedirectUris ?? []}, ${client.backchannelLogoutUri ?? null},
           ${client.grantTypes}, ${client.responseTypes}, ${client.tokenEndpointAuthMethod}, ${client.firstParty})
         returning id`;
     const id = (row as { id: string }).id;

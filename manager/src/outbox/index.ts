@@ -4,6 +4,6 @@
  * streams it publishes to, which the event hub, the reports consumer and the Workers'
  * command consumers make sure of through it too.
  */
-export { ensurePrefixStreams, ensureStreams, jetStreamPublish } from "./jetstream.ts";
+export { ensurePrefixStreams, ensureStreams, jetStreamPublish, PULL_EXPIRES_MS } from "./jetstream.ts";
 export { createOutboxRelay, type EventEnvelope, OutboxRelay } from "./relay.ts";
 export { enqueueOutbox, outboxInsert, sendCommand } from "./writer.ts";

@@ -215,7 +215,7 @@ export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
     const forget = () => {
       if (publishers.get(nc) === publisher) publishers.delete(nc);
     };
-    const streamsReady = ensurePrefixStreams(nc, deps.subjectPrefix);
+    const streamsReady = ensurePrefixStreams(nc, deps.subjectPrefix, deps.broker.streamReplicas);
     const publish = jetStreamPublish(nc);
     const publisher: OutboxPublish = async (subject, payload, messageId) => {
       try {

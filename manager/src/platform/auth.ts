@@ -1,14 +1,31 @@
 import type { Logger } from "@tjm/platform";
 import type { MiddlewareHandler } from "hono";
-import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
+import {
+  createRemoteJWKSet,
+  decodeJwt,
+  errors,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  jwtVerify,
+} from "jose";
+import type { Standing, TokenResource } from "../identity/token-standing.ts";
 import { ApiError } from "./errors.ts";
 
-export interface OperatorAuthOptions {
+/** An issuer whose tokens a route may accept. */
+export interface IssuerOptions {
   issuer: string;
   /** Skips OIDC discovery when set. */
   jwksUrl?: string | undefined;
-  audience: string;
+}
+
+export interface TokenAuthOptions {
+  /** TJM's own issuer (the built-in provider): every audience, and every token's standing checked. */
+  tjm: IssuerOptions;
+  /** An external provider for operator sign-in: trusted for the operations audience only. */
+  externalOperator?: IssuerOptions | undefined;
   logger: Logger;
+  /** Whether a token of TJM's issuer still stands (identity/token-standing.ts); asked on every request. */
+  standing: (claims: JWTPayload, resource: TokenResource) => Promise<Standing>;
   fetch?: typeof fetch;
 }
 
@@ -64,8 +81,7 @@ export interface Operator {
 }
 
 /** Finds the JWKS from the issuer's discovery document once; a failure is retried on the next request. */
-function createKeyResolver(options: OperatorAuthOptions): JWTVerifyGetKey {
-  const doFetch = options.fetch ?? fetch;
+function createKeyResolver(options: IssuerOptions, doFetch: typeof fetch): JWTVerifyGetKey {
   let keySet: Promise<JWTVerifyGetKey> | undefined;
   const discover = async (): Promise<JWTVerifyGetKey> => {
     let jwksUrl = options.jwksUrl;
@@ -78,7 +94,9 @@ function createKeyResolver(options: OperatorAuthOptions): JWTVerifyGetKey {
         throw new Error(`OIDC discovery at ${discoveryUrl} has no jwks_uri`);
       jwksUrl = document.jwks_uri;
     }
-    return createRemoteJWKSet(new URL(jwksUrl), { timeoutDuration: 5000, cooldownDuration: 30_000 });
+    // A token naming a key not cached yet (one just rotated in) refetches the set at once; the
+    // one-second cooldown only bounds how often tokens with unknown key ids make us fetch.
+    return createRemoteJWKSet(new URL(jwksUrl), { timeoutDuration: 5000, cooldownDuration: 1000 });
   };
   return async (header, token) => {
     keySet ??= discover().catch((err) => {
@@ -104,11 +122,18 @@ function describeRejection(err: unknown): string {
   return "token could not be verified";
 }
 
-/** Reads and verifies the bearer token of a request; the claims of a valid one. */
-function bearerVerifier(options: OperatorAuthOptions): (header: string | undefined) => Promise<JWTPayload> {
-  const getKey = createKeyResolver(options);
+/** Verifies tokens of one issuer: signature, issuer, expiry, not-before. */
+function issuerVerifier(
+  options: IssuerOptions,
+  logger: Logger,
+  doFetch: typeof fetch,
+): (token: string) => Promise<JWTPayload> {
+  const getKey = createKeyResolver(options, doFetch);
   const verified = new VerifiedTokens();
-  async function verify(token: string, now: number): Promise<JWTPayload> {
+  return async (token) => {
+    const now = Date.now();
+    const cached = verified.get(token, now);
+    if (cached) return cached;
     try {
       const { payload } = await jwtVerify(token, getKey, {
         issuer: options.issuer,
@@ -123,76 +148,122 @@ function bearerVerifier(options: OperatorAuthOptions): (header: string | undefin
       if (err instanceof errors.JOSEError && !keysUnavailable) {
         throw new ApiError("UNAUTHORIZED", `Invalid bearer token: ${describeRejection(err)}`);
       }
-      options.logger.error("token verification unavailable", { err });
+      logger.error("token verification unavailable", { err, issuer: options.issuer });
       throw new ApiError(
         "SERVICE_UNAVAILABLE",
         "Token verification is unavailable: the issuer's keys could not be fetched",
       );
     }
-  }
-  return async (header) => {
-    if (!header) throw new ApiError("UNAUTHORIZED", "Missing bearer token in the authorization header");
-    const match = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i.exec(header.trim());
-    if (!match?.[1]) throw new ApiError("UNAUTHORIZED", "The authorization header must be 'Bearer <token>'");
-    const token = match[1];
-    const now = Date.now();
-    const claims = verified.get(token, now) ?? (await verify(token, now));
-    if (!audiences(claims).includes(options.audience)) {
-      throw new ApiError("FORBIDDEN", `Token audience does not include ${options.audience}`);
-    }
-    return claims;
   };
+}
+
+function bearerToken(header: string | undefined): string {
+  if (!header) throw new ApiError("UNAUTHORIZED", "Missing bearer token in the authorization header");
+  const match = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i.exec(header.trim());
+  if (!match?.[1]) throw new ApiError("UNAUTHORIZED", "The authorization header must be 'Bearer <token>'");
+  return match[1];
+}
+
+function claimedIssuer(token: string): string {
+  try {
+    const { iss } = decodeJwt(token);
+    if (typeof iss === "string") return iss;
+  } catch {
+    // Reported below, as for any token without an issuer.
+  }
+  throw new ApiError("UNAUTHORIZED", "Invalid bearer token: token is malformed");
 }
 
 /**
- * Operator routes: a bearer JWT signed by the issuer (signature, issuer, expiry, not-before)
- * whose audience includes the operations audience. 401 for any token that is not valid,
- * 403 for a valid token meant for someone else.
+ * Bearer authentication for each kind of route. A token is verified with the keys of the
+ * issuer it names, when that issuer is trusted for the route's resource: TJM's own issuer for
+ * every resource, an external operator issuer for the operations audience only. 401 for a
+ * token that is not valid here, 403 for a valid token meant for someone else.
  */
-export function operatorAuth(
-  options: OperatorAuthOptions,
-): MiddlewareHandler<{ Variables: { operator: Operator } }> {
-  return bearerAuth(options, "operator", (claims) => ({ subject: claims.sub as string, claims }));
-}
+export function createTokenAuth(options: TokenAuthOptions) {
+  const doFetch = options.fetch ?? fetch;
+  const tjm = issuerVerifier(options.tjm, options.logger, doFetch);
+  const external = options.externalOperator && {
+    issuer: options.externalOperator.issuer,
+    verify: issuerVerifier(options.externalOperator, options.logger, doFetch),
+  };
 
-/** Verifies the request's bearer token and sets what `principal` makes of its claims as `name`. */
-function bearerAuth<Name extends string, Principal>(
-  options: OperatorAuthOptions,
-  name: Name,
-  principal: (claims: JWTPayload) => Principal,
-): MiddlewareHandler<{ Variables: Record<Name, Principal> }> {
-  const verify = bearerVerifier(options);
-  return async (c, next) => {
-    c.set(name, principal(await verify(c.req.header("authorization"))));
-    await next();
+  async function authenticate(header: string | undefined, resource: TokenResource, audience: string) {
+    const token = bearerToken(header);
+    const issuer = claimedIssuer(token);
+    const fromTjm = issuer === options.tjm.issuer;
+    if (!fromTjm && issuer !== external?.issuer) {
+      throw new ApiError("UNAUTHORIZED", `Invalid bearer token: the issuer ${issuer} is not trusted`);
+    }
+    if (!fromTjm && resource !== "operations") {
+      throw new ApiError(
+        "UNAUTHORIZED",
+        `Invalid bearer token: tokens of ${issuer} are trusted for the operations audience only`,
+      );
+    }
+    const claims = fromTjm
+      ? await tjm(token)
+      : await (external as NonNullable<typeof external>).verify(token);
+    if (!audiences(claims).includes(audience)) {
+      throw new ApiError("FORBIDDEN", `Token audience does not include ${audience}`);
+    }
+    if (fromTjm) {
+      const standing = await options.standing(claims, resource);
+      if (!standing.ok) {
+        throw new ApiError(
+          standing.status === 403 ? "FORBIDDEN" : "UNAUTHORIZED",
+          `Token refused: ${standing.reason}`,
+        );
+      }
+    }
+    return claims;
+  }
+
+  function bearerAuth<Name extends string, Principal>(
+    name: Name,
+    resource: TokenResource,
+    audience: string,
+    principal: (claims: JWTPayload) => Principal,
+  ): MiddlewareHandler<{ Variables: Record<Name, Principal> }> {
+    return async (c, next) => {
+      c.set(name, principal(await authenticate(c.req.header("authorization"), resource, audience)));
+      await next();
+    };
+  }
+
+  return {
+    /** Operator routes: the operations audience (OIDC_OPERATIONS_ADMIN_AUDIENCE). */
+    operator: (audience: string) =>
+      bearerAuth(
+        "operator",
+        "operations",
+        audience,
+        (claims): Operator => ({
+          subject: claims.sub as string,
+          claims,
+        }),
+      ),
+    /** Tenant routes (/api/v1/projects/...): the tenant audience; the route checks the projects. */
+    tenant: (audience: string) =>
+      bearerAuth("tenant", "tenant", audience, (claims): Tenant => {
+        const granted = claims[TENANT_PROJECTS_CLAIM];
+        const projects = Array.isArray(granted)
+          ? granted.filter((item): item is string => typeof item === "string")
+          : [];
+        return { subject: claims.sub as string, projects };
+      }),
   };
 }
 
-/** The claim of a tenant token listing the project ids it may act on ("*": every project). */
+/** The claim of a tenant token listing the project ids it may act on: those its client is bound to. */
 export const TENANT_PROJECTS_CLAIM = "tjm_projects";
 
 export interface Tenant {
   subject: string;
-  /** Project ids from the tjm_projects claim; "*" grants every project. */
+  /** Project ids from the tjm_projects claim. */
   projects: string[];
 }
 
-/**
- * Tenant routes (/api/v1/projects/...): a bearer JWT from the same issuer whose audience
- * includes the tenant audience. Which projects it grants is read here and checked by the route.
- */
-export function tenantAuth(
-  options: OperatorAuthOptions,
-): MiddlewareHandler<{ Variables: { tenant: Tenant } }> {
-  return bearerAuth(options, "tenant", (claims) => {
-    const granted = claims[TENANT_PROJECTS_CLAIM];
-    const projects = Array.isArray(granted)
-      ? granted.filter((item): item is string => typeof item === "string")
-      : [];
-    return { subject: claims.sub as string, projects };
-  });
-}
-
 export function tenantMayActOn(tenant: Tenant, projectId: string): boolean {
-  return tenant.projects.includes("*") || tenant.projects.includes(projectId);
+  return tenant.projects.includes(projectId);
 }

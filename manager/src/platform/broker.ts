@@ -19,6 +19,11 @@ export interface Broker {
    * is) and rides every reconnect; `unsubscribe` ends it, or the wish for it if not yet connected.
    */
   subscribe(subject: string, onMessage: MessageHandler): { unsubscribe(): void };
+  /**
+   * Copies of each stream and bucket the Manager creates on this NATS (NATS_STREAM_REPLICAS):
+   * 1 on a single server, 3 or 5 on a cluster.
+   */
+  readonly streamReplicas: number;
   close(): Promise<void>;
 }
 
@@ -28,17 +33,24 @@ export type Connect = (options: ConnectionOptions) => Promise<NatsConnection>;
 
 const RETRY_FIRST_CONNECT_MS = 1000;
 
+export interface BrokerOptions {
+  authenticator?: Authenticator;
+  /** Default 1. */
+  streamReplicas?: number;
+}
+
 /**
  * Connects in the background: a Manager whose NATS is down still starts and reports
  * "broker down" on readiness until NATS answers. Once connected, the client reconnects
- * forever by itself.
+ * forever by itself, to any of `servers` (or a server the cluster announced since).
  */
 export function createBroker(
   connect: Connect,
-  url: string,
+  servers: string | string[],
   logger: Logger,
-  authenticator?: Authenticator,
+  { authenticator, streamReplicas = 1 }: BrokerOptions = {},
 ): Broker {
+  const url = [servers].flat().join(",");
   let connection: NatsConnection | undefined;
   let closed = false;
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -62,7 +74,7 @@ export function createBroker(
   const attempt = async (): Promise<void> => {
     try {
       const nc = await connect({
-        servers: url,
+        servers,
         name: "tjm-manager",
         maxReconnectAttempts: -1,
         reconnectTimeWait: 1000,
@@ -91,6 +103,7 @@ export function createBroker(
       await withTimeout(connection.flush(), timeoutMs, "NATS");
     },
     connection: () => (connection && !connection.isClosed() ? connection : undefined),
+    streamReplicas,
     subscribe(subject, onMessage) {
       const want: { subject: string; onMessage: MessageHandler; sub?: Subscription } = { subject, onMessage };
       wanted.add(want);

@@ -1,92 +1,27 @@
-import { createHash } from "node:crypto";
-import { readdir, readFile } from "node:fs/promises";
+/** The Manager's migrations: manager/migrations/NNNN_name.sql, recorded in schema_migrations. */
+import {
+  loadMigrations as loadMigrationFiles,
+  type Migration,
+  type MigrationLedger,
+  migrate as migrateLedger,
+  pendingMigrations as pendingInLedger,
+} from "@tjm/platform/migrations";
 import type { Sql } from "./db.ts";
 
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-  checksum: string;
-}
+export type { Migration };
 
-const FILE_NAME = /^(\d{4})_([a-z0-9_]+)\.sql$/;
-const defaultDirectory = new URL("../../migrations/", import.meta.url);
+const MANAGER_LEDGER: MigrationLedger = { table: "schema_migrations", lock: "tjm.migrations" };
+const MANAGER_MIGRATIONS = new URL("../../migrations/", import.meta.url);
 
-/** Reads the numbered .sql files in order; a gap or a stray file is an error, not a surprise later. */
-export async function loadMigrations(directory: URL = defaultDirectory): Promise<Migration[]> {
-  const names = (await readdir(directory)).filter((name) => name.endsWith(".sql")).sort();
-  const migrations: Migration[] = [];
-  for (const [index, fileName] of names.entries()) {
-    const match = FILE_NAME.exec(fileName);
-    if (!match) throw new Error(`migration file ${fileName} is not named NNNN_name.sql`);
-    const version = Number(match[1]);
-    if (version !== index + 1)
-      throw new Error(`migration ${fileName} is out of sequence: expected number ${index + 1}`);
-    const sql = await readFile(new URL(fileName, directory), "utf8");
-    const checksum = createHash("sha256").update(sql).digest("hex");
-    migrations.push({ version, name: match[2] as string, sql, checksum });
-  }
-  return migrations;
-}
-
-interface AppliedRow {
-  version: number;
-  name: string;
-  checksum: string;
-}
-
-async function appliedMigrations(sql: Sql, schema: string): Promise<AppliedRow[]> {
-  const [table] = await sql`select to_regclass(${`${schema}.schema_migrations`}) as name`;
-  if (!table?.name) return [];
-  return sql<
-    AppliedRow[]
-  >`select version, name, checksum from ${sql(schema)}.schema_migrations order by version`;
+export function loadMigrations(directory: URL = MANAGER_MIGRATIONS): Promise<Migration[]> {
+  return loadMigrationFiles(directory);
 }
 
 /** Pending migrations; throws when an applied one was edited or is unknown to this build. */
-export async function pendingMigrations(
-  sql: Sql,
-  schema: string,
-  migrations: Migration[],
-): Promise<Migration[]> {
-  const applied = await appliedMigrations(sql, schema);
-  for (const row of applied) {
-    const known = migrations.find((m) => m.version === row.version);
-    if (!known) {
-      throw new Error(
-        `the database has migration ${row.version} (${row.name}) which this build does not know: is this build older than the database?`,
-      );
-    }
-    if (known.checksum !== row.checksum) {
-      throw new Error(
-        `migration ${row.version} (${row.name}) was changed after it was applied; add a new migration instead`,
-      );
-    }
-  }
-  return migrations.filter((m) => !applied.some((row) => row.version === m.version));
+export function pendingMigrations(sql: Sql, schema: string, migrations: Migration[]): Promise<Migration[]> {
+  return pendingInLedger(sql, schema, migrations, MANAGER_LEDGER);
 }
 
-/**
- * Applies every pending migration in one transaction under an advisory lock, so two
- * migrators never collide: the second waits, then finds nothing left to do.
- */
-export async function migrate(sql: Sql, schema: string, migrations: Migration[]): Promise<Migration[]> {
-  return sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(hashtext(${`tjm.migrations:${schema}`}))`;
-    await tx`create schema if not exists ${tx(schema)}`;
-    await tx`set local search_path to ${tx(schema)}`;
-    await tx`
-      create table if not exists schema_migrations (
-        version integer primary key,
-        name text not null,
-        checksum text not null,
-        applied_at timestamptz not null default now()
-      )`;
-    const pending = await pendingMigrations(tx as unknown as Sql, schema, migrations);
-    for (const migration of pending) {
-      await tx.unsafe(migration.sql);
-      await tx`insert into schema_migrations (version, name, checksum) values (${migration.version}, ${migration.name}, ${migration.checksum})`;
-    }
-    return pending;
-  });
+export function migrate(sql: Sql, schema: string, migrations: Migration[]): Promise<Migration[]> {
+  return migrateLedger(sql, schema, migrations, MANAGER_LEDGER);
 }

@@ -159,6 +159,7 @@ export class InstallationPresence {
       },
       connection: () => (this.holding ? broker.connection() : undefined),
       subscribe: (subject, onMessage) => broker.subscribe(subject, onMessage),
+      streamReplicas: broker.streamReplicas,
       close: () => broker.close(),
     };
   }
@@ -171,7 +172,12 @@ export class InstallationPresence {
     if (!this.holding) return;
     this.holding = false;
     const nc = this.options.broker.connection();
-    if (!nc) return;
+    if (!nc) {
+      this.options.logger.warn("not connected to NATS: this Manager's presence record expires by itself", {
+        expiresInMs: this.ttlMs,
+      });
+      return;
+    }
     try {
       await this.write(nc, (held) => {
         if (!held || held.installationId !== this.installationId) return "keep";
@@ -259,6 +265,7 @@ export class InstallationPresence {
     const kv = await new Kvm(nc).create(presenceBucket(this.options.subjectPrefix), {
       history: 1,
       ttl: this.ttlMs,
+      replicas: this.options.broker.streamReplicas,
     });
     this.opened = { nc, kv };
     return kv;

@@ -3,7 +3,7 @@
  * oidc_records, clients read from oauth_clients. Times come from the database's clock, which
  * every Manager replica shares.
  */
-import type { Adapter, AdapterFactory, AdapterPayload } from "oidc-provider";
+import { type Adapter, type AdapterFactory, type AdapterPayload, errors } from "oidc-provider";
 import type { Sql } from "../platform/db.ts";
 import { findClientMetadata } from "./clients.ts";
 
@@ -73,9 +73,11 @@ class RecordAdapter implements Adapter {
   }
 
   async consume(id: string): Promise<void> {
-    await this.sql`
+    const marked = await this.sql`
       update oidc_records set consumed_at = now()
       where model = ${this.model} and id = ${id} and consumed_at is null`;
+    // Requests that found the record unconsumed race to here: one use, whoever marked it first.
+    if (marked.count === 0) throw new errors.InvalidGrant(`${this.model} already consumed`);
   }
 
   async destroy(id: string): Promise<void> {

@@ -65,7 +65,10 @@ export function clientMetadataFrom(row: ClientRow): AdapterPayload {
     // The provider requires a client_secret for the client_secret_* methods; it gets the HMAC,
     // which only ever meets compareClientSecret below (symmetric algorithms stay disabled).
     ...(row.clientSecretHmac === null ? {} : { client_secret: row.clientSecretHmac }),
-    ...(row.backchannelLogoutUri === null ? {} : { backchannel_logout_uri: row.backchannelLogoutUri }),
+    // A client told of logouts is told which session ended (sid), not only which account.
+    ...(row.backchannelLogoutUri === null
+      ? {}
+      : { backchannel_logout_uri: row.backchannelLogoutUri, backchannel_logout_session_required: true }),
     first_party: row.firstParty,
     authorization_version: Number(row.authorizationVersion),
     resource_scopes: row.resourceScopes,

@@ -27,10 +27,12 @@ import { disabledWorkerIds, listCommandedWorkerIds } from "./store.ts";
 /** Redelivered if not acked by then; a Worker acks a command once it has acted on it. */
 const COMMAND_ACK_WAIT_NS = 30 * 1_000_000_000;
 
+/** `streamReplicas`: the copies the commands stream is created with if it is missing. */
 export async function ensureWorkerConsumer(
   nc: NatsConnection,
   prefix: string,
   workerId: string,
+  streamReplicas: number,
 ): Promise<void> {
   const jsm = await jetstreamManager(nc);
   const add = () =>
@@ -47,7 +49,7 @@ export async function ensureWorkerConsumer(
     // The streams are checked only when missing (a NATS that lost its store), not on every
     // registration, which holds its token or Worker row locked meanwhile.
     if (!(err instanceof JetStreamApiError) || err.code !== JetStreamApiCodes.StreamNotFound) throw err;
-    await ensurePrefixStreams(nc, prefix);
+    await ensurePrefixStreams(nc, prefix, streamReplicas);
     await add();
   }
 }
@@ -98,7 +100,7 @@ export class CommandConsumerKeeper extends TickingTask {
     const jsm = await jetstreamManager(nc);
     let info = await streamInfo(jsm, stream);
     if (!info) {
-      await ensurePrefixStreams(nc, prefix);
+      await ensurePrefixStreams(nc, prefix, this.options.broker.streamReplicas);
       info = await jsm.streams.info(stream);
     }
     if (info.created === this.checkedStream) return;
@@ -107,7 +109,9 @@ export class CommandConsumerKeeper extends TickingTask {
     const missing = (await listCommandedWorkerIds(this.options.sql)).filter(
       (workerId) => !existing.has(workerConsumerName(workerId)),
     );
-    for (const workerId of missing) await ensureWorkerConsumer(nc, prefix, workerId);
+    for (const workerId of missing) {
+      await ensureWorkerConsumer(nc, prefix, workerId, this.options.broker.streamReplicas);
+    }
     // A Worker disabled while this ran must not keep the consumer it was just given.
     for (const workerId of await disabledWorkerIds(this.options.sql, missing)) {
       await deleteWorkerConsumer(nc, prefix, workerId);

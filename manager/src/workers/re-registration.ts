@@ -66,7 +66,7 @@ export const reRegisterWorker =
         request.resumableAttempts,
       );
       // Recreated if NATS lost it (a server restarted without its store).
-      await ensureWorkerConsumer(nc, deps.subjectPrefix, started.id);
+      await ensureWorkerConsumer(nc, deps.subjectPrefix, started.id, deps.broker.streamReplicas);
       return started;
     });
     deps.monitor.instanceStarted(row);

@@ -134,7 +134,7 @@ export const registerWorker =
           enrollmentTokenId: token.id,
         });
         await enqueueOutbox(tx, "worker.registered", workerRegisteredEvent(inserted));
-        await ensureWorkerConsumer(nc, deps.subjectPrefix, workerId);
+        await ensureWorkerConsumer(nc, deps.subjectPrefix, workerId, deps.broker.streamReplicas);
         return inserted;
       })
       .catch((err: unknown) => {

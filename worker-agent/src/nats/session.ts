@@ -60,6 +60,13 @@ export interface SessionOptions {
 /** Bound on draining the NATS connection at close; a dead server must not hold the exit. */
 const NATS_DRAIN_TIMEOUT_MS = 5000;
 
+/**
+ * How long each pull of the command consumer waits; it also sets the idle heartbeat (half of
+ * it) by which the client notices that the server holding the consumer died. With nats.js's
+ * 30 s, leases stalled 30 s or more after a cluster node was killed.
+ */
+const PULL_EXPIRES_MS = 5000;
+
 export class NatsSession {
   private readonly instance: WorkerRegistrationResponse;
   private readonly logger: Logger;
@@ -127,7 +134,8 @@ export class NatsSession {
   private async connect(): Promise<NatsConnection> {
     const { instance, now } = this;
     const options: ConnectionOptions = {
-      servers: instance.natsUrl,
+      // The Manager hands a cluster's servers as one comma-separated string.
+      servers: instance.natsUrl.split(","),
       name: `tjm-worker-${instance.workerId}`,
       // The Worker's credentials allow subscribing under this prefix only.
       inboxPrefix: workerInboxPrefix(instance.subjectPrefix, instance.workerId),
@@ -242,7 +250,10 @@ export class NatsSession {
         const consumer = await js.consumers.get(stream, name);
         // A consumer deleted with its stream ends the loop below at once, and this loop waits
         // for the Manager to create it again, instead of the client checking every 30 s.
-        const messages = await consumer.consume({ abort_on_missing_resource: true });
+        const messages = await consumer.consume({
+          abort_on_missing_resource: true,
+          expires: PULL_EXPIRES_MS,
+        });
         this.commands = messages;
         if (this.ended) {
           messages.stop();

@@ -1,0 +1,130 @@
+/**
+ * Whether a token TJM's issuer signed still stands, asked on every request that carries one:
+ * its client still enabled and at the authorization version the token names, its account still
+ * there, enabled, not revoked since, its sign-in session still alive, and (for the operations
+ * audience) still an operator. One query; replicas agree because the answer is in PostgreSQL.
+ * Open event streams ask again every few seconds, all of a Manager's streams in one query.
+ */
+import type { JWTPayload } from "jose";
+import type { Sql } from "../platform/db.ts";
+
+export const AUTHORIZATION_VERSION_CLAIM = "tjm_authorization_version";
+
+export type TokenResource = "operations" | "tenant" | "account-portal" | "admin-console";
+
+export interface TokenStandingRow {
+  clientActive: boolean;
+  /** bigint as text (postgres.js); null when the client does not exist. */
+  authorizationVersion: string | null;
+  accountExists: boolean;
+  accountDisabled: boolean;
+  /** Epoch seconds; -Infinity when never revoked. */
+  tokensValidAfter: number | null;
+  operator: boolean;
+  sessionLive: boolean;
+}
+
+export type Standing = { ok: true } | { ok: false; status: 401 | 403; reason: string };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A token for an account (the authorization-code flow) rather than for the client itself. */
+export function accountOf(claims: JWTPayload): string | undefined {
+  return typeof claims.sub === "string" && claims.sub !== claims.client_id && UUID.test(claims.sub)
+    ? claims.sub
+    : undefined;
+}
+
+/** The decision, apart from the query: what each row means for the token. */
+export function judgeStanding(claims: JWTPayload, row: TokenStandingRow, resource: TokenResource): Standing {
+  const refuse = (reason: string, status: 401 | 403 = 401): Standing => ({ ok: false, status, reason });
+  if (!row.clientActive || row.authorizationVersion === null) {
+    return refuse("the token's client is disabled or no longer exists");
+  }
+  const version = claims[AUTHORIZATION_VERSION_CLAIM];
+  if (typeof version !== "number" || version < Number(row.authorizationVersion)) {
+    return refuse("the token was issued under an older authorization version of its client; get a new token");
+  }
+  const isAccountToken = claims.sub !== claims.client_id;
+  if (!isAccountToken) return { ok: true };
+  if (!row.accountExists) return refuse("the token's account no longer exists");
+  if (row.accountDisabled) return refuse("the token's account is disabled");
+  const issuedAt = typeof claims.iat === "number" ? claims.iat : Number.NEGATIVE_INFINITY;
+  if (row.tokensValidAfter !== null && issuedAt <= Math.floor(row.tokensValidAfter)) {
+    return refuse("the token was issued before its account's tokens were revoked; sign in again");
+  }
+  if (!row.sessionLive) return refuse("the sign-in session of the token has ended; sign in again");
+  if (resource === "operations" && !row.operator) {
+    return refuse("the token's account does not hold the operator role", 403);
+  }
+  return { ok: true };
+}
+
+/** One token to judge, and the resource it is presented for. */
+export interface StandingQuestion {
+  claims: JWTPayload;
+  resource: TokenResource;
+}
+
+export async function tokenStanding(
+  sql: Sql,
+  claims: JWTPayload,
+  resource: TokenResource,
+): Promise<Standing> {
+  const [standing] = await tokenStandings(sql, [{ claims, resource }]);
+  return standing as Standing;
+}
+
+/**
+ * The standing of many tokens in one query, one row per distinct client, account and session
+ * among them: what open event streams re-ask every few seconds, however many are open.
+ */
+export async function tokenStandings(sql: Sql, questions: readonly StandingQuestion[]): Promise<Standing[]> {
+  const keys = new Map<string, number>();
+  const clientIds: string[] = [];
+  const accountIds: (string | null)[] = [];
+  const sids: (string | null)[] = [];
+  const rowIndexes = questions.map(({ claims }) => {
+    const clientId = typeof claims.client_id === "string" ? claims.client_id : null;
+    if (clientId === null) return undefined;
+    const accountId = accountOf(claims) ?? null;
+    const sid = typeof claims.sid === "string" ? claims.sid : null;
+    const key = JSON.stringify([clientId, accountId, sid]);
+    let index = keys.get(key);
+    if (index === undefined) {
+      index = clientIds.length;
+      keys.set(key, index);
+      clientIds.push(clientId);
+      accountIds.push(accountId);
+      sids.push(sid);
+    }
+    return index;
+  });
+  const rows =
+    clientIds.length === 0
+      ? []
+      : await sql<(TokenStandingRow & { ordinal: number })[]>`
+    select
+      t.ordinal::int as ordinal,
+      coalesce(c.disabled_at is null, false) as client_active,
+      c.authorization_version::text as authorization_version,
+      a.id is not null as account_exists,
+      coalesce(a.disabled_at is not null, false) as account_disabled,
+      extract(epoch from a.tokens_valid_after)::float8 as tokens_valid_after,
+      exists (select from account_roles r where r.account_id = a.id and r.role = 'operator') as operator,
+      (t.sid is null or exists (
+        select from oidc_records s
+        where s.model = 'Session' and s.sids @> array[t.sid]
+          and (s.expires_at is null or s.expires_at > now())
+      )) as session_live
+    from unnest(${clientIds}::text[], ${accountIds}::uuid[], ${sids}::text[])
+      with ordinality as t (client_id, account_id, sid, ordinal)
+    left join oauth_clients c on c.client_id = t.client_id
+    left join accounts a on a.id = t.account_id`;
+  const byIndex = new Map(rows.map((row) => [row.ordinal - 1, row]));
+  return questions.map(({ claims, resource }, question) => {
+    const index = rowIndexes[question];
+    if (index === undefined) return { ok: false, status: 401, reason: "the token names no client" };
+    return judgeStanding(claims, byIndex.get(index) as TokenStandingRow, resource);
+  });
+}

@@ -1,0 +1,280 @@
+/**
+ * oidc-provider's configuration for TJM: what it issues, to whom, for how long, and what stays
+ * off. Each choice traces to issue 12 or DESIGN.md §8; the protocol itself is the provider's.
+ */
+import type { Logger } from "@tjm/platform";
+import Provider, {
+  type Configuration,
+  errors,
+  interactionPolicy,
+  type KoaContextWithOIDC,
+} from "oidc-provider";
+import type { Sql } from "../platform/db.ts";
+import { findProviderAccount, issuedBeforeRevocation } from "./accounts.ts";
+import { postgresAdapter } from "./adapter.ts";
+import { TJM_CLIENT_METADATA } from "./clients.ts";
+import type { TjmResource } from "./resources.ts";
+
+/** Where the provider sends a browser to sign in or consent, below the provider's own path. */
+export const INTERACTION_PATH = "/interaction";
+
+/**
+ * The scope a grant holds a TJM resource with. TJM's resources have no finer scopes; the grant
+ * still needs one to remember the resource (oidc-provider drops a resource without scopes).
+ */
+export const RESOURCE_ACCESS_SCOPE = "access";
+
+/** Codes are exchanged by the client's back end within seconds; a minute is generous. */
+const AUTHORIZATION_CODE_TTL_S = 60;
+const INTERACTION_TTL_S = 600;
+
+export interface ProviderSettings {
+  issuer: string;
+  sql: Sql;
+  logger: Logger;
+  resources: TjmResource[];
+  /** Private JWKs; the first signs. */
+  jwks: object[];
+  cookieKeys: string[];
+  accessTokenTtlSeconds: number;
+  refreshTokenLifetimeSeconds: number;
+  sessionTtlSeconds: number;
+  /** Hosts the provider may call on private addresses (PROVIDER_PRIVATE_NETWORK_HOSTS). */
+  privateNetworkHosts: readonly string[];
+  /** Renders oidc-provider's error responses to browsers (the sign-in pages' error page). */
+  renderError: NonNullable<Configuration["renderError"]>;
+  logoutSource: NonNullable<NonNullable<Configuration["features"]>["rpInitiatedLogout"]>["logoutSource"];
+  postLogoutSuccessSource: NonNullable<
+    NonNullable<Configuration["features"]>["rpInitiatedLogout"]
+  >["postLogoutSuccessSource"];
+}
+
+/** Asymmetric algorithms only: client secrets are stored as HMACs, so no HS* and no client_secret_jwt. */
+const ASYMMETRIC_SIGNING = ["RS256", "PS256", "ES256", "EdDSA"] as const;
+
+interface TjmClientMetadata {
+  first_party?: boolean;
+  authorization_version?: number;
+  resource_scopes?: Record<string, string[]>;
+  project_ids?: string[];
+}
+
+function tjmMetadata(client: unknown): TjmClientMetadata {
+  return client as TjmClientMetadata;
+}
+
+/** Every source of a token that names a moment it was issued (codes, refresh tokens). */
+function issuedAt(token: unknown): number | undefined {
+  const iat = (token as { iat?: unknown } | undefined)?.iat;
+  return typeof iat === "number" ? iat : undefined;
+}
+
+function requestedIndicators(token: unknown): string[] {
+  const resource = (token as { resource?: unknown } | undefined)?.resource;
+  if (typeof resource === "string") return [resource];
+  return Array.isArray(resource) ? resource.filter((item): item is string => typeof item === "string") : [];
+}
+
+/**
+ * The consent prompt of a third-party client also asks when the request names a resource its
+ * grant does not hold yet: resources carry no scopes here, so the provider's own check would
+ * not notice a new one.
+ */
+function interactionPolicyWithResourceConsent() {
+  const policy = interactionPolicy.base();
+  const consent = policy.get("consent");
+  consent?.checks.add(
+    new interactionPolicy.Check(
+      "tjm_resource_not_granted",
+      "the request names a resource this client was not granted by the account",
+      (ctx) => {
+        const grant = ctx.oidc.grant;
+        const wanted = Object.keys(ctx.oidc.resourceServers ?? {});
+        const granted = (grant?.resources ?? {}) as Record<string, string>;
+        return wanted.some((indicator) => !(indicator in granted))
+          ? interactionPolicy.Check.REQUEST_PROMPT
+          : interactionPolicy.Check.NO_NEED_TO_PROMPT;
+      },
+    ),
+  );
+  return policy;
+}
+
+export function providerConfiguration(settings: ProviderSettings): Configuration {
+  const byIndicator = new Map(settings.resources.map((resource) => [resource.indicator, resource]));
+  const operations = settings.resources.find((resource) => resource.name === "operations");
+  const tenant = settings.resources.find((resource) => resource.name === "tenant");
+
+  return {
+    adapter: postgresAdapter(settings.sql),
+    jwks: { keys: settings.jwks as never },
+    cookies: {
+      keys: settings.cookieKeys,
+      long: { signed: true, httpOnly: true, sameSite: "lax" },
+      short: { signed: true, httpOnly: true, sameSite: "lax" },
+    },
+    pkce: { required: () => true },
+    responseTypes: ["code"],
+    clientAuthMethods: ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"],
+    enabledJWA: {
+      clientAuthSigningAlgValues: [...ASYMMETRIC_SIGNING],
+      idTokenSigningAlgValues: ["RS256"],
+      requestObjectSigningAlgValues: [...ASYMMETRIC_SIGNING],
+      userinfoSigningAlgValues: ["RS256"],
+      introspectionSigningAlgValues: ["RS256"],
+      authorizationSigningAlgValues: ["RS256"],
+    },
+    scopes: ["openid", "offline_access", "email", "profile"],
+    claims: {
+      openid: ["sub"],
+      email: ["email", "email_verified"],
+      profile: ["name"],
+    },
+    conformIdTokenClaims: true,
+    extraClientMetadata: { properties: [...TJM_CLIENT_METADATA] },
+    ttl: {
+      AccessToken: settings.accessTokenTtlSeconds,
+      ClientCredentials: settings.accessTokenTtlSeconds,
+      IdToken: settings.accessTokenTtlSeconds,
+      AuthorizationCode: AUTHORIZATION_CODE_TTL_S,
+      Interaction: INTERACTION_TTL_S,
+      Session: settings.sessionTtlSeconds,
+      Grant: settings.refreshTokenLifetimeSeconds,
+      // Rotation hands the new token what is left of the first one's lifetime: the chain ends
+      // refreshTokenLifetimeSeconds after the sign-in, however often it is refreshed.
+      RefreshToken: (ctx) => {
+        const rotated = ctx?.oidc?.entities.RotatedRefreshToken;
+        return rotated ? rotated.remainingTTL : settings.refreshTokenLifetimeSeconds;
+      },
+    },
+    rotateRefreshToken: true,
+    // The provider keeps offline_access only with prompt=consent (OIDC Core §11), a prompt
+    // first-party clients never show: theirs get refresh tokens that end with the session.
+    issueRefreshToken: async (_ctx, client, code) =>
+      client.grantTypeAllowed("refresh_token") &&
+      (code.scopes.has("offline_access") || tjmMetadata(client).first_party === true),
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      // A client revokes only its own tokens; another's is ignored (RFC 7009 answers 200 either
+      // way), so a leaked client cannot log a different client's users out.
+      revocation: {
+        enabled: true,
+        allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId,
+      },
+      userinfo: { enabled: true },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: settings.logoutSource,
+        postLogoutSuccessSource: settings.postLogoutSuccessSource,
+      },
+      backchannelLogout: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => undefined,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, indicator, client) => {
+          const resource = byIndicator.get(indicator);
+          const granted = tjmMetadata(client).resource_scopes ?? {};
+          if (!resource || !(resource.audience in granted)) {
+            throw new errors.InvalidTarget(`this client may not get tokens for ${indicator}`);
+          }
+          return {
+            scope: [RESOURCE_ACCESS_SCOPE, ...(granted[resource.audience] ?? [])].join(" "),
+            audience: resource.audience,
+            accessTokenTTL: settings.accessTokenTtlSeconds,
+            accessTokenFormat: "jwt",
+            jwt: { sign: { alg: "RS256" } },
+          };
+        },
+      },
+    },
+    interactions: {
+      policy: interactionPolicyWithResourceConsent(),
+      url: (_ctx, interaction) =>
+        `${new URL(settings.issuer).pathname}${INTERACTION_PATH}/${interaction.uid}`,
+    },
+    // First-party clients (the Admin console, the account portal) skip the consent prompt: their
+    // grant is made here with whatever they asked.
+    loadExistingGrant: async (ctx) => {
+      const client = ctx.oidc.client;
+      const session = ctx.oidc.session;
+      if (!client || !session?.accountId) return undefined;
+      const grantId = ctx.oidc.result?.consent?.grantId ?? session.grantIdFor(client.clientId) ?? undefined;
+      if (grantId) {
+        const grant = await ctx.oidc.provider.Grant.find(grantId);
+        if (grant) return grant;
+      }
+      if (!tjmMetadata(client).first_party) return undefined;
+      const grant = new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId: session.accountId });
+      grant.addOIDCScope(ctx.oidc.requestParamScopes ? [...ctx.oidc.requestParamScopes].join(" ") : "openid");
+      for (const indicator of Object.keys(ctx.oidc.resourceServers ?? {})) {
+        grant.addResourceScope(indicator, RESOURCE_ACCESS_SCOPE);
+      }
+      await grant.save();
+      return grant;
+    },
+    findAccount: async (ctx, sub, token) => {
+      const account = await findProviderAccount(settings.sql, sub);
+      if (!account || account.disabled) return undefined;
+      const since = issuedAt(token) ?? ctx.oidc?.session?.authTime();
+      if (since !== undefined && issuedBeforeRevocation(since, account.tokensValidAfter)) return undefined;
+      if (
+        operations &&
+        requestedIndicators(token).includes(operations.indicator) &&
+        !account.roles.includes("operator")
+      ) {
+        return undefined;
+      }
+      return {
+        accountId: account.id,
+        claims: () => ({
+          sub: account.id,
+          email: account.email,
+          email_verified: account.emailVerified,
+          name: account.displayName,
+        }),
+      };
+    },
+    extraTokenClaims: async (ctx, token) => {
+      const client = ctx.oidc.client;
+      const claims: Record<string, unknown> = {
+        tjm_authorization_version: tjmMetadata(client).authorization_version ?? 1,
+      };
+      if (token.kind === "AccessToken") {
+        const source = ctx.oidc.entities.AuthorizationCode ?? ctx.oidc.entities.RefreshToken;
+        // A code names its session's sid only for clients with back-channel logout; every
+        // TJM access token names it, so the Manager can refuse tokens of a session that ended.
+        const { sid, sessionUid } = token as { sid?: string; sessionUid?: string };
+        const session =
+          sid === undefined && sessionUid ? await ctx.oidc.provider.Session.findByUid(sessionUid) : undefined;
+        claims.sid = sid ?? (client ? session?.authorizations?.[client.clientId]?.sid : undefined);
+        claims.auth_time = source?.authTime;
+        claims.amr = source?.amr;
+      }
+      const audience = (token as { resourceServer?: { audience?: string } }).resourceServer?.audience;
+      if (token.kind === "ClientCredentials" && tenant && audience === tenant.audience) {
+        claims.tjm_projects = tjmMetadata(client).project_ids ?? [];
+      }
+      return claims;
+    },
+    renderError: settings.renderError,
+    // oidc-provider's own dispatcher refuses private and loopback addresses (SSRF); a host the
+    // operator named is called without it.
+    fetch: (input, init) => {
+      const host = new URL(input instanceof Request ? input.url : String(input)).hostname.replace(
+        /^\[|\]$/g,
+        "",
+      );
+      const trusted = settings.privateNetworkHosts.includes(host.toLowerCase());
+      return fetch(input, trusted ? ({ ...init, dispatcher: undefined } as RequestInit) : init);
+    },
+  };
+}
+
+/** Reads the remote address oidc-provider's context holds (for audit rows). */
+export function contextAddress(ctx: KoaContextWithOIDC): string | undefined {
+  return ctx.ip || undefined;
+}
+
+export { Provider };

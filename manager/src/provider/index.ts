@@ -1,0 +1,265 @@
+/**
+ * TJM's built-in OpenID provider: oidc-provider configured for TJM, with its signing keys
+ * re-read from PostgreSQL on a tick. A changed key set builds a fresh Provider instance (its
+ * keys are fixed at construction); every record lives in PostgreSQL, so swapping instances
+ * loses nothing, and requests already running finish on the instance they started on.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Logger } from "@tjm/platform";
+import type { Config } from "../config.ts";
+import { verifyClientSecret } from "../identity/secrets.ts";
+import type { Sql } from "../platform/db.ts";
+import { TickingTask } from "../platform/loop.ts";
+import { purgeExpiredRecords } from "./adapter.ts";
+import { writeAuditEvent } from "./audit.ts";
+import {
+  BROWSER_COOKIE,
+  BROWSER_COOKIE_MAX_AGE_MS,
+  browserCookieHmac,
+  newBrowserCookie,
+  rememberSignIn,
+} from "./browsers.ts";
+import { compareClientSecretsByHmac } from "./clients.ts";
+import { Provider, providerConfiguration } from "./configuration.ts";
+import { type Catalogue, catalogueFor, loadCatalogues } from "./interactions/messages.ts";
+import { errorPage, loggedOutPage, logoutConfirmPage } from "./interactions/pages.ts";
+import { interactionsApp } from "./interactions/routes.ts";
+import { deriveKey, ensureSigningKey, type LoadedKeys, loadSigningKeys } from "./keys.ts";
+import type { ProviderMount } from "./node-listener.ts";
+import { type TjmResource, tjmResources } from "./resources.ts";
+import { keyRetentionMs } from "./retention.ts";
+import { createSignInLimiter } from "./sign-in-limits.ts";
+
+const PURGE_EVERY_MS = 10 * 60_000;
+
+export interface IdentityProviderOptions {
+  config: Config;
+  sql: Sql;
+  logger: Logger;
+}
+
+export class IdentityProvider {
+  private provider: Provider;
+  private keysFingerprint: string;
+  private readonly refresher: TickingTask;
+  private readonly purger: TickingTask;
+
+  private constructor(
+    private readonly options: IdentityProviderOptions,
+    readonly resources: TjmResource[],
+    readonly catalogues: Map<string, Catalogue>,
+    keys: LoadedKeys,
+  ) {
+    this.provider = this.build(keys);
+    this.keysFingerprint = keys.fingerprint;
+    const owner = this;
+    const logger = options.logger;
+    this.refresher = new (class extends TickingTask {
+      protected tick() {
+        return owner.refreshKeys();
+      }
+    })(
+      { tickMs: options.config.PROVIDER_KEY_REFRESH_SECONDS * 1000, logger },
+      "re-reading the signing keys failed",
+    );
+    this.purger = new (class extends TickingTask {
+      protected async tick() {
+        const purged = await purgeExpiredRecords(options.sql);
+        if (purged > 0) logger.debug("expired provider records purged", { purged });
+      }
+    })({ tickMs: PURGE_EVERY_MS, logger }, "purging expired provider records failed");
+  }
+
+  static async start(options: IdentityProviderOptions): Promise<IdentityProvider> {
+    const { config, sql } = options;
+    const encryptionKey = deriveKey(config.PROVIDER_KEY_ENCRYPTION_KEY as string, "signing keys");
+    await ensureSigningKey(sql, encryptionKey);
+    const keys = await loadSigningKeys(sql, encryptionKey, keyRetentionMs(config));
+    const resources = tjmResources({
+      operations: config.OIDC_OPERATIONS_ADMIN_AUDIENCE,
+      tenant: config.OIDC_TENANT_AUDIENCE,
+    });
+    const identity = new IdentityProvider(options, resources, await loadCatalogues(), keys);
+    identity.refresher.start();
+    identity.purger.start();
+    return identity;
+  }
+
+  get issuer(): string {
+    return this.options.config.OIDC_ISSUER_URL;
+  }
+
+  /** The path the provider is served under (the issuer URL's). */
+  get mountPath(): string {
+    return new URL(this.issuer).pathname.replace(/\/+$/, "");
+  }
+
+  /** The instance that serves now (interaction routes ask it for their details). */
+  current(): Provider {
+    return this.provider;
+  }
+
+  /** Serves a request whose URL has already been made relative to the mount path. */
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    this.provider.callback()(req, res);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.refresher.stop(), this.purger.stop()]);
+  }
+
+  /** Re-reads the keys; a new published set or signing key swaps in a new instance. */
+  async refreshKeys(): Promise<void> {
+    const { config, sql, logger } = this.options;
+    const keys = await loadSigningKeys(
+      sql,
+      deriveKey(config.PROVIDER_KEY_ENCRYPTION_KEY as string, "signing keys"),
+      keyRetentionMs(config),
+    );
+    if (keys.fingerprint === this.keysFingerprint) return;
+    this.provider = this.build(keys);
+    this.keysFingerprint = keys.fingerprint;
+    logger.info("provider signing keys changed", {
+      signingKid: keys.signingKid,
+      published: keys.fingerprint,
+    });
+  }
+
+  private build(keys: LoadedKeys): Provider {
+    const { config, sql, logger } = this.options;
+    const catalogueOf = (acceptLanguage: string | undefined) => catalogueFor(this.catalogues, acceptLanguage);
+    const provider = new Provider(
+      config.OIDC_ISSUER_URL,
+      providerConfiguration({
+        issuer: config.OIDC_ISSUER_URL,
+        sql,
+        logger,
+        resources: this.resources,
+        jwks: keys.jwks,
+        cookieKeys: [
+          deriveKey(config.PROVIDER_KEY_ENCRYPTION_KEY as string, "cookies").toString("base64url"),
+        ],
+        accessTokenTtlSeconds: config.PROVIDER_ACCESS_TOKEN_TTL_SECONDS,
+        refreshTokenLifetimeSeconds: config.PROVIDER_REFRESH_TOKEN_LIFETIME_SECONDS,
+        sessionTtlSeconds: config.PROVIDER_SESSION_TTL_SECONDS,
+        privateNetworkHosts: config.PROVIDER_PRIVATE_NETWORK_HOSTS,
+        renderError: (ctx, out) => {
+          ctx.type = "html";
+          ctx.body = errorPage({
+            catalogue: catalogueOf(ctx.get("accept-language")),
+            error: String(out.error),
+            description: out.error_description === undefined ? undefined : String(out.error_description),
+          });
+        },
+        logoutSource: (ctx, form) => {
+          ctx.type = "html";
+          ctx.body = logoutConfirmPage({
+            catalogue: catalogueOf(ctx.get("accept-language")),
+            issuer: config.OIDC_ISSUER_URL,
+            formHtml: form,
+            formId: "op.logoutForm",
+          });
+        },
+        postLogoutSuccessSource: (ctx) => {
+          ctx.type = "html";
+          ctx.body = loggedOutPage({
+            catalogue: catalogueOf(ctx.get("accept-language")),
+            clientName: ctx.oidc.client?.clientName,
+          });
+        },
+      }),
+    );
+    // Addresses come from the listener, which drops X-Forwarded-For unless a trusted proxy sent it.
+    provider.proxy = config.TRUSTED_PROXY_ADDRESSES.length > 0;
+    compareClientSecretsByHmac(provider, (presented, stored) =>
+      verifyClientSecret(presented, stored, config.CLIENT_SECRET_HMAC_KEY as string),
+    );
+    this.auditProviderEvents(provider);
+    provider.on("server_error", (_ctx: unknown, err: unknown) => logger.error("provider error", { err }));
+    return provider;
+  }
+
+  private auditProviderEvents(provider: Provider): void {
+    const { sql, logger } = this.options;
+    const audit = (event: Parameters<typeof writeAuditEvent>[1]) =>
+      writeAuditEvent(sql, event).catch((err) => logger.error("writing an audit event failed", { err }));
+    provider.on("grant.error", (ctx, err) => {
+      if ((err as { error_detail?: string }).error_detail !== "refresh token already used") return;
+      void audit({
+        event: "auth.refresh-token-reuse",
+        result: "failure",
+        actorAccountId: ctx.oidc.entities.Account?.accountId,
+        clientId: ctx.oidc.client?.clientId,
+        address: ctx.ip,
+        details: { grantRevoked: true },
+      });
+    });
+    const browserKey = deriveKey(
+      this.options.config.PROVIDER_KEY_ENCRYPTION_KEY as string,
+      "browser cookies",
+    );
+    provider.on("authorization.success", (ctx) => {
+      const session = ctx.oidc.session;
+      if (!session?.accountId) return;
+      let cookie = ctx.cookies.get(BROWSER_COOKIE);
+      if (!cookie) {
+        cookie = newBrowserCookie();
+        ctx.cookies.set(BROWSER_COOKIE, cookie, {
+          httpOnly: true,
+          sameSite: "lax",
+          path: new URL(this.issuer).pathname,
+          maxAge: BROWSER_COOKIE_MAX_AGE_MS,
+          signed: false,
+        });
+      }
+      rememberSignIn(sql, {
+        cookieHmac: browserCookieHmac(cookie, browserKey),
+        sessionUid: session.uid,
+        accountId: session.accountId,
+      }).catch((err) => logger.error("recording the browser's sign-in failed", { err }));
+    });
+    provider.on("backchannel.error", (_ctx, err, client, accountId) => {
+      logger.warn("back-channel logout not delivered", {
+        clientId: client.clientId,
+        accountId,
+        reason: (err as Error).message,
+        hint: "a client on a private address needs its host in PROVIDER_PRIVATE_NETWORK_HOSTS",
+      });
+    });
+    provider.on("end_session.success", (ctx) => {
+      void audit({
+        event: "auth.logout",
+        result: "success",
+        actorAccountId: ctx.oidc.session?.accountId,
+        clientId: ctx.oidc.client?.clientId,
+        address: ctx.ip,
+      });
+    });
+  }
+}
+
+/** The provider as the Node listener mounts it: the provider, its interaction pages, and how to stop. */
+export async function startProviderMount(
+  options: IdentityProviderOptions,
+): Promise<ProviderMount & { stop(): Promise<void> }> {
+  const { config, sql, logger } = options;
+  const identity = await IdentityProvider.start(options);
+  const limiter = createSignInLimiter(sql, {
+    accountLimit: config.SIGN_IN_ACCOUNT_FAILURE_LIMIT,
+    addressLimit: config.SIGN_IN_ADDRESS_FAILURE_LIMIT,
+    windowSeconds: config.SIGN_IN_FAILURE_WINDOW_SECONDS,
+  });
+  const interactions = interactionsApp({
+    identity,
+    sql,
+    logger,
+    limiter,
+    trustedProxies: config.TRUSTED_PROXY_ADDRESSES,
+  });
+  return {
+    identity,
+    interactions,
+    trustedProxies: config.TRUSTED_PROXY_ADDRESSES,
+    stop: () => identity.stop(),
+  };
+}

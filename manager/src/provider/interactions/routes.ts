@@ -1,0 +1,280 @@
+/**
+ * The provider's interactions: the pages a browser meets between the client's authorization
+ * request and its redirect back (sign-in, consent). oidc-provider keeps the interaction's state
+ * and decides which prompt is due; these routes render it and hand the result back.
+ */
+import { createHash } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { HttpBindings } from "@hono/node-server";
+import type { Logger } from "@tjm/platform";
+import type { Context } from "hono";
+import { Hono } from "hono";
+import {
+  hashPassword,
+  needsRehash,
+  verifyPassword,
+  verifyUnknownAccountPassword,
+} from "../../identity/password-hashing.ts";
+import { clientAddress } from "../../platform/client-address.ts";
+import type { Sql } from "../../platform/db.ts";
+import { findProviderAccount, findSignInCandidate } from "../accounts.ts";
+import { writeAuditEvent } from "../audit.ts";
+import { RESOURCE_ACCESS_SCOPE } from "../configuration.ts";
+import type { IdentityProvider } from "../index.ts";
+import type { TjmResource } from "../resources.ts";
+import type { SignInLimiter } from "../sign-in-limits.ts";
+import { catalogueFor } from "./messages.ts";
+import { consentPage, errorPage, loginPage, PAGE_STYLE } from "./pages.ts";
+
+export interface InteractionDeps {
+  identity: IdentityProvider;
+  sql: Sql;
+  logger: Logger;
+  limiter: SignInLimiter;
+  trustedProxies: readonly string[];
+}
+
+type Env = { Bindings: HttpBindings };
+
+/** Pages that hold a sign-in form: never cached, never framed, no scripts, only their own style. */
+const PAGE_HEADERS = {
+  "content-type": "text/html; charset=utf-8",
+  "cache-control": "no-store",
+  "content-security-policy": `default-src 'none'; style-src 'sha256-${createHash("sha256").update(PAGE_STYLE).digest("base64")}'; frame-ancestors 'none'; base-uri 'none'`,
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "x-content-type-options": "nosniff",
+};
+
+function page(c: Context<Env>, html: string, status: 200 | 400 | 429 = 200, retryAfterSeconds?: number) {
+  const headers =
+    retryAfterSeconds === undefined
+      ? PAGE_HEADERS
+      : { ...PAGE_HEADERS, "retry-after": String(retryAfterSeconds) };
+  return c.body(html, status, headers);
+}
+
+function nodePair(c: Context<Env>): [IncomingMessage, ServerResponse] {
+  return [c.env.incoming, c.env.outgoing as ServerResponse];
+}
+
+function indicators(params: Record<string, unknown>): string[] {
+  const resource = params.resource;
+  if (typeof resource === "string") return [resource];
+  return Array.isArray(resource) ? resource.filter((item): item is string => typeof item === "string") : [];
+}
+
+export function interactionsApp(deps: InteractionDeps) {
+  const { identity, sql, logger, limiter } = deps;
+  const app = new Hono<Env>();
+  const base = `${identity.mountPath}/interaction`;
+  const catalogue = (c: Context<Env>) => catalogueFor(identity.catalogues, c.req.header("accept-language"));
+  const address = (c: Context<Env>) =>
+    clientAddress(c.env.incoming.socket.remoteAddress, c.req.header("x-forwarded-for"), deps.trustedProxies);
+  const resourceOf = (indicator: string): TjmResource | undefined =>
+    identity.resources.find((resource) => resource.indicator === indicator);
+  const operationsIndicator = identity.resources.find(
+    (resource) => resource.name === "operations",
+  )?.indicator;
+
+  /** The interaction, or an error page when it expired or belongs to another browser. */
+  async function details(c: Context<Env>) {
+    try {
+      return await identity.current().interactionDetails(...nodePair(c));
+    } catch (err) {
+      logger.debug("interaction not found", { err });
+      return undefined;
+    }
+  }
+
+  const expired = (c: Context<Env>) =>
+    page(
+      c,
+      errorPage({
+        catalogue: catalogue(c),
+        error: "invalid_request",
+        description:
+          "This sign-in has expired or was started in another browser. Go back to the application and sign in again.",
+      }),
+      400,
+    );
+
+  async function finish(c: Context<Env>, result: Record<string, unknown>) {
+    const to = await identity
+      .current()
+      .interactionResult(...nodePair(c), result, { mergeWithLastSubmission: false });
+    return c.redirect(to, 303);
+  }
+
+  async function clientName(clientId: string | undefined): Promise<string> {
+    const client = clientId ? await identity.current().Client.find(clientId) : undefined;
+    return client?.clientName ?? clientId ?? "";
+  }
+
+  app.get(`${base}/:uid`, async (c) => {
+    const interaction = await details(c);
+    if (!interaction || interaction.uid !== c.req.param("uid")) return expired(c);
+    const name = await clientName(interaction.params.client_id as string | undefined);
+    if (interaction.prompt.name === "login") {
+      return page(
+        c,
+        loginPage({ catalogue: catalogue(c), action: `${base}/${interaction.uid}/login`, clientName: name }),
+      );
+    }
+    const missing = interaction.prompt.details as { missingOIDCScope?: string[] };
+    return page(
+      c,
+      consentPage({
+        catalogue: catalogue(c),
+        action: `${base}/${interaction.uid}/consent`,
+        abortAction: `${base}/${interaction.uid}/abort`,
+        clientName: name,
+        scopes: missing.missingOIDCScope ?? [],
+        resources: indicators(interaction.params).flatMap((indicator) => {
+          const resource = resourceOf(indicator);
+          return resource ? [resource.name] : [];
+        }),
+      }),
+    );
+  });
+
+  app.post(`${base}/:uid/login`, async (c) => {
+    const interaction = await details(c);
+    if (!interaction || interaction.uid !== c.req.param("uid") || interaction.prompt.name !== "login") {
+      return expired(c);
+    }
+    const form = await c.req.parseBody();
+    const email = typeof form.email === "string" ? form.email.trim() : "";
+    const password = typeof form.password === "string" ? form.password : "";
+    const clientId = interaction.params.client_id as string | undefined;
+    const name = await clientName(clientId);
+    const from = address(c);
+    const again = (problem: "invalid-credentials" | "too-many-attempts", retryAfterSeconds?: number) =>
+      page(
+        c,
+        loginPage({
+          catalogue: catalogue(c),
+          action: `${base}/${interaction.uid}/login`,
+          clientName: name,
+          email,
+          problem,
+          retryAfterMinutes: retryAfterSeconds === undefined ? undefined : Math.ceil(retryAfterSeconds / 60),
+        }),
+        problem === "too-many-attempts" ? 429 : 200,
+        retryAfterSeconds,
+      );
+
+    const reserved = await limiter.reserve({ email, address: from ?? "unknown" });
+    if (!reserved.allowed) {
+      await writeAuditEvent(sql, {
+        event: "auth.sign-in",
+        result: "failure",
+        clientId,
+        address: from,
+        details: { reason: "too-many-attempts" },
+      });
+      logger.info("sign-in refused", { reason: "too-many-attempts", clientId, address: from });
+      return again("too-many-attempts", reserved.retryAfterSeconds);
+    }
+    const candidate = await findSignInCandidate(sql, email);
+    // An unknown or disabled account costs one password verification too: the answer and its
+    // timing are the same whether or not the account exists.
+    const verified =
+      candidate?.passwordHash && !candidate.disabled
+        ? await verifyPassword(candidate.passwordHash, password)
+        : await verifyUnknownAccountPassword(password).then(() => false);
+    if (!verified || !candidate) {
+      await limiter.failed(reserved.reservation);
+      await writeAuditEvent(sql, {
+        event: "auth.sign-in",
+        result: "failure",
+        actorAccountId: candidate?.id,
+        clientId,
+        address: from,
+        details: { reason: candidate?.disabled ? "account-disabled" : "invalid-credentials" },
+      });
+      logger.info("sign-in refused", {
+        reason: candidate?.disabled ? "account-disabled" : "invalid-credentials",
+        accountId: candidate?.id,
+        clientId,
+        address: from,
+      });
+      return again("invalid-credentials");
+    }
+    await limiter.succeeded(reserved.reservation);
+    if (candidate.passwordHash && needsRehash(candidate.passwordHash)) {
+      await sql`update accounts set password_hash = ${await hashPassword(password)}, updated_at = now()
+                where id = ${candidate.id}`;
+    }
+    const account = await findProviderAccount(sql, candidate.id);
+    if (
+      operationsIndicator &&
+      indicators(interaction.params).includes(operationsIndicator) &&
+      !account?.roles.includes("operator")
+    ) {
+      await writeAuditEvent(sql, {
+        event: "auth.sign-in",
+        result: "failure",
+        actorAccountId: candidate.id,
+        clientId,
+        address: from,
+        details: { reason: "not-an-operator" },
+      });
+      return finish(c, {
+        error: "access_denied",
+        error_description: "this account does not hold the operator role the operations audience requires",
+      });
+    }
+    await writeAuditEvent(sql, {
+      event: "auth.sign-in",
+      result: "success",
+      actorAccountId: candidate.id,
+      clientId,
+      address: from,
+    });
+    logger.info("sign-in succeeded", { accountId: candidate.id, clientId, address: from });
+    return finish(c, { login: { accountId: candidate.id, amr: ["pwd"], remember: true } });
+  });
+
+  app.post(`${base}/:uid/consent`, async (c) => {
+    const interaction = await details(c);
+    if (!interaction || interaction.uid !== c.req.param("uid") || interaction.prompt.name !== "consent") {
+      return expired(c);
+    }
+    const form = await c.req.parseBody();
+    if (form.decision !== "allow") {
+      return finish(c, {
+        error: "access_denied",
+        error_description: "the account did not allow the request",
+      });
+    }
+    const provider = identity.current();
+    const accountId = interaction.session?.accountId as string;
+    const clientId = interaction.params.client_id as string;
+    const grant =
+      (interaction.grantId ? await provider.Grant.find(interaction.grantId) : undefined) ??
+      new provider.Grant({ accountId, clientId });
+    const missing = interaction.prompt.details as {
+      missingOIDCScope?: string[];
+      missingOIDCClaims?: string[];
+      missingResourceScopes?: Record<string, string[]>;
+    };
+    if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(" "));
+    if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+    for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) {
+      grant.addResourceScope(indicator, scopes.join(" "));
+    }
+    for (const indicator of indicators(interaction.params))
+      grant.addResourceScope(indicator, RESOURCE_ACCESS_SCOPE);
+    const grantId = await grant.save();
+    return finish(c, { consent: { grantId } });
+  });
+
+  app.post(`${base}/:uid/abort`, async (c) => {
+    const interaction = await details(c);
+    if (!interaction) return expired(c);
+    return finish(c, { error: "access_denied", error_description: "the account cancelled the sign-in" });
+  });
+
+  return app;
+}

@@ -1,0 +1,138 @@
+/**
+ * Failed sign-ins slowed per account and per client address, counted in sign_in_failures so
+ * every replica shares the counts. An attempt is reserved (counted) before its password is
+ * verified, by one statement per scope (STYLE 13): concurrent wrong passwords for one account
+ * get at most the limit's worth of verifications, never one each. A limit reached refuses for
+ * one window, then counting starts afresh: never a permanent lock an attacker could cause.
+ */
+import type { Sql } from "../platform/db.ts";
+
+export interface SignInLimitSettings {
+  /** Failures per account in a window before refusals. */
+  accountLimit: number;
+  /** Failures per client address in a window before refusals. */
+  addressLimit: number;
+  /** The counting window, and how long refusals last once a limit is passed. */
+  windowSeconds: number;
+}
+
+/** Issue 12: 10 per account and 100 per address in 15 minutes. */
+export const DEFAULT_SIGN_IN_LIMITS: SignInLimitSettings = {
+  accountLimit: 10,
+  addressLimit: 100,
+  windowSeconds: 900,
+};
+
+type Scope = "account" | "address";
+
+interface Counted {
+  key: string;
+  /**
+   * The window the attempt was counted in, so a late success leaves a newer one alone. Text, as
+   * PostgreSQL prints it: a Date would lose the microseconds and never compare equal.
+   */
+  windowStartedAt: string;
+}
+
+/** An attempt counted against both scopes, to be settled by succeeded() or failed(). */
+export interface Reservation {
+  readonly account: Counted;
+  readonly address: Counted;
+}
+
+export type ReserveResult =
+  | { allowed: true; reservation: Reservation }
+  | { allowed: false; retryAfterSeconds: number };
+
+export interface SignInLimiter {
+  /** Counts the attempt, address first; refused, it has counted nothing for the account. */
+  reserve(attempt: { email: string; address: string }): Promise<ReserveResult>;
+  /** The password was right: the account's count is cleared, the address's attempt given back. */
+  succeeded(reservation: Reservation): Promise<void>;
+  /** The password was wrong: the reservation already counted it. */
+  failed(reservation: Reservation): Promise<void>;
+}
+
+/**
+ * The account key: the e-mail address as typed, trimmed and lowercased, whether or not an
+ * account has it, so an unknown address is limited exactly like a known one.
+ */
+export function accountKey(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/** The address key: its text, with an IPv4-mapped IPv6 address (dual-stack sockets) as IPv4. */
+export function addressKey(address: string): string {
+  const text = address.trim().toLowerCase();
+  const mapped = /^::ffff:(\d{1,3}(\.\d{1,3}){3})$/.exec(text);
+  return mapped ? (mapped[1] as string) : text;
+}
+
+/** Seconds until a refusal ends, as a Retry-After wants them: whole, and at least one. */
+export function retryAfterSeconds(refusedForSeconds: number | null | undefined): number {
+  return Math.max(1, Math.ceil(refusedForSeconds ?? 0));
+}
+
+function checkSettings(settings: SignInLimitSettings): void {
+  for (const [name, value] of Object.entries(settings)) {
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new Error(`sign-in limit setting ${name} must be a positive integer, got ${value}`);
+    }
+  }
+}
+
+export function createSignInLimiter(sql: Sql, settings: SignInLimitSettings): SignInLimiter {
+  checkSettings(settings);
+  const limits: Record<Scope, number> = { account: settings.accountLimit, address: settings.addressLimit };
+  const window = settings.windowSeconds;
+
+  /**
+   * One statement counts and decides. A row still refusing is left alone and returns nothing.
+   * A window that has passed, or a refusal that has ended, starts afresh at one failure. Else
+   * the count goes up, and past the limit refused_until is set: this attempt is the first refused.
+   */
+  async function count(scope: Scope, key: string): Promise<Counted | { refusedForSeconds: number }> {
+    const windowLength = sql`make_interval(secs => ${window})`;
+    const startsAfresh = sql`(f.window_started_at <= now() - ${windowLength} or coalesce(f.refused_until <= now(), false))`;
+    const [row] = await sql<{ windowStartedAt: string; refusedForSeconds: number | null }[]>`
+      insert into sign_in_failures as f (scope, key) values (${scope}, ${key})
+      on conflict (scope, key) do update set
+        failures = case when ${startsAfresh} then 1 else f.failures + 1 end,
+        window_started_at = case when ${startsAfresh} then now() else f.window_started_at end,
+        refused_until = case when not ${startsAfresh} and f.failures + 1 > ${limits[scope]} then now() + ${windowLength} end
+      where f.refused_until is null or f.refused_until <= now()
+      returning window_started_at::text, extract(epoch from refused_until - now())::float8 as refused_for_seconds`;
+    if (row && row.refusedForSeconds === null) return { key, windowStartedAt: row.windowStartedAt };
+    if (row) return { refusedForSeconds: retryAfterSeconds(row.refusedForSeconds) };
+    // Read in a statement of its own: the refusal may have been committed by a concurrent
+    // attempt after the statement above took its snapshot.
+    const [refusal] = await sql<{ seconds: number | null }[]>`
+      select extract(epoch from refused_until - now())::float8 as seconds
+      from sign_in_failures where scope = ${scope} and key = ${key}`;
+    return { refusedForSeconds: retryAfterSeconds(refusal?.seconds) };
+  }
+
+  return {
+    async reserve(attempt) {
+      const address = await count("address", addressKey(attempt.address));
+      if ("refusedForSeconds" in address) {
+        return { allowed: false, retryAfterSeconds: address.refusedForSeconds };
+      }
+      const account = await count("account", accountKey(attempt.email));
+      if ("refusedForSeconds" in account) {
+        return { allowed: false, retryAfterSeconds: account.refusedForSeconds };
+      }
+      return { allowed: true, reservation: { account, address } };
+    },
+
+    async succeeded(reservation) {
+      await sql`delete from sign_in_failures where scope = 'account' and key = ${reservation.account.key}`;
+      await sql`
+        update sign_in_failures set failures = failures - 1
+        where scope = 'address' and key = ${reservation.address.key} and failures > 1
+          and window_started_at::text = ${reservation.address.windowStartedAt}`;
+    },
+
+    async failed() {},
+  };
+}
