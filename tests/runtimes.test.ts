@@ -10,28 +10,52 @@ import {
   startManagerProcess,
 } from "@tjm/devstack/manager-process";
 import { type OperatorModeNats, startOperatorModeNats } from "@tjm/devstack/nats-operator";
-import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET, TestIssuer } from "@tjm/devstack/oidc-issuer";
-import { waitFor } from "@tjm/devstack/services";
+import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET } from "@tjm/devstack/oidc-issuer";
+import { freePort, waitFor } from "@tjm/devstack/services";
 import { streams, type WorkerRegistrationResponse, workerInboxPrefix } from "@tjm/protocol";
 import { createTjmClient } from "@tjm/sdk";
+import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createTestAccount,
+  createTestClient,
+  resourceIndicator,
+  signInAs,
+  TEST_CLIENT_SECRET_HMAC_KEY,
+  TEST_PROVIDER_KEY_ENCRYPTION_KEY,
+} from "./harness/identity.ts";
 import { createTestSchema, testServices } from "./harness/manager.ts";
 import { heartbeat } from "./harness/workers.ts";
 
+/** What a Manager serving the built-in provider needs on top of the rest. */
+const PROVIDER_SETTINGS = {
+  PROVIDER_KEY_ENCRYPTION_KEY: TEST_PROVIDER_KEY_ENCRYPTION_KEY,
+  CLIENT_SECRET_HMAC_KEY: TEST_CLIENT_SECRET_HMAC_KEY,
+};
+
+/** The issuer URL of a Node Manager's provider on `port` (config.ts: a path of its own, /oidc). */
+const providerIssuer = (port: number) => `http://127.0.0.1:${port}/oidc`;
+
 describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the generated SDK", (runtime) => {
   let nats: OperatorModeNats;
-  let issuer: TestIssuer;
   let schema: Awaited<ReturnType<typeof createTestSchema>>;
   let manager: ManagerProcess;
+  /** The Node Manager whose built-in provider issues the tokens: `manager` itself on Node. */
+  let provider: ManagerProcess;
+  let issuer: string;
+  /** An operator's access token from the provider, got through the authorization-code flow. */
+  let operatorToken: string;
   let projectId: string;
 
   beforeAll(async () => {
     const services = testServices();
-    issuer = await TestIssuer.start();
     schema = await createTestSchema(services.databaseUrl);
     // NATS in operator mode, as in production: the Manager connects with its .creds file and
     // signs Worker JWTs with the account signing key.
     nats = await startOperatorModeNats();
+    // The provider's issuer URL names its port, so the port is chosen here.
+    const providerPort = await freePort();
+    issuer = providerIssuer(providerPort);
     const env = {
       DATABASE_URL: services.databaseUrl,
       DATABASE_SCHEMA: schema.schema,
@@ -40,7 +64,7 @@ describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the 
       NATS_ACCOUNT_PUBLIC_KEY: nats.accountPublicKey,
       NATS_ACCOUNT_SIGNING_KEY_SEED: nats.accountSigningSeed,
       NATS_SUBJECT_PREFIX: schema.schema,
-      OIDC_ISSUER_URL: issuer.issuer,
+      OIDC_ISSUER_URL: issuer,
       OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
       ENROLLMENT_TOKEN_SECRET: TEST_ENROLLMENT_SECRET,
       // No job runs here, so storage is never reached.
@@ -48,23 +72,41 @@ describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the 
       S3_ACCESS_KEY_ID: "unused",
       S3_SECRET_ACCESS_KEY: "unused",
     };
+    const nodeEnv = { ...env, ...PROVIDER_SETTINGS };
     const created = await runScript(
       ["manager", "--", "projects", "create", "--org", "acme", "--name", runtime],
-      env,
+      nodeEnv,
     );
     expect(created.code, created.stderr).toBe(0);
     ({ projectId } = JSON.parse(created.stdout));
-    manager = await startManagerProcess(runtime, env);
+    provider = await startManagerProcess("node", nodeEnv, providerPort);
+    // Deno serves no provider: it trusts the Node Manager's, on the same database.
+    manager =
+      runtime === "node"
+        ? provider
+        : await startManagerProcess("deno", { ...env, PROVIDER_ENABLED: "false" });
+    const account = await createTestAccount(schema.sql, { roles: ["operator"] });
+    const client = await createTestClient(schema.sql, { resources: [OPERATIONS_AUDIENCE] });
+    operatorToken = (await signInAs(issuer, client, account, resourceIndicator(OPERATIONS_AUDIENCE)))
+      .accessToken;
   }, 90_000);
   afterAll(async () => {
     await manager?.stop();
+    await provider?.stop();
     await nats?.stop();
-    await issuer?.close();
     await schema?.drop();
   });
 
+  it("accepts an operator token of the Node Manager's built-in provider", async () => {
+    expect(decodeJwt(operatorToken)).toMatchObject({ iss: issuer, aud: OPERATIONS_AUDIENCE });
+    const response = await fetch(`${manager.baseUrl}/api/v1/operations/jobs`, {
+      headers: { authorization: `Bearer ${operatorToken}` },
+    });
+    expect(response.status).toBe(200);
+  });
+
   it("answers health, submit, get, list, cancel and retry-409", async () => {
-    const client = createTjmClient({ baseUrl: manager.baseUrl, token: () => issuer.token() });
+    const client = createTjmClient({ baseUrl: manager.baseUrl, token: operatorToken });
 
     const ready = await client.GET("/api/health/ready");
     expect(ready.response.status).toBe(200);
@@ -103,7 +145,7 @@ describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the 
   });
 
   it("announces its changes on the events stream through the outbox relay", async () => {
-    const client = createTjmClient({ baseUrl: manager.baseUrl, token: () => issuer.token() });
+    const client = createTjmClient({ baseUrl: manager.baseUrl, token: operatorToken });
     const submitted = await client.POST("/api/v1/operations/jobs", {
       body: { projectId, executionPlan: samplePlan() as never },
     });
@@ -134,7 +176,7 @@ describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the 
   });
 
   it("enrolls a Worker whose user JWT the NATS server accepts, and hears its heartbeats", async () => {
-    const client = createTjmClient({ baseUrl: manager.baseUrl, token: () => issuer.token() });
+    const client = createTjmClient({ baseUrl: manager.baseUrl, token: operatorToken });
     const issued = await client.POST("/api/v1/operations/enrollment-tokens", { body: { pool: "cpu" } });
     expect(issued.response.status).toBe(201);
     const keyPair = createUser();
@@ -180,4 +222,41 @@ describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the 
     expect(manager.output()).toContain('"msg":"shutting down"');
     expect(manager.output()).not.toContain("shutdown took too long");
   });
+});
+
+describe("a Deno Manager with PROVIDER_ENABLED=true", () => {
+  let schema: Awaited<ReturnType<typeof createTestSchema>>;
+
+  beforeAll(async () => {
+    schema = await createTestSchema(testServices().databaseUrl);
+  });
+  afterAll(() => schema?.drop());
+
+  it("exits 2 naming PROVIDER_ENABLED and Node, the runtime that serves the provider", async () => {
+    const services = testServices();
+    const env = {
+      DATABASE_URL: services.databaseUrl,
+      DATABASE_SCHEMA: schema.schema,
+      NATS_URL: services.natsUrl,
+      NATS_AUTH: "none",
+      OIDC_ISSUER_URL: providerIssuer(await freePort()),
+      OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
+      ENROLLMENT_TOKEN_SECRET: TEST_ENROLLMENT_SECRET,
+      S3_ENDPOINT: "http://127.0.0.1:1",
+      S3_ACCESS_KEY_ID: "unused",
+      S3_SECRET_ACCESS_KEY: "unused",
+      ...PROVIDER_SETTINGS,
+      PROVIDER_ENABLED: "true",
+    };
+    const refused = await startManagerProcess("deno", env).then(
+      async (started) => {
+        await started.stop();
+        return new Error("the Deno Manager started with PROVIDER_ENABLED=true");
+      },
+      (err: Error) => err,
+    );
+    expect(refused.message).toMatch(/^the deno Manager exited with 2:/);
+    expect(refused.message).toContain("PROVIDER_ENABLED=true, but the deno entrypoint");
+    expect(refused.message).toMatch(/needs Node/);
+  }, 60_000);
 });
