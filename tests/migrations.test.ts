@@ -129,7 +129,8 @@ describe("migrations", () => {
     const migrated = await runScript(["migrate"], envFor(schema));
     expect(migrated.code, migrated.stderr).toBe(0);
     expect(migrated.stderr).toContain("migrations applied");
-  });
+    // Two process starts, each loading the Manager's code: seconds apiece on two busy cores.
+  }, 60_000);
 });
 
 describe("`npm run manager -- projects create`", () => {

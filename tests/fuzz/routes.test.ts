@@ -148,7 +148,12 @@ beforeEach(async () => {
   fresh.set("workerId", [idle.workerId]);
   fresh.set("instanceId", [idle.instanceId]);
   fresh.set("publicKey", [createUser().getPublicKey()]);
-  fresh.set("enrollmentToken", [await issueToken(manager), await issueToken(manager, { pool: "nvidia" })]);
+  // Pinned to pools the run's cpu jobs never go to: a Worker the registrations route enrols with
+  // an unpinned token could declare cpu and take the protocol Worker's leases.
+  fresh.set("enrollmentToken", [
+    await issueToken(manager, { pool: "intel" }),
+    await issueToken(manager, { pool: "nvidia" }),
+  ]);
   fresh.set("challengeId", []);
   fresh.set("signature", []);
   for (const purpose of ["credentials", "re-registration"] as const) {
