@@ -91,6 +91,7 @@ export function createApp(deps: AppDeps) {
       standingCheckMs: deps.sseStandingCheckMs,
       tjmIssuer: deps.auth.tjm.issuer,
       standings: (questions) => tokenStandings(deps.sql, questions),
+      verifyOperationsToken: (token) => tokenAuth.verify(token, "operations", deps.auth.operationsAudience),
       logger: deps.logger,
     }),
   );

@@ -1424,6 +1424,167 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/operations/token-standings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check whether operators' access tokens still stand
+         * @description For a relay that follows the event stream once for many signed-in operators (the Admin console): whether each token would still be accepted by an operations route (signature, issuer, audience, expiry, account and client standing, operator role), in the order asked, with the reason for each refusal. Up to 100 tokens per request; the caller's own bearer token is checked as on any operations route.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TokenStandingsQuestion"];
+                };
+            };
+            responses: {
+                /** @description The standing of each token */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TokenStandings"];
+                    };
+                };
+                /** @description Invalid path, query or body; every failure is listed in details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 400,
+                         *       "error": "Bad Request",
+                         *       "message": "Validation failed",
+                         *       "details": [
+                         *         {
+                         *           "path": "executionPlan.outputs.1.video.height",
+                         *           "message": "height must be an even number"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Missing, malformed, expired or wrongly signed bearer token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "error": "Unauthorized",
+                         *       "message": "Invalid bearer token: signature verification failed"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The token lacks the operations audience */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 403,
+                         *       "error": "Forbidden",
+                         *       "message": "Token audience does not include tjm-operations"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body over the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 413,
+                         *       "error": "Payload Too Large",
+                         *       "message": "Request body exceeds 1048576 bytes"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 415,
+                         *       "error": "Unsupported Media Type",
+                         *       "message": "Unsupported Media Type"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unexpected persistence or dependency failure */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 500,
+                         *       "error": "Internal Server Error",
+                         *       "message": "Internal error (request id 5f0c…)"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A dependency needed to answer is unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 503,
+                         *       "error": "Service Unavailable",
+                         *       "message": "Token verification is unavailable"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/operations/workers": {
         parameters: {
             query?: never;
@@ -3241,6 +3402,33 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
+        };
+        TokenStandings: {
+            /** @description One per token, in the order asked */
+            standings: components["schemas"]["TokenStanding"][];
+        };
+        TokenStanding: {
+            /** @description Whether an operations route would accept the token now */
+            stands: boolean;
+            /**
+             * @description When it does not stand: the status an operations route would answer
+             * @example 401
+             */
+            status?: 401 | 403;
+            /**
+             * @description When it does not stand: why, in English
+             * @example Token refused: the token's account is disabled
+             */
+            reason?: string;
+        };
+        TokenStandingsQuestion: {
+            /**
+             * @description Access tokens for the operations audience, 1 to 100
+             * @example [
+             *       "eyJhbGciOiJSUzI1NiIsImtpZCI6Ii4uLiJ9.eyJzdWIiOiIuLi4ifQ.c2lnbmF0dXJl"
+             *     ]
+             */
+            accessTokens: string[];
         };
         WorkerList: {
             items: components["schemas"]["Worker"][];

@@ -4,6 +4,7 @@ import { createRouter } from "../platform/http.ts";
 import type { EventHub } from "./hub.ts";
 import { STANDING_CHECK_MS, StandingWatch } from "./standing-watch.ts";
 import { streamEvents, streamEventsRoute } from "./stream.ts";
+import { type TokenStandingsDeps, tokenStandings, tokenStandingsRoute } from "./token-standings.ts";
 
 export interface EventsAppDeps {
   hub: EventHub;
@@ -14,10 +15,12 @@ export interface EventsAppDeps {
   /** TJM's issuer, whose tokens' standing open streams re-check. */
   tjmIssuer: string;
   standings: (questions: readonly StandingQuestion[]) => Promise<Standing[]>;
+  /** An operations token's signature, issuer and audience, for relays asking after their users' tokens. */
+  verifyOperationsToken: TokenStandingsDeps["verify"];
   logger: Logger;
 }
 
-/** The event stream: mounted under /api/v1/operations behind operator auth. */
+/** The event stream and the standings relays of it ask: mounted under /api/v1/operations behind operator auth. */
 export function eventsApp(deps: EventsAppDeps) {
   const standing = new StandingWatch({
     tjmIssuer: deps.tjmIssuer,
@@ -25,7 +28,12 @@ export function eventsApp(deps: EventsAppDeps) {
     standings: deps.standings,
     logger: deps.logger,
   });
-  return createRouter().openapi(streamEventsRoute, streamEvents(deps.hub, standing, deps.keepAliveMs));
+  return createRouter()
+    .openapi(streamEventsRoute, streamEvents(deps.hub, standing, deps.keepAliveMs))
+    .openapi(
+      tokenStandingsRoute,
+      tokenStandings({ verify: deps.verifyOperationsToken, standings: deps.standings }),
+    );
 }
 
 export { EventHub } from "./hub.ts";

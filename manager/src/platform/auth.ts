@@ -188,8 +188,8 @@ export function createTokenAuth(options: TokenAuthOptions) {
     verify: issuerVerifier(options.externalOperator, options.logger, doFetch),
   };
 
-  async function authenticate(header: string | undefined, resource: TokenResource, audience: string) {
-    const token = bearerToken(header);
+  /** Signature, issuer and audience, not standing; `fromTjm`: standing is TJM's to judge. */
+  async function verify(token: string, resource: TokenResource, audience: string) {
     const issuer = claimedIssuer(token);
     const fromTjm = issuer === options.tjm.issuer;
     if (!fromTjm && issuer !== external?.issuer) {
@@ -207,6 +207,11 @@ export function createTokenAuth(options: TokenAuthOptions) {
     if (!audiences(claims).includes(audience)) {
       throw new ApiError("FORBIDDEN", `Token audience does not include ${audience}`);
     }
+    return { claims, fromTjm };
+  }
+
+  async function authenticate(header: string | undefined, resource: TokenResource, audience: string) {
+    const { claims, fromTjm } = await verify(bearerToken(header), resource, audience);
     if (fromTjm) {
       const standing = await options.standing(claims, resource);
       if (!standing.ok) {
@@ -232,6 +237,7 @@ export function createTokenAuth(options: TokenAuthOptions) {
   }
 
   return {
+    verify,
     /** Operator routes: the operations audience (OIDC_OPERATIONS_ADMIN_AUDIENCE). */
     operator: (audience: string) =>
       bearerAuth(
