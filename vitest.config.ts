@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: [
+      "admin/src/**/*.test.ts",
       "manager/src/**/*.test.ts",
       "platform/src/**/*.test.ts",
       "protocol/src/**/*.test.ts",

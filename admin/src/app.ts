@@ -1,5 +1,6 @@
 /** The Admin console's HTTP app: createAdminApp(deps) wires the features; nothing connects here. */
 import { Hono } from "hono";
+import { EventFanout } from "./events/fanout.ts";
 import { EVENTS_PATH, registerEvents } from "./events/relay.ts";
 import { SessionWatch } from "./events/session-watch.ts";
 import { loadPageAssets } from "./page/assets.ts";
@@ -21,6 +22,8 @@ export interface AdminApp {
 }
 
 const DEFAULT_STREAM_CHECK_MS = 1000;
+/** Every 2 s: a refused token's stream ends well inside 5 s; a thousand streams cost the Manager ten requests. */
+const DEFAULT_STANDING_CHECK_MS = 2000;
 
 export function createAdminApp(deps: AdminDeps & { sql: Sql; fetch?: typeof fetch }): AdminApp {
   const fetchImpl = deps.fetch ?? fetch;
@@ -57,9 +60,25 @@ export function createAdminApp(deps: AdminDeps & { sql: Sql; fetch?: typeof fetc
     return c.json({ signedIn: true, sub: c.get("session").sub });
   });
   registerProxy(app, deps, fetchImpl);
-  registerEvents(app, deps, watch, fetchImpl);
+  const fanout = new EventFanout({
+    managerUrl: deps.managerUrl,
+    sessions: {
+      current: async (id) => (await deps.sessions.current(id, false))?.tokens,
+      end: (hash) => deps.sessions.end(hash),
+    },
+    checkMs: deps.standingCheckMs ?? DEFAULT_STANDING_CHECK_MS,
+    logger: deps.logger,
+    fetch: fetchImpl,
+  });
+  registerEvents(app, deps, watch, fanout);
 
   registerPage(app, deps, loadPageAssets());
 
-  return { app, stop: () => watch.stop() };
+  return {
+    app,
+    stop: () => {
+      fanout.stop();
+      watch.stop();
+    },
+  };
 }

@@ -38,6 +38,7 @@ import {
 } from "../shared/manager-process.ts";
 import { findProcessTree, rssBytes } from "../shared/proc.ts";
 import { type Spread, spread } from "../shared/stats.ts";
+import { type FloorResult, measureFloor } from "./floor.ts";
 import { closeFollowers, type Follower, openFollowers } from "./followers.ts";
 
 /** Debian's chromium, as the console's browser tests use it. */
@@ -60,14 +61,23 @@ export interface RelayResult {
   rssConnectedBytes: number;
   rssAfterEventsBytes: number;
   bytesPerSession: number;
-  /** Events the Manager's own stream delivered. */
-  events: number;
-  /** Sessions that received every one of them. */
-  receivedAll: number;
-  /** Admin arrival minus the Manager stream's, per (event, session). */
-  added: Spread;
+  /** Every session read by the bench. */
+  everyReader: DelayRound;
+  /** Every session written to, a spread sample of them read. */
+  sampledReaders: DelayRound;
   /** Relay streams the Admin ended while measured. */
   lost: number;
+}
+
+export interface DelayRound {
+  /** Sessions whose arrivals were read and compared. */
+  readers: number;
+  /** Events the Manager's own stream delivered. */
+  events: number;
+  /** Readers that received every one of them. */
+  receivedAll: number;
+  /** Admin arrival minus the Manager stream's, per (event, reader). */
+  added: Spread;
 }
 
 export interface PageLoadResult {
@@ -80,6 +90,8 @@ export interface PageLoadResult {
 
 export interface AdminSseResult {
   relay: RelayResult | undefined;
+  /** The same fan-out from a bare node:http process: what no relay code can remove. */
+  floor: FloorResult | undefined;
   pageLoad: PageLoadResult | undefined;
 }
 
@@ -229,33 +241,16 @@ async function measureRelay(context: BenchContext, setup: Setup): Promise<RelayR
     `admin-sse: ${connected.length} of ${ids.length} sessions following in ${connectSeconds.toFixed(1)} s`,
   );
 
-  const client = new HttpClient(setup.managerUrl, context.token, 1);
-  const body = Buffer.from(JSON.stringify(sampleSubmission(setup.projectId)));
-  const submitStarted = performance.now();
-  for (let job = 0; job < settings.events; job++) {
-    const due = submitStarted + (job * 1000) / settings.eventsPerSecond;
-    if (due > performance.now()) await sleep(due - performance.now());
-    await client.expect(201, "POST", JOBS_PATH, body);
-  }
-  client.close();
-  const deadline = performance.now() + DELIVERY_TIMEOUT_MS;
-  const delivered = (follower: Follower) => follower.arrivals.size >= settings.events;
-  while (performance.now() < deadline && !(reference && delivered(reference) && connected.every(delivered)))
-    await sleep(100);
+  // Every session read by this process: each event's last reader waits for the 999 before it
+  // in this one thread, so this round shows the bench's own reading as much as the Admin.
+  const everyReader = await measureRound(context, setup, reference, connected);
+  // Then every session still written to, a spread sample read: the Admin's cost, the bench's
+  // reading no longer queued behind a thousand sockets (the others' bytes wait in the kernel).
+  const step = Math.max(1, Math.floor(connected.length / settings.sampledReaders));
+  const sampled = connected.filter((_, index) => index % step === 0);
+  for (const follower of connected) if (!sampled.includes(follower)) follower.socket.pause();
+  const sampledReaders = await measureRound(context, setup, reference, sampled);
   const rssAfterEventsBytes = rssBytes(setup.adminPid);
-
-  const expected = reference?.arrivals ?? new Map<string, number>();
-  const added: number[] = [];
-  let receivedAll = 0;
-  for (const follower of connected) {
-    let all = expected.size > 0;
-    for (const [id, at] of expected) {
-      const arrived = follower.arrivals.get(id);
-      if (arrived === undefined) all = false;
-      else added.push(arrived - at);
-    }
-    if (all) receivedAll++;
-  }
   const lost = connected.filter((follower) => follower.lost).length;
   closeFollowers([...followers, ...(reference ? [reference] : [])]);
   return {
@@ -268,11 +263,48 @@ async function measureRelay(context: BenchContext, setup: Setup): Promise<RelayR
     rssAfterEventsBytes,
     bytesPerSession:
       connected.length > 0 ? (rssConnectedBytes - rssBaselineBytes) / connected.length : Number.NaN,
-    events: expected.size,
-    receivedAll,
-    added: spread(added),
+    everyReader,
+    sampledReaders,
     lost,
   };
+}
+
+/** Submits `events` jobs and compares the readers' arrivals of their events with the reference's. */
+async function measureRound(
+  context: BenchContext,
+  setup: Setup,
+  reference: Follower | undefined,
+  readers: Follower[],
+): Promise<DelayRound> {
+  const settings = context.settings.adminSse;
+  const before = new Set(reference?.arrivals.keys() ?? []);
+  const client = new HttpClient(setup.managerUrl, context.token, 1);
+  const body = Buffer.from(JSON.stringify(sampleSubmission(setup.projectId)));
+  const submitStarted = performance.now();
+  for (let job = 0; job < settings.events; job++) {
+    const due = submitStarted + (job * 1000) / settings.eventsPerSecond;
+    if (due > performance.now()) await sleep(due - performance.now());
+    await client.expect(201, "POST", JOBS_PATH, body);
+  }
+  client.close();
+  const expected = () => [...(reference?.arrivals ?? [])].filter(([id]) => !before.has(id));
+  const delivered = (follower: Follower) => expected().every(([id]) => follower.arrivals.has(id));
+  const deadline = performance.now() + DELIVERY_TIMEOUT_MS;
+  while (performance.now() < deadline && !(expected().length >= settings.events && readers.every(delivered)))
+    await sleep(100);
+  const events = expected();
+  const added: number[] = [];
+  let receivedAll = 0;
+  for (const follower of readers) {
+    let all = events.length > 0;
+    for (const [id, at] of events) {
+      const arrived = follower.arrivals.get(id);
+      if (arrived === undefined) all = false;
+      else added.push(arrived - at);
+    }
+    if (all) receivedAll++;
+  }
+  return { readers: readers.length, events: events.length, receivedAll, added: spread(added) };
 }
 
 /** Submits jobs until `total` are stored, SEED_CONCURRENCY at a time, through the real route. */
@@ -333,6 +365,9 @@ async function measurePageLoad(context: BenchContext, setup: Setup): Promise<Pag
 export async function benchAdminSse(context: BenchContext, attempt: Attempt): Promise<AdminSseResult> {
   const setup = await prepare(context);
   const relay = await attempt("admin-sse relay", () => measureRelay(context, setup));
+  const floor = await attempt("admin-sse floor", () =>
+    measureFloor(context, context.settings.adminSse.sessions),
+  );
   const pageLoad = await attempt("admin-sse page load", () => measurePageLoad(context, setup));
-  return { relay, pageLoad };
+  return { relay, floor, pageLoad };
 }

@@ -8,7 +8,7 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { getRequestListener } from "@hono/node-server";
+import { getRequestListener, type HttpBindings } from "@hono/node-server";
 import { BrowserSession, parseForms } from "@tjm/devstack/oidc-client";
 import { OPERATIONS_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { silentLogger } from "@tjm/platform";
@@ -118,8 +118,10 @@ class ConsoleServer {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
-  serve(fetchResponse: (request: Request) => Response | Promise<Response>): void {
-    this.listener = getRequestListener(fetchResponse);
+  /** `env` carries Node's request and response, as @hono/node-server's `serve` passes them. */
+  serve(fetchResponse: (request: Request, env: HttpBindings) => Response | Promise<Response>): void {
+    // node:http's createServer: HTTP/1 bindings only.
+    this.listener = getRequestListener((request, env) => fetchResponse(request, env as HttpBindings));
   }
 
   async close(): Promise<void> {
@@ -229,12 +231,12 @@ export class TestAdmin {
     const parts = buildConsole(setup);
     await migrate(parts.sql, manager.schema, await loadMigrations());
     const logoutTokens: string[] = [];
-    server.serve(async (request) => {
+    server.serve(async (request, env) => {
       if (new URL(request.url).pathname === "/auth/backchannel-logout") {
         const token = new URLSearchParams(await request.clone().text()).get("logout_token");
         if (token !== null) logoutTokens.push(token);
       }
-      return parts.admin.app.fetch(request);
+      return parts.admin.app.fetch(request, env);
     });
     return new TestAdmin(
       manager,
@@ -256,7 +258,7 @@ export class TestAdmin {
   async startInstance(timeouts: SessionTimeouts = this.setup.timeouts): Promise<AdminInstance> {
     const parts = buildConsole({ ...this.setup, timeouts });
     const server = await ConsoleServer.start();
-    server.serve((request) => parts.admin.app.fetch(request));
+    server.serve((request, env) => parts.admin.app.fetch(request, env));
     const instance = new AdminInstance(server.baseUrl, parts.sessions, this.baseUrl, parts, server);
     this.instances.push(instance);
     return instance;

@@ -1,8 +1,8 @@
 /**
  * The Admin console's `/api/events` relay and the ends of a session (issue 13): the relay
- * passes the Manager's events on unbuffered, and closes within 5 s of sign-out, of a
- * back-channel logout and of the account being disabled; forged and replayed logout tokens
- * are refused.
+ * passes the Manager's events on unbuffered, all sessions on one upstream stream, and closes
+ * within 5 s of sign-out, of a back-channel logout and of the account being disabled; forged
+ * and replayed logout tokens are refused.
  */
 
 import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
@@ -18,9 +18,8 @@ const BACKCHANNEL_LOGOUT_EVENT = "http://schemas.openid.net/event/backchannel-lo
 let admin: TestAdmin;
 let projectId: string;
 beforeAll(async () => {
-  // The Manager ends a stream whose token stopped standing at its next check; the default 5 s
-  // check plus the console's reconnect would leave no margin under the 5 s asserted below.
-  admin = await TestAdmin.start({ manager: { env: { SSE_STANDING_CHECK_MS: "1000" } } });
+  // The console's own checks at their defaults: sessions every 1 s, tokens' standing every 2 s.
+  admin = await TestAdmin.start();
   ({ projectId } = await admin.manager.createProject());
 });
 afterAll(async () => {
@@ -95,6 +94,35 @@ describe("GET /api/events", () => {
     const { id } = (await submitted.json()) as { id: string };
     expect(await stream.until(id)).toContain("event: job.created");
     await stream.response.body?.cancel().catch(() => {});
+  });
+
+  it("follows the Manager once for every session: three sessions, one upstream stream, each event to all", async () => {
+    const streams = await Promise.all(
+      [1, 2, 3].map(async () => {
+        const stream = await openEvents((await signedIn()).browser);
+        await stream.until(": connected");
+        return stream;
+      }),
+    );
+    expect(admin.manager.manager.events.subscribers).toBe(1);
+    const submitted = await admin.request((await signedIn()).browser, "/api/operations/jobs", {
+      method: "POST",
+      body: sampleSubmission(projectId),
+    });
+    const { id } = (await submitted.json()) as { id: string };
+    for (const stream of streams) {
+      const received = await stream.until(id);
+      expect(received.match(/event: job\.created/g)).toHaveLength(1);
+      await stream.response.body?.cancel().catch(() => {});
+    }
+  });
+
+  it("refuses an unknown event kind and a jobId that is not a UUID, as the Manager's own stream does", async () => {
+    const { browser } = await signedIn();
+    const unknown = await admin.request(browser, "/api/events?kinds=job.created,job.exploded");
+    expect(unknown.status).toBe(400);
+    expect(JSON.stringify(await unknown.json())).toContain('unknown \\"job.exploded\\"');
+    expect((await admin.request(browser, "/api/events?jobId=42")).status).toBe(400);
   });
 
   it("closes within 5 s of sign-out, and then answers 401", async () => {

@@ -1,127 +1,112 @@
 /**
- * `GET /api/events`: the Manager's operations event stream, relayed same-origin with the
- * session's token. Bytes are passed on as they arrive (no compression, no buffering headers
- * for proxies). The relay ends with its session: when PostgreSQL says the session ended
- * (SessionWatch), or when the Manager, which ends a stream once its token expires or stops
- * standing, refuses the session's current token on the one reconnect that follows.
+ * `GET /api/events`: the Manager's operations event stream, relayed same-origin. Every session
+ * following it shares the process's one upstream (fanout.ts); this route validates the filters,
+ * joins the session to the fan-out and streams what it is sent. Frames are passed on as they
+ * arrive (no compression, headers that stop proxies buffering). The stream ends with its
+ * session: when PostgreSQL says the session ended (SessionWatch), or when the Manager no longer
+ * accepts the session's token (the fan-out's standing checks).
  */
+import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Hono } from "hono";
 import type { AdminDeps, AdminEnv } from "../platform/context.ts";
+import { SECURITY_HEADERS } from "../platform/http.ts";
 import { readSessionId } from "../sessions/cookie.ts";
+import { EVENT_KINDS, type EventFanout, type EventFilter } from "./fanout.ts";
 import type { SessionWatch } from "./session-watch.ts";
 
 export const EVENTS_PATH = "/api/events";
 
-/**
- * An upstream that ended sooner than this after it opened is not reconnected: the browser's
- * stream ends instead and the browser reconnects, so a Manager ending streams at once is never
- * asked again in a loop.
- */
-const RECONNECT_AFTER_MS = 1000;
+/** Bytes queued for a browser that stopped reading; past this its stream ends (it reconnects). */
+const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const refused = (response: Response) => response.status === 401 || response.status === 403;
+type FilterResult = { ok: true; filter: EventFilter } | { ok: false; problems: string[] };
+
+/** `kinds` (comma-separated) and `jobId`, checked as the Manager checks them on its own stream. */
+export function parseEventFilter(query: Record<string, string | undefined>): FilterResult {
+  const problems: string[] = [];
+  let kinds: Set<string> | undefined;
+  if (query.kinds !== undefined) {
+    const named = query.kinds.split(",").map((kind) => kind.trim());
+    const unknown = named.filter((kind) => !(EVENT_KINDS as readonly string[]).includes(kind));
+    if (unknown.length > 0)
+      problems.push(
+        `kinds: unknown ${unknown.map((kind) => JSON.stringify(kind)).join(", ")}; one of ${EVENT_KINDS.join(", ")}`,
+      );
+    kinds = new Set(named);
+  }
+  if (query.jobId !== undefined && !UUID.test(query.jobId)) problems.push("jobId: must be a UUID");
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, filter: { kinds, jobId: query.jobId } };
+}
 
 export function registerEvents(
   app: Hono<AdminEnv>,
   deps: AdminDeps,
   watch: SessionWatch,
-  fetchImpl: typeof fetch = fetch,
+  fanout: EventFanout,
 ) {
   app.get(EVENTS_PATH, async (c) => {
+    const parsed = parseEventFilter(c.req.query());
+    if (!parsed.ok) {
+      return c.json(
+        { code: "VALIDATION_FAILED", message: "invalid event filter", details: parsed.problems },
+        400,
+      );
+    }
     const session = c.get("session");
-    const id = readSessionId(c, deps.cookie) as string;
-    const url = `${deps.managerUrl}/api/v1/operations/events${new URL(c.req.url).search}`;
-    const upstreamAbort = new AbortController();
-    const connect = (accessToken: string) =>
-      fetchImpl(url, {
-        headers: { authorization: `Bearer ${accessToken}`, accept: "text/event-stream" },
-        signal: upstreamAbort.signal,
-      });
-    /** The Manager refused the session's token (disabled, no longer an operator): the session is over. */
-    const endSession = async (response: Response) => {
-      await response.body?.cancel();
-      await deps.sessions.end(session.hash);
-    };
-
-    let upstream: Response;
-    try {
-      upstream = await connect(session.tokens.accessToken);
-    } catch (error) {
-      deps.logger.warn("the Manager's event stream did not answer", { error: String(error) });
-      return c.json({ code: "MANAGER_UNAVAILABLE", message: "the Manager did not answer" }, 502);
-    }
-    if (refused(upstream)) {
-      await endSession(upstream);
-      return c.json({ code: "UNAUTHENTICATED", message: "the session has ended; sign in again" }, 401);
-    }
-    if (!upstream.ok || upstream.body === null) {
-      await upstream.body?.cancel();
-      return c.json({ code: "MANAGER_REFUSED", message: `the Manager answered ${upstream.status}` }, 502);
-    }
-
-    /** The session's current token (refreshed when due) on a new upstream; undefined ends the relay. */
-    const reconnect = async (): Promise<ReadableStream<Uint8Array> | undefined> => {
-      const current = await deps.sessions.current(id, false);
-      if (current === undefined) return undefined;
-      const response = await connect(current.tokens.accessToken);
-      if (refused(response)) {
-        await endSession(response);
-        return undefined;
-      }
-      if (response.ok && response.body !== null) return response.body;
-      await response.body?.cancel();
-      return undefined;
-    };
-
+    const { outgoing } = c.env;
     let ended = false;
+    let leave = () => {};
     let unwatch = () => {};
-    const finish = () => {
+    const close = () => {
+      if (ended) return;
       ended = true;
       unwatch();
-      upstreamAbort.abort();
+      leave();
+      outgoing.end();
     };
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        const end = () => {
-          if (ended) return;
-          finish();
-          try {
-            controller.close();
-          } catch {
-            // the browser went away first
-          }
-        };
-        unwatch = watch.watch(session.hash, end);
-        c.req.raw.signal.addEventListener("abort", end);
-        void (async () => {
-          let source: ReadableStream<Uint8Array> | undefined = upstream.body as ReadableStream<Uint8Array>;
-          try {
-            while (source !== undefined && !ended) {
-              const openedAt = Date.now();
-              const reader = source.getReader();
-              for (;;) {
-                const { done, value } = await reader.read();
-                if (done || ended) break;
-                controller.enqueue(value);
-              }
-              // The Manager ended its stream: the token expired (a refreshed one goes on) or stopped standing.
-              source = !ended && Date.now() - openedAt >= RECONNECT_AFTER_MS ? await reconnect() : undefined;
-            }
-          } catch {
-            // the upstream was aborted or broke: the browser reconnects
-          }
-          end();
-        })();
-      },
-      cancel() {
-        finish();
-      },
+    // Frames sent while the join is still deciding wait for the response's headers.
+    let early: Uint8Array[] | undefined = [];
+    const send = (frame: Uint8Array) => {
+      if (ended) return;
+      if (early !== undefined) {
+        early.push(frame);
+        return;
+      }
+      // Node's response, not a web stream: at a thousand streams per event, web streams'
+      // per-chunk promises were most of the relay's delay (bench admin-sse). Writing chunks
+      // to the sockets directly, uncorked, measured slower still.
+      if (!outgoing.write(frame) && outgoing.writableLength > MAX_QUEUED_BYTES) close();
+    };
+    const joined = await fanout.join({
+      sessionId: readSessionId(c, deps.cookie) as string,
+      sessionHash: session.hash,
+      accessToken: session.tokens.accessToken,
+      accessExpiresAt: session.tokens.accessExpiresAt,
+      filter: parsed.filter,
+      send,
+      end: close,
     });
-    return c.body(body, 200, {
+    if (!joined.joined) {
+      return joined.status === 401
+        ? c.json({ code: "UNAUTHENTICATED", message: "the session has ended; sign in again" }, 401)
+        : c.json({ code: "MANAGER_UNAVAILABLE", message: "the Manager did not answer" }, 502);
+    }
+    leave = joined.leave;
+    unwatch = watch.watch(session.hash, close);
+    outgoing.on("close", close);
+    outgoing.writeHead(200, {
+      ...SECURITY_HEADERS,
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-cache, no-transform",
       "x-accel-buffering": "no",
       "content-encoding": "identity",
     });
+    outgoing.flushHeaders();
+    const waiting = early;
+    early = undefined;
+    for (const frame of waiting) send(frame);
+    if (outgoing.destroyed) close();
+    return RESPONSE_ALREADY_SENT;
   });
 }

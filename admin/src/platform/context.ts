@@ -1,3 +1,4 @@
+import type { HttpBindings } from "@hono/node-server";
 import type { Logger } from "@tjm/platform";
 import type { SessionCookie } from "../sessions/cookie.ts";
 import type { Session, Sessions } from "../sessions/sessions.ts";
@@ -14,8 +15,12 @@ export interface AdminDeps {
   logger: Logger;
   /** How often open event streams check that their session still stands; default 1 s. */
   streamCheckMs?: number;
+  /** How often the Manager is asked whether open event streams' tokens still stand; default 2 s. */
+  standingCheckMs?: number;
 }
 
 export interface AdminEnv {
+  /** Served by @hono/node-server: the event stream writes to Node's response itself. */
+  Bindings: HttpBindings;
   Variables: { session: Session };
 }

@@ -14,15 +14,19 @@ export const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join("; ");
 
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  "content-security-policy": CONTENT_SECURITY_POLICY,
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "cross-origin-opener-policy": "same-origin",
+  "cross-origin-resource-policy": "same-origin",
+};
+
 export function securityHeaders(): MiddlewareHandler {
   return async (c, next) => {
     await next();
-    c.header("content-security-policy", CONTENT_SECURITY_POLICY);
-    c.header("x-content-type-options", "nosniff");
-    c.header("x-frame-options", "DENY");
-    c.header("referrer-policy", "no-referrer");
-    c.header("cross-origin-opener-policy", "same-origin");
-    c.header("cross-origin-resource-policy", "same-origin");
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.header(name, value);
   };
 }
 
