@@ -117,11 +117,15 @@ export class AgentProcess {
 
 const started = new Set<AgentProcess>();
 
-/** Starts the agent with exactly `env` (plus PATH and HOME), from the repository root. */
+/**
+ * Starts the agent with exactly `env` (plus PATH and HOME), from the repository root. Metrics
+ * are off unless `env` sets WORKER_METRICS_PORT: agents of test files running side by side
+ * would all want the default port.
+ */
 export function startAgent(env: Record<string, string | undefined>): AgentProcess {
   const child = spawn(bun, ["worker-agent/src/main.ts"], {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, WORKER_METRICS_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const agent = new AgentProcess(child);

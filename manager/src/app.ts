@@ -6,6 +6,7 @@ import { healthApp } from "./health/index.ts";
 import { tokenStanding, tokenStandings } from "./identity/token-standing.ts";
 import { type JobsDeps, jobsApp, tenantJobsApp } from "./jobs/index.ts";
 import type { LiveProgress } from "./jobs/view.ts";
+import { type ManagerMetrics, registerMetrics } from "./metrics/index.ts";
 import { createTokenAuth, type IssuerOptions } from "./platform/auth.ts";
 import type { Broker } from "./platform/broker.ts";
 import type { Sql } from "./platform/db.ts";
@@ -46,6 +47,8 @@ export interface AppDeps {
   sseStandingCheckMs?: number | undefined;
   /** Audience a tenant token must carry (OIDC_TENANT_AUDIENCE). */
   tenantAudience: string;
+  /** The Manager's instruments; none (the OpenAPI emitter): no /metrics, nothing timed. */
+  metrics?: ManagerMetrics | undefined;
 }
 
 /** Builds the whole HTTP surface from its dependencies; connects to nothing by itself. */
@@ -58,6 +61,7 @@ export function createApp(deps: AppDeps) {
   );
   app.use("*", requestId);
   app.use("*", closeWhenBodyUnread);
+  registerMetrics(app, deps.metrics);
   app.use("/api/*", limitBody(deps.maxBodyBytes));
   const tokenAuth = createTokenAuth({
     tjm: deps.auth.tjm,

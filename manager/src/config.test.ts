@@ -137,6 +137,47 @@ describe("parseEnv", () => {
     ]);
   });
 
+  it("serves metrics on the API port by default, and takes a port, host and token of their own", () => {
+    const defaults = parseEnv(valid);
+    expect(defaults).toMatchObject({
+      ok: true,
+      config: { METRICS_ENABLED: true, METRICS_HOST: "127.0.0.1" },
+    });
+    expect(defaults.ok && defaults.config.METRICS_PORT).toBeUndefined();
+    const own = parseEnv({
+      ...valid,
+      METRICS_ENABLED: "false",
+      METRICS_PORT: "9100",
+      METRICS_HOST: "0.0.0.0",
+      METRICS_BEARER_TOKEN: "metrics-token-0123456789abcdef0123",
+    });
+    expect(own).toMatchObject({
+      ok: true,
+      config: {
+        METRICS_ENABLED: false,
+        METRICS_PORT: 9100,
+        METRICS_HOST: "0.0.0.0",
+        METRICS_BEARER_TOKEN: "metrics-token-0123456789abcdef0123",
+      },
+    });
+    if (!own.ok) throw new Error("expected a valid config");
+    expect(JSON.stringify(redactConfig(own.config))).not.toContain("metrics-token");
+  });
+
+  it.each([
+    [
+      { METRICS_PORT: "8080" },
+      "METRICS_PORT: must differ from PORT (leave it unset to serve /metrics on the API port)",
+    ],
+    [{ METRICS_PORT: "0" }, "METRICS_PORT"],
+    [{ METRICS_BEARER_TOKEN: "short" }, "METRICS_BEARER_TOKEN: must be at least 32 characters"],
+    [{ METRICS_ENABLED: "yes" }, "METRICS_ENABLED: must be true or false"],
+  ])("refuses the metrics setting %o", (setting, problem) => {
+    const result = parseEnv({ ...valid, ...setting });
+    expect(result.ok).toBe(false);
+    expect(result.ok ? [] : result.problems).toEqual([expect.stringContaining(problem)]);
+  });
+
   it("masks passwords before the config is logged", () => {
     const result = parseEnv({ ...valid, NATS_URL: "nats://worker:pw@nats:4222" });
     if (!result.ok) throw new Error("expected a valid config");

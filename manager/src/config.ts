@@ -49,6 +49,19 @@ export const configSchema = z
      */
     SSE_STANDING_CHECK_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
 
+    // Metrics (Prometheus text at /metrics)
+    /** Off: no /metrics and nothing collected (the submit bench's on/off ratio). */
+    METRICS_ENABLED: z
+      .enum(["true", "false"], { error: "must be true or false" })
+      .default("true")
+      .transform((value) => value === "true"),
+    /** Unset: /metrics is served on the API port. Set: only on METRICS_HOST:METRICS_PORT. */
+    METRICS_PORT: port.min(1).optional(),
+    /** Where the metrics port listens; loopback unless a scraper elsewhere must reach it. */
+    METRICS_HOST: z.string().min(1).default("127.0.0.1"),
+    /** When set, a scrape (on either port) must send `Authorization: Bearer <it>`. */
+    METRICS_BEARER_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
+
     // PostgreSQL
     DATABASE_URL: url(["postgres", "postgresql"]),
     /** Schema holding TJM's tables; tests give each file its own. */
@@ -288,6 +301,13 @@ export const configSchema = z
         message: `must not exceed PROVIDER_KEY_PUBLISH_LEAD_SECONDS (${config.PROVIDER_KEY_PUBLISH_LEAD_SECONDS}): every replica must publish a new key before it signs`,
       });
     }
+    if (config.METRICS_PORT !== undefined && config.METRICS_PORT === config.PORT) {
+      context.addIssue({
+        code: "custom",
+        path: ["METRICS_PORT"],
+        message: "must differ from PORT (leave it unset to serve /metrics on the API port)",
+      });
+    }
     if (config.WORKER_LOST_AFTER_MS <= 2 * config.HEARTBEAT_INTERVAL_MS) {
       context.addIssue({
         code: "custom",
@@ -327,5 +347,6 @@ export function redactConfig(config: Config): Record<string, unknown> {
     PROVIDER_KEY_ENCRYPTION_KEY: config.PROVIDER_KEY_ENCRYPTION_KEY && "***",
     NATS_ACCOUNT_SIGNING_KEY_SEED: config.NATS_ACCOUNT_SIGNING_KEY_SEED && "***",
     S3_SECRET_ACCESS_KEY: "***",
+    METRICS_BEARER_TOKEN: config.METRICS_BEARER_TOKEN && "***",
   };
 }

@@ -11,6 +11,7 @@ import type { Config } from "./config.ts";
 import { EventHub } from "./events/index.ts";
 import { createExecution, type Execution } from "./execution/index.ts";
 import { startJobCountCompaction } from "./jobs/count-compaction.ts";
+import { createManagerMetrics, type ManagerMetrics, type MetricsSettings } from "./metrics/index.ts";
 import { createOutboxRelay } from "./outbox/index.ts";
 import type { Broker } from "./platform/broker.ts";
 import type { Sql } from "./platform/db.ts";
@@ -50,6 +51,7 @@ export interface ManagerOptions
     maxAttempts: number;
     jobDeadlineHours: number;
   };
+  metrics: MetricsSettings;
   /**
    * Run the background loops (default true). Only tests that drive the sweeps and monitors
    * by hand turn them off, so that nothing moves unless they call it.
@@ -126,6 +128,11 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
       maxAttempts: config.MAX_ATTEMPTS,
       jobDeadlineHours: config.JOB_DEADLINE_HOURS,
     },
+    metrics: {
+      enabled: config.METRICS_ENABLED,
+      ownPort: config.METRICS_PORT !== undefined,
+      bearerToken: config.METRICS_BEARER_TOKEN,
+    },
   };
 }
 
@@ -136,6 +143,8 @@ export interface Manager {
   events: EventHub;
   execution: Execution;
   presence: InstallationPresence;
+  /** Its instruments; the entrypoint serves them on METRICS_PORT when that is set. */
+  metrics: ManagerMetrics;
   /** Stops the background work; the caller stops serving first and closes sql and broker after. */
   stop(): Promise<void>;
 }
@@ -167,8 +176,21 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
   started = true;
   // Until this Manager holds the prefix, it publishes and consumes nothing on it.
   const broker = presence.guardedBroker();
-  const relay = createOutboxRelay({ sql, schema: options.schema, subjectPrefix, broker, logger });
   const events = new EventHub(broker, subjectPrefix, logger);
+  const metrics = createManagerMetrics(options.metrics, {
+    sql,
+    broker: options.broker,
+    sseSubscribers: () => events.subscribers,
+    logger,
+  });
+  const relay = createOutboxRelay({
+    sql,
+    schema: options.schema,
+    subjectPrefix,
+    broker,
+    logger,
+    published: metrics.outboxPublished,
+  });
   const outboxWritten = (urgent = false) => {
     options.onOutboxWritten?.();
     relay.wake(urgent);
@@ -183,6 +205,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     storage: options.execution.storage,
     dispatchTimeoutMs: options.execution.dispatchTimeoutMs,
     maxAttempts: options.execution.maxAttempts,
+    metrics,
     outboxWritten,
   });
   const monitor = new WorkerMonitor({
@@ -228,6 +251,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     tenantAudience: options.tenantAudience,
     sseKeepAliveMs: options.sseKeepAliveMs,
     sseStandingCheckMs: options.sseStandingCheckMs,
+    metrics,
     workers: {
       subjectPrefix,
       natsUrl: options.workers.natsUrl,
@@ -250,6 +274,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     events,
     execution,
     presence,
+    metrics,
     async stop() {
       try {
         await execution.stop();

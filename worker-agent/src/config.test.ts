@@ -21,6 +21,8 @@ describe("parseEnv", () => {
         WORKER_UPLOAD_RETRY_ATTEMPTS: 5,
         WORKER_UPLOAD_PART_SIZE_MIB: 32,
         WORKER_UPLOAD_CONCURRENCY: 4,
+        WORKER_METRICS_PORT: 9464,
+        WORKER_METRICS_HOST: "127.0.0.1",
         LOG_LEVEL: "info",
       },
     });
@@ -40,6 +42,8 @@ describe("parseEnv", () => {
         WORKER_STARTUP_TIMEOUT_MS: "1500",
         WORKER_UPLOAD_PART_SIZE_MIB: "64",
         WORKER_UPLOAD_CONCURRENCY: "8",
+        WORKER_METRICS_PORT: "9100",
+        WORKER_METRICS_HOST: "0.0.0.0",
       },
       "ignored",
     );
@@ -52,7 +56,23 @@ describe("parseEnv", () => {
         WORKER_STARTUP_TIMEOUT_MS: 1500,
         WORKER_UPLOAD_PART_SIZE_MIB: 64,
         WORKER_UPLOAD_CONCURRENCY: 8,
+        WORKER_METRICS_PORT: 9100,
+        WORKER_METRICS_HOST: "0.0.0.0",
       },
+    });
+  });
+
+  it("WORKER_METRICS_PORT=0 turns metrics off; a port out of range or a host with spaces is refused", () => {
+    const off = parseEnv({ ...minimal, WORKER_METRICS_PORT: "0", WORKER_METRICS_HOST: "::1" }, "host");
+    expect(off).toMatchObject({ ok: true, config: { WORKER_METRICS_PORT: 0, WORKER_METRICS_HOST: "::1" } });
+    expect(
+      parseEnv({ ...minimal, WORKER_METRICS_PORT: "65536", WORKER_METRICS_HOST: "local host" }, "host"),
+    ).toEqual({
+      ok: false,
+      problems: [
+        "WORKER_METRICS_PORT: Too big: expected number to be <=65535",
+        "WORKER_METRICS_HOST: must be a host name or an IP address",
+      ],
     });
   });
 

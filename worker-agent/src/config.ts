@@ -65,6 +65,15 @@ export const configSchema = z.object({
   /** Parts uploaded at once, per output. */
   WORKER_UPLOAD_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(DEFAULT_UPLOAD_CONCURRENCY),
 
+  // Metrics
+  /** Prometheus text at http://WORKER_METRICS_HOST:WORKER_METRICS_PORT/metrics; 0 serves none. */
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9464),
+  /** Loopback unless set: the port has no authentication, so exposing it is a deliberate choice. */
+  WORKER_METRICS_HOST: z
+    .string()
+    .regex(/^[\w.:-]+$/, "must be a host name or an IP address")
+    .default("127.0.0.1"),
+
   // Logs
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
 });

@@ -8,6 +8,7 @@ import type { StorageSettings } from "@tjm/protocol";
 import { createS3Client } from "@tjm/storage";
 import type { EventHub } from "../events/index.ts";
 import { isTerminalAttemptState, type Loop } from "../lifecycle/index.ts";
+import type { ManagerMetrics } from "../metrics/index.ts";
 import type { Broker } from "../platform/broker.ts";
 import type { Sql } from "../platform/db.ts";
 import { Dispatcher } from "./dispatcher.ts";
@@ -28,6 +29,7 @@ export interface ExecutionOptions {
   storage: StorageSettings;
   dispatchTimeoutMs: number;
   maxAttempts: number;
+  metrics: ManagerMetrics;
   /** Told whenever execution committed outbox rows; `urgent` for leases on their way to a Worker. */
   outboxWritten: (urgent?: boolean) => void;
 }
@@ -73,6 +75,7 @@ export function createExecution(options: ExecutionOptions) {
     subjectPrefix,
     logger,
     maxAttempts: options.maxAttempts,
+    metrics: options.metrics,
     applied: (report, { to, effects }) => {
       options.outboxWritten();
       if (effects.discardReportedOutputs && report.type === "completed") {

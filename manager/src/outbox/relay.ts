@@ -20,9 +20,11 @@ export interface OutboxRelayOptions {
   maxBackoffMs?: number;
   /** Wait this long after waking before taking a batch, so concurrent commits share it. */
   lingerMs?: number;
+  /** Told, after its commit, what a batch published (the metrics read leases and attempts' ends). */
+  published?: (rows: readonly OutboxRow[]) => void;
 }
 
-interface OutboxRow {
+export interface OutboxRow {
   id: string;
   messageId: string;
   kind: string;
@@ -97,14 +99,14 @@ export class OutboxRelay {
     const { sql, schema, subjectPrefix } = this.options;
     const publish = this.options.publisher();
     if (!publish) throw new Error("the broker is not connected");
-    return sql.begin(async (tx) => {
+    const published = await sql.begin(async (tx): Promise<readonly OutboxRow[]> => {
       const [turn] = await tx<{ locked: boolean }[]>`
         select pg_try_advisory_xact_lock(hashtext(${`tjm.outbox-relay:${schema}`})) as locked`;
-      if (!turn?.locked) return 0;
+      if (!turn?.locked) return [];
       const rows = await tx<OutboxRow[]>`
         select id, message_id, kind, subject, payload, created_at from outbox
         where published_at is null order by id limit ${this.batchSize}`;
-      if (rows.length === 0) return 0;
+      if (rows.length === 0) return [];
       // Issued in id order on one connection, so the stream stores them in that order.
       await Promise.all(
         rows.map((row) => {
@@ -122,8 +124,10 @@ export class OutboxRelay {
         }),
       );
       await tx`update outbox set published_at = now() where id = any(${rows.map((row) => row.id)}::bigint[])`;
-      return rows.length;
+      return rows;
     });
+    if (published.length > 0) this.options.published?.(published);
+    return published.length;
   }
 
   private async loop(): Promise<void> {
@@ -199,6 +203,7 @@ export interface OutboxRelayDeps {
   subjectPrefix: string;
   broker: Broker;
   logger: Logger;
+  published?: OutboxRelayOptions["published"];
 }
 
 /**
@@ -236,6 +241,7 @@ export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
     schema: deps.schema,
     subjectPrefix: deps.subjectPrefix,
     logger: deps.logger,
+    published: deps.published,
     publisher: () => {
       const nc = deps.broker.connection();
       return nc ? publisherFor(nc) : undefined;

@@ -24,6 +24,8 @@ export interface Broker {
    * 1 on a single server, 3 or 5 on a cluster.
    */
   readonly streamReplicas: number;
+  /** This process's NATS link, for the metrics: up now, and how many times it came back. */
+  status?(): { connected: boolean; reconnects: number };
   close(): Promise<void>;
 }
 
@@ -54,6 +56,7 @@ export function createBroker(
   let connection: NatsConnection | undefined;
   let closed = false;
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
+  const link = { connected: false, reconnects: 0 };
   // Subscriptions asked for; each gets its NATS subscription once connected.
   const wanted = new Set<{ subject: string; onMessage: MessageHandler; sub?: Subscription }>();
   const attach = (
@@ -67,6 +70,8 @@ export function createBroker(
     for await (const status of nc.status()) {
       if (status.type === "disconnect" || status.type === "reconnect") {
         logger.warn(`NATS ${status.type}`, { server: status.server });
+        link.connected = status.type === "reconnect";
+        if (status.type === "reconnect") link.reconnects++;
       }
     }
   };
@@ -85,6 +90,7 @@ export function createBroker(
         return;
       }
       connection = nc;
+      link.connected = true;
       for (const want of wanted) attach(nc, want);
       logger.info("connected to NATS", { server: nc.getServer() });
       void watch(nc);
@@ -104,6 +110,7 @@ export function createBroker(
     },
     connection: () => (connection && !connection.isClosed() ? connection : undefined),
     streamReplicas,
+    status: () => ({ ...link, connected: link.connected && connection?.isClosed() === false }),
     subscribe(subject, onMessage) {
       const want: { subject: string; onMessage: MessageHandler; sub?: Subscription } = { subject, onMessage };
       wanted.add(want);

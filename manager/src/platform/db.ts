@@ -38,6 +38,25 @@ export function createSql(options: DatabaseOptions): Sql {
   });
 }
 
+/** The pool's state, for the metrics. */
+export interface PoolState {
+  max: number;
+  /** Connections with a socket. */
+  open: number;
+  /** Connections in a query, or held by a transaction or reserve(). */
+  busy: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+}
+
+/**
+ * postgres.js exposes no pool state (porsager/postgres#443, open); the install patch adds
+ * `sql.pool()`. Undefined without the patch.
+ */
+export function poolState(sql: Sql): PoolState | undefined {
+  return (sql as Sql & { pool?: () => PoolState }).pool?.();
+}
+
 /** SQLSTATE codes that store.ts files translate into domain errors. */
 export const pgErrorCode = {
   uniqueViolation: "23505",

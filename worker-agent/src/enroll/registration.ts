@@ -16,6 +16,7 @@ import {
   type WorkerPool,
   type WorkerRegistrationResponse,
 } from "@tjm/protocol";
+import type { WorkerMetrics } from "../metrics/worker-metrics.ts";
 import { DEFAULT_BACKOFF, retryDelayBefore } from "../platform/backoff.ts";
 import { AgentExitError, AgentStoppedError, ExitCode } from "../platform/exit-codes.ts";
 import { sleep } from "../platform/sleep.ts";
@@ -45,6 +46,8 @@ export interface StartupContext {
   signal: AbortSignal;
   now: () => number;
   random: () => number;
+  /** Unset when the agent serves no metrics. */
+  metrics?: WorkerMetrics | undefined;
 }
 
 /** The base64url (no padding) Ed25519 signature of the challenge, as the Manager verifies it. */
@@ -195,6 +198,7 @@ async function untilAvailable<T>(
           { cause: err },
         );
       }
+      context.metrics?.retried("registration");
       context.logger.warn("the Manager is unavailable; retrying", {
         step: what,
         retryInMs: delay,

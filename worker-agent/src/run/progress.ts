@@ -19,6 +19,8 @@ export interface ProgressUpdate {
   speed: number | null;
   etaSeconds: number | null;
   outTimeMs: number;
+  /** Frames encoded so far in this run (ffmpeg's `frame`); absent when it printed none (no video). */
+  frames?: number;
   /** This was the `progress=end` block: ffmpeg has stopped (it prints one on failure too). */
   final: boolean;
 }
@@ -33,6 +35,7 @@ export function progressFromBlock(
   const speed = bounded(numberIn(fields.get("speed")), messageLimits.speedMax);
   const remainingMs = Math.max(0, expectedDurationMs - outTimeMs);
   const final = fields.get("progress") === "end";
+  const frames = numberIn(fields.get("frame"));
   return {
     percent: expectedDurationMs > 0 ? clamp((outTimeMs / expectedDurationMs) * 100, 0, 100) : 0,
     fps: bounded(numberIn(fields.get("fps")), messageLimits.fpsMax),
@@ -44,6 +47,7 @@ export function progressFromBlock(
         ? bounded(remainingMs / 1000 / speed, maxEtaSeconds)
         : null,
     outTimeMs,
+    ...(frames === null ? {} : { frames: Math.max(0, Math.floor(frames)) }),
     final,
   };
 }

@@ -48,6 +48,12 @@ export interface UploadProgress {
   totalBytes: number;
 }
 
+/** What the uploader counts (WorkerMetrics implements it). */
+export interface UploadMeter {
+  partUploaded(bytes: number): void;
+  retried(operation: "upload_part" | "complete_upload"): void;
+}
+
 export interface UploadOptions extends RetryOptions {
   client: S3Client;
   /** The uploader also logs how it resumes, at info. */
@@ -64,6 +70,7 @@ export interface UploadOptions extends RetryOptions {
   contentType?: string;
   /** Called after each stored part (and once at the start with what a resume already holds). */
   onProgress?: (progress: UploadProgress) => void;
+  meter?: UploadMeter | undefined;
 }
 
 export interface UploadResult {
@@ -350,6 +357,7 @@ export class MultipartUploader {
           await this.persist(state);
           sent++;
           uploadedBytes += part.length;
+          this.options.meter?.partUploaded(part.length);
           this.options.onProgress?.({ uploadedBytes, totalBytes: state.fileSize });
         },
         signal,
@@ -374,8 +382,9 @@ export class MultipartUploader {
     // tenth of the throughput on 2 cores and caught nothing more (bench/upload.ts).
     const body = await readRange(handle, part.offset, part.length);
     const answer = await withRetry(
-      () =>
-        this.options.client.send(
+      (attempt) => {
+        if (attempt > 1) this.options.meter?.retried("upload_part");
+        return this.options.client.send(
           new UploadPartCommand({
             ...multipartUpload(state),
             PartNumber: part.partNumber,
@@ -383,7 +392,8 @@ export class MultipartUploader {
             ContentLength: part.length,
           }),
           { abortSignal: signal },
-        ),
+        );
+      },
       this.context(`upload part ${part.partNumber}`, poolSignal),
     );
     if (!answer.ETag) {
@@ -399,6 +409,7 @@ export class MultipartUploader {
     return withRetry(
       async () => {
         attempts++;
+        if (attempts > 1) this.options.meter?.retried("complete_upload");
         try {
           const answer = await client.send(
             new CompleteMultipartUploadCommand({
