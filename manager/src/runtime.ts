@@ -5,6 +5,7 @@ import { type Config, parseEnv, redactConfig } from "./config.ts";
 // Types only: the module itself is imported when one of its commands runs (it loads the argon2 addon).
 import type { CommandContext } from "./identity/cli.ts";
 import { type Manager, managerOptionsFromConfig, startManager } from "./manager.ts";
+import { metricsApp } from "./metrics/index.ts";
 import { type Connect, createBroker } from "./platform/broker.ts";
 import { createSql, type Sql } from "./platform/db.ts";
 import { loadMigrations, migrate, pendingMigrations } from "./platform/migrations.ts";
@@ -49,7 +50,9 @@ const USAGE = `usage: manager [serve]                                  start the
                               [--resource AUDIENCE …] [--project ID …] [--first-party] [--public]
                                                         create an OAuth client; prints its secret once
        manager keys rotate                              add a signing key to the built-in provider: published
-                                                        now, signing after PROVIDER_KEY_PUBLISH_LEAD_SECONDS`;
+                                                        now, signing after PROVIDER_KEY_PUBLISH_LEAD_SECONDS
+       manager enrollment-tokens issue [--pool P] [--ttl-seconds N] [--label L]
+                                                        a one-time Worker enrollment token, shown once`;
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
@@ -116,6 +119,7 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
   });
   let manager: Manager | undefined;
   let stopServing: (() => Promise<void>) | undefined;
+  let stopServingMetrics: (() => Promise<void>) | undefined;
   let stopping = false;
   const shutdown = (code: number) => {
     if (stopping) return;
@@ -127,6 +131,7 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
     }, SHUTDOWN_DEADLINE_MS);
     void (async () => {
       await stopServing?.();
+      await stopServingMetrics?.();
       await provider?.stop();
       await manager?.stop();
       await broker.close();
@@ -155,6 +160,15 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
     runtime.exit(EXIT_PREFIX_TAKEN);
   });
   stopServing = await runtime.serve(manager.app, config.HOST, config.PORT, provider);
+  if (manager.metrics.endpoint === "own-port" && config.METRICS_PORT !== undefined) {
+    // Only here, not on the API port: keep it on a network only Prometheus reaches.
+    stopServingMetrics = await runtime.serve(
+      metricsApp(manager.metrics, logger),
+      config.METRICS_HOST,
+      config.METRICS_PORT,
+    );
+    logger.info("metrics listening", { host: config.METRICS_HOST, port: config.METRICS_PORT });
+  }
   if (provider) logger.info("OpenID provider serving", { issuer: config.OIDC_ISSUER_URL });
   logger.info("manager listening", {
     runtime: runtime.name,
@@ -268,6 +282,11 @@ export async function main(runtime: Runtime): Promise<void> {
       );
     else if (command === "clients" && rest[0] === "create")
       await (await import("./identity/cli.ts")).runClientsCreate(
+        commandContext(runtime, config),
+        rest.slice(1),
+      );
+    else if (command === "enrollment-tokens" && rest[0] === "issue")
+      await (await import("./enrollment/cli.ts")).runEnrollmentTokensIssue(
         commandContext(runtime, config),
         rest.slice(1),
       );
