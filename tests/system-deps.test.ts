@@ -23,7 +23,20 @@ const SWIFT_PACKAGES =
 const SWIFT_WHY = "tests/storage-swift run against Swift's s3api, a real S3 on this machine";
 const CHROMIUM_WHY =
   "browser tests (playwright-core) drive it headless; installed ahead of the Admin console's tests";
-const EVERY_TOOL = ["bash", "sleep", "dpkg-query", "ffmpeg", "ffprobe", "nats-server", "chromium"];
+const PROMTOOL_WHY =
+  "tests/deploy run it on the alert rules (check and unit tests) and the Prometheus config";
+const HAPROXY_WHY = "tests/deploy check the compose stack's gateway configuration with haproxy -c";
+const EVERY_TOOL = [
+  "bash",
+  "sleep",
+  "dpkg-query",
+  "ffmpeg",
+  "ffprobe",
+  "nats-server",
+  "chromium",
+  "promtool",
+  "haproxy",
+];
 
 /** Where a tool lives on this machine: the runner's PATH, then the sbin directories. */
 function locate(tool: string): string {
@@ -155,6 +168,21 @@ describe("scripts/system-deps --dry-run", () => {
     expect(test.stdout).toContain(`  to install  chromium: ${CHROMIUM_WHY}\n`);
     expect(test.stdout).toContain("  apt-get update && apt-get install -y chromium\n");
   });
+
+  asRoot(
+    "the test profile adds promtool: Debian's prometheus, without its recommended exporter",
+    async () => {
+      const system = await fakeSystem(EVERY_TOOL.filter((tool) => tool !== "promtool" && tool !== "haproxy"));
+      const demo = await systemDeps(["--dry-run", "demo"], { PATH: system.bin }, "root");
+      const test = await systemDeps(["--dry-run", "test"], { PATH: system.bin }, "root");
+      expect(demo.stdout).toContain("nothing to install\n");
+      expect(test.stdout).toContain(`  to install  promtool: ${PROMTOOL_WHY}\n`);
+      expect(test.stdout).toContain(`  to install  haproxy: ${HAPROXY_WHY}\n`);
+      expect(test.stdout).toContain(
+        "  apt-get update && apt-get install -y --no-install-recommends prometheus haproxy\n",
+      );
+    },
+  );
 });
 
 describe("scripts/system-deps when it cannot install", () => {
@@ -193,10 +221,12 @@ describe("scripts/system-deps when it cannot install", () => {
           "  nats-server: tests start their own nats-server (JWT auth, restarts) besides the shared NATS",
           `  OpenStack Swift: ${SWIFT_WHY}`,
           `  chromium: ${CHROMIUM_WHY}`,
+          `  promtool: ${PROMTOOL_WHY}`,
+          `  haproxy: ${HAPROXY_WHY}`,
           "Install them, then run this again. Debian or Ubuntu:",
-          `  apt-get update && apt-get install -y ffmpeg nats-server chromium && apt-get install -y --no-install-recommends ${SWIFT_PACKAGES}`,
+          `  apt-get update && apt-get install -y ffmpeg nats-server chromium && apt-get install -y --no-install-recommends ${SWIFT_PACKAGES} prometheus haproxy`,
           "macOS:",
-          "  brew install ffmpeg nats-server && brew install --cask chromium",
+          "  brew install ffmpeg nats-server prometheus haproxy && brew install --cask chromium",
           "  (OpenStack Swift is not on Homebrew: the tests that need it run on Linux only)",
           "",
         ].join("\n"),
@@ -293,7 +323,15 @@ describe("scripts/system-deps as root with apt-get", () => {
 
   asRoot("Swift goes in without recommended packages; still missing after the install: exit 1", async () => {
     // No dpkg-query on this PATH, so Swift never shows up as installed.
-    const system = await fakeSystem(["bash", "ffmpeg", "ffprobe", "nats-server", "chromium"]);
+    const system = await fakeSystem([
+      "bash",
+      "ffmpeg",
+      "ffprobe",
+      "nats-server",
+      "chromium",
+      "promtool",
+      "haproxy",
+    ]);
     const run = await systemDeps(["test"], { PATH: system.bin }, "root");
     expect(run.code).toBe(1);
     expect(run.stdout).toBe(`installing OpenStack Swift (${SWIFT_PACKAGES}): ${SWIFT_WHY}\n`);
