@@ -1,3 +1,3 @@
 /** What both processes, the Manager and the Worker agent, run on. */
 export { assertNever } from "./assert-never.ts";
-export { createLogger, LOG_LEVELS, type Logger, type LogLevel, silentLogger } from "./logger.ts";
+export { createLogger, LOG_LEVELS, type Logger, type LogLevel, silentLogger, withFields } from "./logger.ts";

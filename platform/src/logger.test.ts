@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createLogger } from "./logger.ts";
+import { createLogger, withFields } from "./logger.ts";
 
 function capture(level: Parameters<typeof createLogger>[0], base?: Record<string, unknown>) {
   const lines: string[] = [];
@@ -47,5 +47,48 @@ describe("createLogger", () => {
       stack: err.stack,
       cause: { name: "RangeError", message: "socket closed", stack: cause.stack },
     });
+  });
+});
+
+describe("withFields", () => {
+  it("puts its fields on every line, at every level, after the base fields", () => {
+    const { logger, entries } = capture("debug", { service: "worker" });
+    const attempt = withFields(logger, { jobId: "j1", attemptId: "a1" });
+    attempt.debug("probing input");
+    attempt.info("encoding", { pid: 42 });
+    attempt.warn("upload slow");
+    attempt.error("attempt failed");
+    expect(entries().map((entry) => Object.keys(entry))).toEqual([
+      ["time", "level", "msg", "service", "jobId", "attemptId"],
+      ["time", "level", "msg", "service", "jobId", "attemptId", "pid"],
+      ["time", "level", "msg", "service", "jobId", "attemptId"],
+      ["time", "level", "msg", "service", "jobId", "attemptId"],
+    ]);
+    for (const entry of entries()) expect(entry).toMatchObject({ jobId: "j1", attemptId: "a1" });
+  });
+
+  it("lets a call's own fields win, and keeps the level of the logger underneath", () => {
+    const { logger, entries } = capture("info");
+    const scoped = withFields(logger, { jobId: "j1", workerId: "w1" });
+    scoped.debug("dropped below info");
+    scoped.info("attempt completed", { jobId: "j2" });
+    expect(entries()).toHaveLength(1);
+    expect(entries()[0]).toMatchObject({ msg: "attempt completed", jobId: "j2", workerId: "w1" });
+  });
+
+  it("reads its fields at each call: a field set later shows on every later line, also through a nested withFields", () => {
+    const { logger, entries } = capture("info");
+    const fields: { workerId?: string } = {};
+    const agent = withFields(logger, fields);
+    const attempt = withFields(agent, { attemptId: "a1" });
+    agent.info("registering");
+    fields.workerId = "w1";
+    agent.info("worker registered");
+    attempt.info("encoding");
+    expect(entries().map((entry) => [entry.msg, entry.workerId, entry.attemptId])).toEqual([
+      ["registering", undefined, undefined],
+      ["worker registered", "w1", undefined],
+      ["encoding", "w1", "a1"],
+    ]);
   });
 });

@@ -43,3 +43,16 @@ export function createLogger(
 }
 
 export const silentLogger: Logger = createLogger("error", () => {});
+
+/**
+ * The same logger with `fields` on every line (a call's own fields win): a Worker's id on all
+ * it logs once registered, a job's and attempt's ids on everything one attempt logs.
+ */
+export function withFields(logger: Logger, fields: Record<string, unknown>): Logger {
+  return {
+    debug: (msg, own) => logger.debug(msg, { ...fields, ...own }),
+    info: (msg, own) => logger.info(msg, { ...fields, ...own }),
+    warn: (msg, own) => logger.warn(msg, { ...fields, ...own }),
+    error: (msg, own) => logger.error(msg, { ...fields, ...own }),
+  };
+}

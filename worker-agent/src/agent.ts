@@ -2,9 +2,10 @@
  * The Worker agent: checks its state directory, probes ffmpeg, registers (or re-registers)
  * with the Manager, then runs the instance's NATS session (nats/session.ts) until stop() or
  * until the instance cannot go on. Each start-up failure is an AgentExitError with its code.
+ * Its Prometheus metrics are served from the start (registration retries count) to the stop.
  */
 import { mkdir } from "node:fs/promises";
-import type { Logger } from "@tjm/platform";
+import { type Logger, withFields } from "@tjm/platform";
 import { PROTOCOL_VERSION, type Report, type WorkerRegistrationResponse } from "@tjm/protocol";
 import { AttemptRecords } from "./attempts/records.ts";
 import { AttemptRegistry } from "./attempts/registry.ts";
@@ -12,6 +13,8 @@ import type { Config } from "./config.ts";
 import { type Fetch, ManagerApi } from "./enroll/manager-api.ts";
 import { register, reRegister, type StartupContext } from "./enroll/registration.ts";
 import { NotEnrolledError, openState, StateError, saveIdentity, type WorkerState } from "./enroll/state.ts";
+import { MetricsServer } from "./metrics/server.ts";
+import { WorkerMetrics } from "./metrics/worker-metrics.ts";
 import { NatsSession } from "./nats/session.ts";
 import { AgentExitError, AgentStoppedError, ExitCode } from "./platform/exit-codes.ts";
 import { FfmpegUnavailableError, probeFfmpeg } from "./probe/index.ts";
@@ -35,10 +38,15 @@ export interface AgentExit {
 export class WorkerAgent {
   private readonly config: Config;
   private readonly logger: Logger;
+  /** On every line the agent logs: the Worker's id, once it is known. */
+  private readonly logFields: { workerId?: string } = {};
   private readonly api: ManagerApi;
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly stopping = new AbortController();
+  /** Unset when WORKER_METRICS_PORT is 0: then nothing is counted either. */
+  private readonly metrics: WorkerMetrics | undefined;
+  private metricsServer: MetricsServer | undefined;
   private instance: WorkerRegistrationResponse | undefined;
   private session: NatsSession | undefined;
   private attempts: AttemptRegistry | undefined;
@@ -49,10 +57,11 @@ export class WorkerAgent {
 
   constructor(options: AgentOptions) {
     this.config = options.config;
-    this.logger = options.logger;
+    this.logger = withFields(options.logger, this.logFields);
     this.api = new ManagerApi(options.config.MANAGER_URL, options.fetch);
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    this.metrics = options.config.WORKER_METRICS_PORT === 0 ? undefined : new WorkerMetrics();
     this.exited = new Promise((resolve) => {
       this.resolveExit = resolve;
     });
@@ -72,6 +81,16 @@ export class WorkerAgent {
    * (with the exit code) when the start fails, AgentStoppedError when stop() came first.
    */
   async start(): Promise<void> {
+    await this.serveMetrics();
+    try {
+      await this.startInstance();
+    } catch (err) {
+      await this.closeMetrics();
+      throw err;
+    }
+  }
+
+  private async startInstance(): Promise<void> {
     const config = this.config;
     await this.prepareWorkDirectory();
     const state = await this.openState();
@@ -102,6 +121,7 @@ export class WorkerAgent {
         )
       : await this.enroll(context, state, config.ENROLLMENT_TOKEN as string, description);
     this.instance = instance;
+    this.logFields.workerId = instance.workerId;
     this.checkStopped();
     this.logger.info(state.identity ? "worker re-registered" : "worker registered", {
       workerId: instance.workerId,
@@ -123,6 +143,7 @@ export class WorkerAgent {
       onFatal: (code, message, fields) => this.fail(code, message, fields),
       now: this.now,
       random: this.random,
+      metrics: this.metrics,
     });
     await this.session.open();
     attempts.startRestored();
@@ -147,6 +168,7 @@ export class WorkerAgent {
       // Attempts first: their last reports need the connection.
       await this.attempts?.stop();
       await this.session?.close();
+      await this.closeMetrics();
       this.logger.info("worker stopped", { workerId: this.instance?.workerId, exitCode: exit.code });
       this.resolveExit(exit);
     })();
@@ -175,6 +197,7 @@ export class WorkerAgent {
       capacity,
       workDir: config.WORKER_WORK_DIR,
       isDraining: () => this.isDraining,
+      metrics: this.metrics,
       storageRetry: {
         budgetMs: config.WORKER_UPLOAD_RETRY_BUDGET_MS,
         maxAttempts: config.WORKER_UPLOAD_RETRY_ATTEMPTS,
@@ -231,7 +254,32 @@ export class WorkerAgent {
       signal: this.stopping.signal,
       now: this.now,
       random: this.random,
+      metrics: this.metrics,
     };
+  }
+
+  private async serveMetrics(): Promise<void> {
+    if (!this.metrics) return;
+    const { WORKER_METRICS_HOST: host, WORKER_METRICS_PORT: port } = this.config;
+    try {
+      this.metricsServer = await MetricsServer.listen(this.metrics, host, port);
+      const shown = host.includes(":") ? `[${host}]` : host;
+      this.logger.info("serving metrics", { url: `http://${shown}:${port}/metrics` });
+    } catch (err) {
+      // Metrics are for watching the work, not a condition of doing it: a port another
+      // process holds must not keep this Worker from encoding. Prometheus shows the target down.
+      this.logger.error("cannot serve metrics; running without them", {
+        host,
+        port,
+        err: (err as Error).message,
+      });
+    }
+  }
+
+  private async closeMetrics(): Promise<void> {
+    const server = this.metricsServer;
+    this.metricsServer = undefined;
+    await server?.close();
   }
 
   private async prepareWorkDirectory(): Promise<void> {

@@ -33,7 +33,9 @@ export class Dispatcher extends WakeableLoop {
   }
 
   protected async pass(): Promise<boolean> {
-    const { dispatched, full, busy } = await this.scheduleOnce(this.options.batchSize ?? 100);
+    const { dispatched, full, busy, leases } = await this.scheduleOnce(this.options.batchSize ?? 100);
+    // After the commit: a lease logged is a lease stored.
+    for (const lease of leases ?? []) this.options.logger.info("lease dispatched", lease);
     if (dispatched > 0) this.options.dispatched();
     if (busy) {
       // Another replica is scheduling and may have read the queue before this wake-up's
@@ -45,7 +47,12 @@ export class Dispatcher extends WakeableLoop {
   }
 
   /** One scheduling transaction; `full` when the batch was full and more may be waiting. */
-  async scheduleOnce(batchSize: number): Promise<{ dispatched: number; full: boolean; busy?: boolean }> {
+  async scheduleOnce(batchSize: number): Promise<{
+    dispatched: number;
+    full: boolean;
+    busy?: boolean;
+    leases?: { jobId: string; attemptId: string; workerId: string }[];
+  }> {
     const { sql, schema } = this.options;
     return sql.begin(async (tx) => {
       const [turn] = await tx<{ locked: boolean }[]>`
@@ -69,22 +76,24 @@ export class Dispatcher extends WakeableLoop {
         })),
         workers.map((worker) => ({ ...worker, pool: worker.pool as WorkerPool })),
       );
-      for (const assignment of assignments) {
+      const leases = assignments.map((assignment) => ({
+        jobId: assignment.jobId,
+        attemptId: attempts.get(assignment.jobId) as string,
+        workerId: assignment.workerId,
+      }));
+      for (const lease of leases) {
         await dispatch(
           tx,
-          {
-            jobId: assignment.jobId,
-            attemptId: attempts.get(assignment.jobId) as string,
-            workerId: assignment.workerId,
-            instanceId: instances.get(assignment.workerId) as string,
-          },
+          { ...lease, instanceId: instances.get(lease.workerId) as string },
           { ...this.options.lease, protocolVersion: PROTOCOL_VERSION },
         );
       }
       this.counters.leases += assignments.length;
-      if (assignments.length > 0)
-        this.options.logger.debug("leases dispatched", { count: assignments.length });
-      return { dispatched: assignments.length, full: jobs.length === batchSize && assignments.length > 0 };
+      return {
+        dispatched: assignments.length,
+        full: jobs.length === batchSize && assignments.length > 0,
+        leases,
+      };
     });
   }
 }

@@ -52,7 +52,7 @@ export class Promoter extends WakeableLoop {
   async promoteOnce(): Promise<number> {
     const staged: string[] = [];
     const wake: Loop[] = [];
-    let completed = 0;
+    const promoted: { jobId: string; attemptId: string }[] = [];
     const finished = await this.options.sql.begin(async (tx) => {
       let count = 0;
       for (const attempt of await lockPendingPromotions(tx, 5)) {
@@ -105,12 +105,14 @@ export class Promoter extends WakeableLoop {
         }
         wake.push(...done.transition.effects.wake);
         staged.push(...attempt.result.outputs.map((output) => output.uri));
-        completed++;
+        promoted.push({ jobId: attempt.jobId, attemptId: attempt.attemptId });
         count++;
       }
       return count;
     });
-    this.counters.promoted += completed;
+    this.counters.promoted += promoted.length;
+    // After the commit: a job logged as completed is completed.
+    for (const job of promoted) this.options.logger.info("job completed", { ...job, jobState: "COMPLETED" });
     if (finished > 0) this.options.promoted(wake);
     await this.discard(staged);
     return finished;

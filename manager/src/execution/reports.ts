@@ -23,6 +23,7 @@ import {
   type StaleReason,
   type Transition,
 } from "../lifecycle/index.ts";
+import type { ManagerMetrics } from "../metrics/index.ts";
 import { ensurePrefixStreams, PULL_EXPIRES_MS } from "../outbox/index.ts";
 import type { Broker } from "../platform/broker.ts";
 import type { Sql } from "../platform/db.ts";
@@ -37,13 +38,14 @@ export interface ReportsOptions {
   subjectPrefix: string;
   logger: Logger;
   maxAttempts: number;
+  metrics: Pick<ManagerMetrics, "staleReport">;
   /** Told after a report made a transition: its effects say which loops to wake. */
   applied: (report: Report, transition: Transition) => void;
 }
 
 export type ReportOutcome =
-  | { kind: "applied"; transition: Transition }
-  | { kind: "ignored"; why: string }
+  | { kind: "applied"; transition: Transition; jobId: string }
+  | { kind: "ignored"; why: string; jobId: string }
   | { kind: "stale"; reason: StaleReason };
 
 export class ReportsConsumer {
@@ -138,6 +140,7 @@ export class ReportsConsumer {
       const outcome = await this.apply(report);
       if (outcome.kind === "stale") {
         this.counters.stale[outcome.reason] = (this.counters.stale[outcome.reason] ?? 0) + 1;
+        this.options.metrics.staleReport(outcome.reason);
         this.options.logger.warn("stale report ignored", {
           type: report.type,
           reason: outcome.reason,
@@ -147,9 +150,25 @@ export class ReportsConsumer {
         });
       } else if (outcome.kind === "ignored") {
         this.counters.ignored++;
-        this.options.logger.debug("report changes nothing", { type: report.type, why: outcome.why });
+        // A `started` after `accepted` lands here on every job: its ids let it be followed too.
+        this.options.logger.debug("report changes nothing", {
+          type: report.type,
+          jobId: outcome.jobId,
+          attemptId: report.attemptId,
+          workerId: report.workerId,
+          why: outcome.why,
+        });
       } else {
         this.counters.applied++;
+        this.options.logger.info("report applied", {
+          type: report.type,
+          jobId: outcome.jobId,
+          attemptId: report.attemptId,
+          workerId: report.workerId,
+          transition: outcome.transition.name,
+          jobState: outcome.transition.to.job,
+          attemptState: outcome.transition.to.attempt,
+        });
         this.options.applied(report, outcome.transition);
       }
       message.ack();
@@ -173,8 +192,8 @@ export class ReportsConsumer {
         input: transitionInput(report),
       });
       return resolution.kind === "transition"
-        ? { kind: "applied", transition: resolution.transition }
-        : { kind: "ignored", why: resolution.reason };
+        ? { kind: "applied", transition: resolution.transition, jobId: attempt.jobId }
+        : { kind: "ignored", why: resolution.reason, jobId: attempt.jobId };
     });
   }
 }

@@ -18,5 +18,13 @@ export const cancelJobRoute = operatorRoute({
 
 export const cancelJob =
   (deps: JobsDeps): AppRouteHandler<typeof cancelJobRoute> =>
-  async (c) =>
-    c.json(await requestJobTransition(deps, c.req.valid("param").jobId, "cancel-requested"), 202);
+  async (c) => {
+    const { jobId } = c.req.valid("param");
+    const detail = await requestJobTransition(deps, jobId, "cancel-requested");
+    deps.logger.info("job cancel requested", {
+      requestId: c.get("requestId"),
+      jobId,
+      operator: c.get("operator").subject,
+    });
+    return c.json(detail, 202);
+  };

@@ -58,8 +58,16 @@ function resume(deps: JobsDeps, jobId: string, projectId?: string) {
 
 export const resumeUploadsHandler =
   (deps: JobsDeps): AppRouteHandler<typeof resumeUploadsRoute> =>
-  async (c) =>
-    c.json(await resume(deps, c.req.valid("param").jobId), 202);
+  async (c) => {
+    const { jobId } = c.req.valid("param");
+    const detail = await resume(deps, jobId);
+    deps.logger.info("job uploads resume requested", {
+      requestId: c.get("requestId"),
+      jobId,
+      operator: c.get("operator").subject,
+    });
+    return c.json(detail, 202);
+  };
 
 export const tenantResumeUploadsHandler =
   (deps: JobsDeps): AppRouteHandler<typeof tenantResumeUploadsRoute> =>
@@ -68,5 +76,11 @@ export const tenantResumeUploadsHandler =
     if (!tenantMayActOn(c.get("tenant"), projectId)) {
       throw new ApiError("FORBIDDEN", `The token's tjm_projects claim does not grant project ${projectId}`);
     }
-    return c.json(await resume(deps, jobId, projectId), 202);
+    const detail = await resume(deps, jobId, projectId);
+    deps.logger.info("job uploads resume requested", {
+      requestId: c.get("requestId"),
+      jobId,
+      tenant: c.get("tenant").subject,
+    });
+    return c.json(detail, 202);
   };

@@ -18,5 +18,13 @@ export const retryJobRoute = operatorRoute({
 
 export const retryJob =
   (deps: JobsDeps): AppRouteHandler<typeof retryJobRoute> =>
-  async (c) =>
-    c.json(await requestJobTransition(deps, c.req.valid("param").jobId, "retry"), 202);
+  async (c) => {
+    const { jobId } = c.req.valid("param");
+    const detail = await requestJobTransition(deps, jobId, "retry");
+    deps.logger.info("job retry requested", {
+      requestId: c.get("requestId"),
+      jobId,
+      operator: c.get("operator").subject,
+    });
+    return c.json(detail, 202);
+  };

@@ -89,5 +89,13 @@ export const submitJob =
     });
     if (!row)
       throw validationError([{ path: "projectId", message: `project ${body.projectId} does not exist` }]);
+    deps.logger.info("job submitted", {
+      requestId: c.get("requestId"),
+      jobId: row.id,
+      attemptId: row.currentAttemptId,
+      projectId: body.projectId,
+      workerPool: derived.pool,
+      priority: body.priority,
+    });
     return c.json(toJob(row, deps.liveProgress), 201);
   };

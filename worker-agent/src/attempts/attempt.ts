@@ -9,7 +9,7 @@
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { S3Client } from "@aws-sdk/client-s3";
-import type { Logger } from "@tjm/platform";
+import { type Logger, withFields } from "@tjm/platform";
 import type {
   ExecutionPlan,
   LeaseCommand,
@@ -18,6 +18,7 @@ import type {
   ReportBody,
   WorkerPool,
 } from "@tjm/protocol";
+import type { WorkerMetrics } from "../metrics/worker-metrics.ts";
 import { buildFfmpegCommand } from "../run/args.ts";
 import { type RunningFfmpeg, startFfmpeg } from "../run/ffmpeg-process.ts";
 import { type MediaInfo, probeMedia } from "../run/media-info.ts";
@@ -50,6 +51,8 @@ export interface AttemptEnvironment {
   uploadParts?: { partSize: number; concurrency: number };
   /** How long ffmpeg gets after SIGTERM before SIGKILL. */
   killGraceMs?: number;
+  /** Unset when the agent serves no metrics. */
+  metrics?: WorkerMetrics;
 }
 
 const EXTENSIONS: Record<string, string> = { mp4: "mp4", mov: "mov", mkv: "mkv", webm: "webm", mpegts: "ts" };
@@ -68,16 +71,17 @@ export class Attempt {
   private ending = false;
   /** Resolves once the attempt has ended (reported) or stopped with the agent. */
   readonly done: Promise<void>;
+  /** Every line of this attempt carries its job's and its own id. */
+  private readonly log: Logger;
 
   constructor(
     private readonly env: AttemptEnvironment,
     private record: AttemptRecord,
   ) {
+    this.log = withFields(env.logger, { jobId: record.lease.jobId, attemptId: record.lease.attemptId });
     this.client = createS3Client(record.lease.storage);
     this.done = this.run()
-      .catch((err) =>
-        env.logger.error("attempt ended without its last report", { attemptId: record.lease.attemptId, err }),
-      )
+      .catch((err) => this.log.error("attempt ended without its last report", { err }))
       .finally(() => this.client.destroy());
   }
 
@@ -131,7 +135,7 @@ export class Attempt {
   }
 
   private get retry() {
-    return { signal: this.abort.signal, retry: this.env.storageRetry, logger: this.env.logger };
+    return { signal: this.abort.signal, retry: this.env.storageRetry, logger: this.log };
   }
 
   private async run(): Promise<void> {
@@ -146,8 +150,9 @@ export class Attempt {
       if (this.record.phase === "paused") await this.waitForResume();
       const outputs = await this.uploadAll();
       this.ending = true;
+      this.env.metrics?.attemptEnded("succeeded");
       await this.env.report(this.lease, "completed", { outputs, logsUri: this.lease.logsUri });
-      this.env.logger.info("attempt completed", { attemptId: this.lease.attemptId, jobId: this.lease.jobId });
+      this.log.info("attempt completed", { attemptId: this.lease.attemptId, jobId: this.lease.jobId });
       await this.discard({ abortUploads: false });
     } catch (err) {
       if (this.stopping) {
@@ -157,18 +162,20 @@ export class Attempt {
       if (this.cancelled) {
         await this.discard({ abortUploads: true });
         this.ending = true;
+        this.env.metrics?.attemptEnded("cancelled");
         await this.env.report(this.lease, "cancelled", {});
-        this.env.logger.info("attempt cancelled", { attemptId: this.lease.attemptId });
+        this.log.info("attempt cancelled", { attemptId: this.lease.attemptId });
         return;
       }
       const failure = describeFailure(err, phase);
-      this.env.logger.warn("attempt failed", { attemptId: this.lease.attemptId, ...failure, err });
+      this.log.warn("attempt failed", { attemptId: this.lease.attemptId, ...failure, err });
       const logsUri = await this.uploadLog().then(
         () => this.lease.logsUri,
         () => undefined,
       );
       await this.discard({ abortUploads: true });
       this.ending = true;
+      this.env.metrics?.attemptEnded("failed");
       await this.env.report(this.lease, "failed", { ...failure, ...(logsUri ? { logsUri } : {}) });
     }
   }
@@ -203,21 +210,26 @@ export class Attempt {
       outputPaths,
     });
     await this.env.report(this.lease, "started", {});
+    const meter = this.env.metrics?.encodeMeter();
     this.ffmpeg = startFfmpeg({
       ...(this.env.ffmpegPath ? { ffmpegPath: this.env.ffmpegPath } : {}),
       args: command.args,
       expectedDurationMs: command.expectedDurationMs,
       logPath: this.record.logPath,
-      onProgress: (update) => this.env.progress(this.lease, update),
+      onProgress: (update) => {
+        // Throttled, but ffmpeg's last block always comes through: the frame count ends exact.
+        meter?.observe(update);
+        this.env.progress(this.lease, update);
+      },
       ...(this.env.killGraceMs !== undefined ? { killGraceMs: this.env.killGraceMs } : {}),
     });
-    this.env.logger.info("encoding", {
+    this.log.info("encoding", {
       attemptId: this.lease.attemptId,
       pid: this.ffmpeg.pid,
       expectedDurationMs: command.expectedDurationMs,
     });
     if (signal.aborted) this.ffmpeg.cancel();
-    await this.ffmpeg.done;
+    await this.ffmpeg.done.finally(() => meter?.end());
 
     const outputs: EncodedOutput[] = [];
     for (const output of plan.outputs) {
@@ -266,9 +278,10 @@ export class Attempt {
       } catch (err) {
         if (!(err instanceof StorageUnavailableError) || this.cancelled || this.stopping) throw err;
         this.record = { ...this.record, phase: "paused" };
+        this.env.metrics?.storageWaitEntered();
         await this.env.records.save(this.record);
         const reason = err.message.replace(/\s+/g, " ").slice(0, 500);
-        this.env.logger.warn("storage unavailable; uploads paused until resume-uploads", {
+        this.log.warn("storage unavailable; uploads paused until resume-uploads", {
           attemptId: this.lease.attemptId,
           reason,
         });
@@ -279,15 +292,17 @@ export class Attempt {
   }
 
   private async waitForResume(): Promise<void> {
+    this.env.metrics?.waitingStarted();
     await new Promise<void>((resolve) => {
       this.resumeWaiter = resolve;
     });
+    this.env.metrics?.waitingEnded();
     this.resumeWaiter = undefined;
     this.abort.signal.throwIfAborted();
     this.record = { ...this.record, phase: "uploading" };
     await this.env.records.save(this.record);
     await this.env.report(this.lease, "upload-resumed", {});
-    this.env.logger.info("uploads resumed", { attemptId: this.lease.attemptId });
+    this.log.info("uploads resumed", { attemptId: this.lease.attemptId });
   }
 
   private uploader(output: EncodedOutput): MultipartUploader {
@@ -298,6 +313,7 @@ export class Attempt {
       statePath: this.env.records.uploadStatePath(this.lease.attemptId, output.id),
       ...this.env.uploadParts,
       ...this.retry,
+      meter: this.env.metrics,
     });
   }
 
@@ -323,12 +339,10 @@ export class Attempt {
           uri: this.stagingUri(output.id),
           statePath: this.env.records.uploadStatePath(this.lease.attemptId, output.id),
           retry: { maxAttempts: 2, budgetMs: 5000 },
-          logger: this.env.logger,
+          logger: this.log,
         })
           .abort()
-          .catch((err) =>
-            this.env.logger.warn("cannot abort a multipart upload", { output: output.id, err }),
-          );
+          .catch((err) => this.log.warn("cannot abort a multipart upload", { output: output.id, err }));
       }
     }
     await rm(this.directory, { recursive: true, force: true });

@@ -80,7 +80,11 @@ export class AttemptRegistry {
           ? "the lease arrived after its dispatch deadline"
           : undefined;
     if (refusal) {
-      this.options.logger.warn("lease rejected", { attemptId: lease.attemptId, reason: refusal });
+      this.options.logger.warn("lease rejected", {
+        jobId: lease.jobId,
+        attemptId: lease.attemptId,
+        reason: refusal,
+      });
       await this.options.report(lease, "rejected", { reason: refusal });
       return;
     }
@@ -131,8 +135,10 @@ export class AttemptRegistry {
 
   private track(attempt: Attempt): void {
     this.attempts.set(attempt.lease.attemptId, attempt);
+    this.options.metrics?.attemptHeld();
     void attempt.done.finally(() => {
       this.attempts.delete(attempt.lease.attemptId);
+      this.options.metrics?.attemptReleased();
       if (this.options.isDraining() && this.attempts.size === 0) {
         this.options.logger.info("drained: this Worker holds no more attempts");
       }

@@ -32,6 +32,7 @@ import {
 import type { AttemptRegistry } from "../attempts/registry.ts";
 import { type ManagerApi, ManagerRefusedError } from "../enroll/manager-api.ts";
 import { refreshCredentials } from "../enroll/registration.ts";
+import type { WorkerMetrics } from "../metrics/worker-metrics.ts";
 import { backoffDelayMs, DEFAULT_BACKOFF, retryDelayBefore } from "../platform/backoff.ts";
 import { AgentExitError, AgentStoppedError, ExitCode } from "../platform/exit-codes.ts";
 import { sleep } from "../platform/sleep.ts";
@@ -55,6 +56,8 @@ export interface SessionOptions {
   onFatal: (code: ExitCode, message: string, fields?: Record<string, unknown>) => void;
   now: () => number;
   random: () => number;
+  /** Unset when the agent serves no metrics. */
+  metrics?: WorkerMetrics | undefined;
 }
 
 /** Bound on draining the NATS connection at close; a dead server must not hold the exit. */
@@ -326,7 +329,11 @@ export class NatsSession {
           .attempts()
           .lease(decision.command)
           .catch((err) =>
-            this.logger.error("cannot take a lease", { attemptId: decision.command.attemptId, err }),
+            this.logger.error("cannot take a lease", {
+              jobId: decision.command.jobId,
+              attemptId: decision.command.attemptId,
+              err,
+            }),
           );
         return;
       case "cancel":
@@ -357,6 +364,7 @@ export class NatsSession {
         return;
       } catch (err) {
         if (this.ended) throw new AgentStoppedError();
+        this.options.metrics?.retried("report_publish");
         const delay = backoffDelayMs(failures, DEFAULT_BACKOFF, this.options.random);
         this.logger.warn("cannot store a report yet; retrying", { type: report.type, retryInMs: delay, err });
         await sleep(delay, this.options.signal).catch(() => {});
