@@ -5,7 +5,8 @@
  * a 720p transcode against plain ffmpeg, dispatch latency and 1,000 tiny jobs, and a 1 GiB
  * upload through the Worker's uploader against lib-storage on Swift's s3api, argon2id costs,
  * the built-in OpenID provider (sign-ins, client_credentials, the standing check's cost), and
- * the Admin console (the delay its SSE relay adds for 1,000 sessions, the jobs view's page load).
+ * the Admin console (the delay its SSE relay adds for 1,000 sessions, the jobs view's page load),
+ * and the Manager's Prometheus metrics (submit with them on and off, a scrape at 1M jobs).
  * Prints markdown; asserts nothing. BENCH_SCENARIOS picks which run; each lives in its folder.
  */
 import { execFileSync } from "node:child_process";
@@ -21,6 +22,7 @@ import { authScenario } from "./auth/index.ts";
 import { dispatchScenario } from "./dispatch/index.ts";
 import { heartbeatsScenario } from "./heartbeats/index.ts";
 import { listScenario } from "./list/index.ts";
+import { metricsScenario } from "./metrics/index.ts";
 import { overheadScenario } from "./overhead/index.ts";
 import { relayScenario } from "./relay/index.ts";
 import { table, targetsSection } from "./report.ts";
@@ -48,6 +50,7 @@ const SCENARIO_RUNS: Record<ScenarioName, Scenario<unknown>> = {
   argon2: argon2Scenario,
   auth: authScenario,
   "admin-sse": adminSseScenario,
+  metrics: metricsScenario,
 };
 
 const TOKEN_LIFETIME_S = 24 * 3600;

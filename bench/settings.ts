@@ -4,6 +4,7 @@ import { type AuthSettings, readAuthSettings } from "./auth/settings.ts";
 import { type DispatchSettings, readDispatchSettings } from "./dispatch/settings.ts";
 import { type HeartbeatSettings, readHeartbeatSettings } from "./heartbeats/settings.ts";
 import { type ListSettings, readListSettings } from "./list/settings.ts";
+import { type MetricsSettings, readMetricsSettings } from "./metrics/settings.ts";
 import { type OverheadSettings, readOverheadSettings } from "./overhead/settings.ts";
 import { positiveNumber } from "./shared/env.ts";
 import type { LoadOptions } from "./shared/load.ts";
@@ -25,6 +26,7 @@ export const SCENARIOS = [
   "argon2",
   "auth",
   "admin-sse",
+  "metrics",
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -43,6 +45,7 @@ export interface Settings {
   upload: UploadSettings;
   auth: AuthSettings;
   adminSse: AdminSseSettings;
+  metrics: MetricsSettings;
 }
 
 function readScenarios(env: NodeJS.ProcessEnv): ScenarioName[] {
@@ -68,6 +71,7 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
     upload: readUploadSettings(env),
     auth: readAuthSettings(env),
     adminSse: readAdminSseSettings(env),
+    metrics: readMetricsSettings(env),
   };
 }
 
