@@ -12,8 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import type { BenchContext } from "../scenario.ts";
 import { spread } from "../shared/stats.ts";
-import { closeFollowers, openFollowers } from "./followers.ts";
-import type { DelayRound } from "./run.ts";
+import { closeFollowers, compareArrivals, type DelayRound, openFollowers } from "./followers.ts";
 
 const BARE_SERVER = fileURLToPath(new URL("./bare-server.ts", import.meta.url));
 const DELIVERY_TIMEOUT_MS = 10_000;
@@ -62,24 +61,7 @@ export async function measureFloor(context: BenchContext, sessions: number): Pro
     const delivered = () =>
       readers.every((reader) => [...askedAt.keys()].every((id) => reader.arrivals.has(id)));
     while (performance.now() < deadline && !delivered()) await sleep(100);
-    const added: number[] = [];
-    let receivedAll = 0;
-    for (const reader of readers) {
-      let all = true;
-      for (const [id, at] of askedAt) {
-        const arrived = reader.arrivals.get(id);
-        if (arrived === undefined) all = false;
-        else added.push(arrived - at);
-      }
-      if (all) receivedAll++;
-    }
-    return {
-      readers: readers.length,
-      events: askedAt.size,
-      receivedAll,
-      added: spread(added),
-      written: spread([...written.values()]),
-    };
+    return { ...compareArrivals(readers, [...askedAt]), written: spread([...written.values()]) };
   } finally {
     closeFollowers(followers);
     child.stdin.end();

@@ -5,6 +5,7 @@
  */
 import net from "node:net";
 import { performance } from "node:perf_hooks";
+import { type Spread, spread } from "../shared/stats.ts";
 
 const CONNECT_CONCURRENCY = 100;
 const HEADERS_END = "\r\n\r\n";
@@ -99,4 +100,31 @@ export function closeFollowers(followers: Follower[]): void {
     follower.connected = false;
     follower.socket.destroy();
   }
+}
+
+export interface DelayRound {
+  /** Sessions whose arrivals were read and compared. */
+  readers: number;
+  /** Events the reference delivered (or the bench asked for). */
+  events: number;
+  /** Readers that received every one of them. */
+  receivedAll: number;
+  /** Reader arrival minus the reference time, per (event, reader). */
+  added: Spread;
+}
+
+/** Each reader's arrival of each event against the event's reference time (id → time). */
+export function compareArrivals(readers: Follower[], reference: [string, number][]): DelayRound {
+  const added: number[] = [];
+  let receivedAll = 0;
+  for (const reader of readers) {
+    let all = reference.length > 0;
+    for (const [id, at] of reference) {
+      const arrived = reader.arrivals.get(id);
+      if (arrived === undefined) all = false;
+      else added.push(arrived - at);
+    }
+    if (all) receivedAll++;
+  }
+  return { readers: readers.length, events: reference.length, receivedAll, added: spread(added) };
 }

@@ -39,7 +39,15 @@ import {
 import { findProcessTree, rssBytes } from "../shared/proc.ts";
 import { type Spread, spread } from "../shared/stats.ts";
 import { type FloorResult, measureFloor } from "./floor.ts";
-import { closeFollowers, type Follower, openFollowers } from "./followers.ts";
+import {
+  closeFollowers,
+  compareArrivals,
+  type DelayRound,
+  type Follower,
+  openFollowers,
+} from "./followers.ts";
+
+export type { DelayRound } from "./followers.ts";
 
 /** Debian's chromium, as the console's browser tests use it. */
 const CHROMIUM = "/usr/bin/chromium";
@@ -67,17 +75,6 @@ export interface RelayResult {
   sampledReaders: DelayRound;
   /** Relay streams the Admin ended while measured. */
   lost: number;
-}
-
-export interface DelayRound {
-  /** Sessions whose arrivals were read and compared. */
-  readers: number;
-  /** Events the Manager's own stream delivered. */
-  events: number;
-  /** Readers that received every one of them. */
-  receivedAll: number;
-  /** Admin arrival minus the Manager stream's, per (event, reader). */
-  added: Spread;
 }
 
 export interface PageLoadResult {
@@ -292,19 +289,7 @@ async function measureRound(
   const deadline = performance.now() + DELIVERY_TIMEOUT_MS;
   while (performance.now() < deadline && !(expected().length >= settings.events && readers.every(delivered)))
     await sleep(100);
-  const events = expected();
-  const added: number[] = [];
-  let receivedAll = 0;
-  for (const follower of readers) {
-    let all = events.length > 0;
-    for (const [id, at] of events) {
-      const arrived = follower.arrivals.get(id);
-      if (arrived === undefined) all = false;
-      else added.push(arrived - at);
-    }
-    if (all) receivedAll++;
-  }
-  return { readers: readers.length, events: events.length, receivedAll, added: spread(added) };
+  return compareArrivals(readers, expected());
 }
 
 /** Submits jobs until `total` are stored, SEED_CONCURRENCY at a time, through the real route. */
