@@ -11,6 +11,12 @@
  * @tjm/storage says what that check cannot see). An output of another size will not become
  * right on a retry: the attempt fails with OUTPUT_MISMATCH, which fails the job, and the
  * staged objects are kept for whoever looks into it.
+ *
+ * Each copy is recorded as it succeeds (in the pass's transaction, which commits even when a
+ * later step of that attempt fails), so a pass cut after some copies (the manifest write
+ * failed, the store went away) resumes with the rest: a destination is written once. Only a
+ * Manager dying between a copy and the commit leaves a copy to be made again, of the same
+ * staged object.
  */
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { Logger } from "@tjm/platform";
@@ -19,7 +25,7 @@ import { CopyMismatchError, copyObject, deleteObject, putSmallObject, type Retry
 import type { Loop } from "../lifecycle/index.ts";
 import type { Sql } from "../platform/db.ts";
 import { WakeableLoop } from "../platform/loop.ts";
-import { applyTrigger, lockPendingPromotions, type PromotedOutput } from "./store.ts";
+import { applyTrigger, lockPendingPromotions, markOutputPromoted, type PromotedOutput } from "./store.ts";
 
 /**
  * Promotion runs inside the transaction that holds the attempts' row locks, and the next pass
@@ -58,7 +64,10 @@ export class Promoter extends WakeableLoop {
       for (const attempt of await lockPendingPromotions(tx, 5)) {
         const plan = attempt.executionPlan;
         try {
-          const outputs = await this.promote(plan, attempt.result.outputs);
+          const outputs = await this.promote(plan, attempt.result.outputs, {
+            alreadyPromoted: new Set(attempt.promotedOutputIds),
+            promoted: (outputId) => markOutputPromoted(tx, attempt.attemptId, outputId),
+          });
           if (plan.manifestUri) {
             const manifest = {
               jobId: attempt.jobId,
@@ -131,16 +140,23 @@ export class Promoter extends WakeableLoop {
     return { retry: PROMOTION_RETRY, logger: this.options.logger };
   }
 
-  private async promote(plan: ExecutionPlan, staged: PromotedOutput[]) {
+  private async promote(
+    plan: ExecutionPlan,
+    staged: PromotedOutput[],
+    progress: { alreadyPromoted: ReadonlySet<string>; promoted(outputId: string): Promise<void> },
+  ) {
     const destinations = new Map(plan.outputs.map((output) => [output.id, output.destinationUri]));
     const promoted = [];
     for (const output of staged) {
       const destination = destinations.get(output.id);
       if (!destination) throw new Error(`output ${output.id} is not in the plan`);
-      await copyObject(this.options.storage(), output.uri, destination, {
-        ...this.storageOptions,
-        expectedBytes: output.bytes,
-      });
+      if (!progress.alreadyPromoted.has(output.id)) {
+        await copyObject(this.options.storage(), output.uri, destination, {
+          ...this.storageOptions,
+          expectedBytes: output.bytes,
+        });
+        await progress.promoted(output.id);
+      }
       promoted.push({ ...output, uri: destination });
     }
     return promoted;

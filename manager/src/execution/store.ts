@@ -512,14 +512,27 @@ export async function lockPendingPromotions(
   (LockedAttempt & {
     result: { outputs: PromotedOutput[]; logsUri: string };
     executionPlan: ExecutionPlan;
+    /** Outputs an earlier, cut pass already copied to their destinations. */
+    promotedOutputIds: string[];
   })[]
 > {
   return tx`
-    select ${lockedAttemptColumns(tx)}, a.result, j.execution_plan
+    select ${lockedAttemptColumns(tx)}, a.result, j.execution_plan, a.promoted_output_ids
     from attempts a join jobs j on j.id = a.job_id
     where a.state = 'UPLOADING' and a.completion_accepted_at is not null
     order by a.completion_accepted_at limit ${limit}
     for update of a, j skip locked`;
+}
+
+/** Records that an output of the attempt is at its destination, so no later pass copies it again. */
+export async function markOutputPromoted(
+  tx: TransactionSql,
+  attemptId: string,
+  outputId: string,
+): Promise<void> {
+  await tx`
+    update attempts set promoted_output_ids = array_append(promoted_output_ids, ${outputId})
+    where id = ${attemptId} and not (${outputId} = any(promoted_output_ids))`;
 }
 
 export interface PromotedOutput {
