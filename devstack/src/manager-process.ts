@@ -22,6 +22,8 @@ export interface ManagerProcess {
   baseUrl: string;
   output(): string;
   stop(): Promise<void>;
+  /** SIGKILL to the whole group at once, as a crash or an OOM kill ends it; resolves once it is gone. */
+  kill(): Promise<void>;
 }
 
 /**
@@ -71,6 +73,14 @@ export async function startManagerProcess(
   const pid = child.pid as number;
   const baseUrl = `http://127.0.0.1:${port}`;
   const stop = () => stopProcessGroup(pid, closed, STOP_GRACE_MS);
+  const kill = async () => {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      // The group is already gone.
+    }
+    await closed;
+  };
   try {
     await waitFor(
       `the ${runtime} Manager on port ${port}`,
@@ -89,5 +99,5 @@ export async function startManagerProcess(
     await stop();
     throw err;
   }
-  return { runtime, baseUrl, output: () => output, stop };
+  return { runtime, baseUrl, output: () => output, stop, kill };
 }

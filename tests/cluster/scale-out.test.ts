@@ -8,10 +8,9 @@
  * written by one promotion (the S3 requests, recorded by a proxy in front of s3rver), and
  * both Managers show the same jobs and stream their events and progress.
  *
- * CLUSTER_JOBS sets how many jobs (default 100; the fault suite runs 500).
+ * CLUSTER_JOBS sets how many jobs (default 100; the fault suite runs 500). The fault suite's
+ * checker judges every job too, and under `npm run chaos` its verdicts join the table.
  */
-import { createServer, request } from "node:http";
-import type { AddressInfo } from "node:net";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import { type AgentProcess, agentDirs, killAgents } from "@tjm/devstack/agent-process";
@@ -20,8 +19,10 @@ import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
 import { freePort, waitFor } from "@tjm/devstack/services";
 import { MANAGER_REPORTS_CONSUMER, streams, workerConsumerName } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { collectFacts, reportScenario } from "../chaos/scenario.ts";
 import { TestManager, type TestManagerOptions } from "../harness/manager.ts";
 import { putClip, startTestAgent } from "../harness/media-jobs.ts";
+import { type S3RequestLog, startS3RequestLog } from "../harness/s3-request-log.ts";
 import { subscribeEvents } from "../harness/sse.ts";
 
 const JOBS = Number(process.env.CLUSTER_JOBS ?? 100);
@@ -33,59 +34,11 @@ const SAMPLE = 10;
 /** 100 jobs take 40-50 s here; the waits scale with the count, with room for a busy machine. */
 const RUN_BUDGET_MS = Math.max(120_000, JOBS * 1_200);
 
-/** One PUT that reached s3rver, and how it answered. */
-interface S3Put {
-  /** /bucket/key, without the query. */
-  path: string;
-  /** The x-amz-copy-source header: set on a copy (a promotion). */
-  copySource: string | undefined;
-  status: number;
-}
-
-/** A proxy in front of s3rver that records every PUT (uploads, copies, manifests) and its answer. */
-async function startS3PutLog(target: number) {
-  const puts: S3Put[] = [];
-  const server = createServer((incoming, answer) => {
-    const upstream = request(
-      {
-        host: "127.0.0.1",
-        port: target,
-        method: incoming.method,
-        path: incoming.url,
-        headers: incoming.headers,
-      },
-      (response) => {
-        if (incoming.method === "PUT") {
-          const copySource = incoming.headers["x-amz-copy-source"];
-          puts.push({
-            path: decodeURIComponent((incoming.url ?? "").split("?")[0] ?? ""),
-            copySource: typeof copySource === "string" ? decodeURIComponent(copySource) : undefined,
-            status: response.statusCode ?? 0,
-          });
-        }
-        answer.writeHead(response.statusCode ?? 502, response.headers);
-        response.pipe(answer);
-      },
-    );
-    upstream.on("error", () => answer.destroy());
-    incoming.pipe(upstream);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    puts,
-    async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
-
 let cluster: NatsCluster;
 /** The test's own connection to the cluster, for stream and consumer info. */
 let observer: NatsConnection;
 let s3: S3Server;
-let s3Puts: Awaited<ReturnType<typeof startS3PutLog>>;
+let s3Log: S3RequestLog;
 let scratch: Awaited<ReturnType<typeof agentDirs>>;
 let a: TestManager;
 let b: TestManager;
@@ -103,12 +56,12 @@ beforeAll(async () => {
     servers: cluster.nodes.map((node) => node.url),
     authenticator: credsAuthenticator(new TextEncoder().encode(cluster.managerCreds)),
   });
-  s3Puts = await startS3PutLog(s3.port);
+  s3Log = await startS3RequestLog(s3.port);
   await putClip(s3, { bucket: "media-in", key: "tiny.mp4" }, 1, "160x120");
   settings = {
     natsUrl: cluster.url,
     natsAuth: cluster,
-    storage: { ...s3.settings, endpoint: s3Puts.endpoint },
+    storage: { ...s3.settings, endpoint: s3Log.endpoint },
     heartbeatIntervalMs: 500,
     // Well past a node's restart: a Worker riding it must not be taken for lost.
     lostAfterMs: 15_000,
@@ -140,7 +93,7 @@ afterAll(async () => {
   await observer?.close();
   await b?.close({ keepStreams: true });
   await a?.close();
-  await s3Puts?.close();
+  await s3Log?.close();
   await s3?.stop();
   await cluster?.stop();
   await scratch?.cleanup();
@@ -330,15 +283,11 @@ describe("two Managers on a three-node NATS cluster", () => {
       );
 
       // One promotion (a copy from staging) per destination, and one manifest per job.
-      const written = s3Puts.puts.filter((put) => put.status < 300);
       for (let index = 0; index < JOBS; index++) {
-        const writes = written.filter((put) => put.path === destinationOf(index));
+        const writes = s3Log.writesTo(destinationOf(index));
         expect(writes, destinationOf(index)).toHaveLength(1);
         expect(writes[0]?.copySource, destinationOf(index)).toMatch(/^\/?media-out\/\.tjm-staging\//);
-        expect(
-          written.filter((put) => put.path === manifestOf(index)),
-          manifestOf(index),
-        ).toHaveLength(1);
+        expect(s3Log.writesTo(manifestOf(index)), manifestOf(index)).toHaveLength(1);
       }
 
       // Either Manager streams the completions (A, never restarted, every one; the restarted B
@@ -361,6 +310,22 @@ describe("two Managers on a three-node NATS cluster", () => {
       await eventsA.close();
       await eventsB.close();
 
+      await reportScenario(
+        {
+          scenario: `scale-out-${JOBS}`,
+          runs: 1,
+          seed: 0,
+          durationMs: Date.now() - started,
+          recoveries: [],
+          notes: [`${killed.name} killed and restarted, Manager B restarted`],
+        },
+        await collectFacts(
+          a.sql,
+          s3Log,
+          jobIds.map((jobId, index) => ({ jobId, destinations: [destinationOf(index), manifestOf(index)] })),
+          agents,
+        ),
+      );
       console.info(
         `[scale-out] ${JOBS} jobs on ${WORKERS} Workers x ${WORKER_CAPACITY}, ms since the first submit: ${JSON.stringify(timings)}; ` +
           `${attempts.length - JOBS} attempts beyond one per job; job.progress events: A ${progressSeen(eventsA)}, B ${progressSeen(eventsB)}; ` +

@@ -1,0 +1,146 @@
+/**
+ * The fault suite's judge, pure: what is known of one job once a scenario is over (the
+ * Manager's rows, the store's request log, the Workers' logs) in, one verdict out.
+ *
+ * - stale-write-accepted: something a superseded attempt did took effect — an attempt other
+ *   than the job's current one SUCCEEDED, or a destination holds an object staged by an
+ *   attempt other than the one that succeeded.
+ * - duplicate-output: work ran or landed twice — more than one attempt SUCCEEDED, a
+ *   destination was written from more than one attempt's staged objects, or one attempt was
+ *   encoded or completed more than once across the Workers' processes.
+ *
+ * A destination written again from the same staged object (the promoter repeating a copy whose
+ * commit a killed Manager never made) is the same output, not a duplicate: it is counted
+ * apart, as a rewrite, so the table shows how often it happens.
+ * - lost: an acknowledged job the Manager does not know, one that ended other than COMPLETED,
+ *   or a COMPLETED one with a destination never written.
+ * - stuck: not in a terminal state when the scenario gave up waiting.
+ * - ok: none of these.
+ *
+ * A job gets the first verdict of that list that applies, with the reason.
+ */
+
+export const VERDICTS = ["ok", "lost", "stuck", "duplicate-output", "stale-write-accepted"] as const;
+export type Verdict = (typeof VERDICTS)[number];
+export const BAD_VERDICTS = VERDICTS.filter((verdict) => verdict !== "ok");
+
+const TERMINAL = new Set(["COMPLETED", "FAILED", "CANCELLED"]);
+
+export interface AttemptFacts {
+  id: string;
+  state: string;
+  failureCode?: string | null;
+}
+
+export interface DestinationFacts {
+  /** /bucket/key */
+  path: string;
+  /**
+   * Each successful write of the object, with its copy source when it was a copy (a promotion
+   * from `/bucket/.tjm-staging/<jobId>/<attemptId>/<outputId>`); a manifest has none.
+   */
+  writes: { copySource: string | undefined }[];
+}
+
+export interface JobFacts {
+  /** The job's id, known once its submission was acknowledged. */
+  jobId: string;
+  /** The job's state in PostgreSQL; undefined when the Manager has no such job. */
+  state: string | undefined;
+  currentAttemptId: string | undefined;
+  attempts: AttemptFacts[];
+  destinations: DestinationFacts[];
+  /** How many times the Workers' processes logged each of the job's attempts encoding and completed. */
+  executions: { attemptId: string; encoded: number; completed: number }[];
+}
+
+export interface Judgement {
+  jobId: string;
+  verdict: Verdict;
+  reason: string;
+  /** Writes of the job's destinations beyond the first, each from the same source as the first. */
+  rewrites: number;
+}
+
+/** The attempt id in a staging copy source, or undefined when the source is not a staging key. */
+export function stagedBy(copySource: string): string | undefined {
+  const match = /^\/?[^/]+\/\.tjm-staging\/[^/]+\/([^/]+)\/[^/]+$/.exec(copySource);
+  return match?.[1];
+}
+
+export function judge(job: JobFacts): Judgement {
+  const rewrites = job.destinations.reduce(
+    (sum, destination) => sum + Math.max(0, destination.writes.length - 1),
+    0,
+  );
+  const verdict = (kind: Verdict, reason: string): Judgement => ({
+    jobId: job.jobId,
+    verdict: kind,
+    reason,
+    rewrites,
+  });
+  const succeeded = job.attempts.filter((attempt) => attempt.state === "SUCCEEDED");
+
+  const staleSuccess = succeeded.find((attempt) => attempt.id !== job.currentAttemptId);
+  if (staleSuccess) {
+    return verdict(
+      "stale-write-accepted",
+      `attempt ${staleSuccess.id} SUCCEEDED but the current attempt is ${job.currentAttemptId}`,
+    );
+  }
+  for (const destination of job.destinations) {
+    for (const write of destination.writes) {
+      const stager = write.copySource === undefined ? undefined : stagedBy(write.copySource);
+      if (stager !== undefined && !succeeded.some((attempt) => attempt.id === stager)) {
+        return verdict(
+          "stale-write-accepted",
+          `${destination.path} was promoted from attempt ${stager}, which did not succeed`,
+        );
+      }
+    }
+  }
+
+  if (succeeded.length > 1) {
+    return verdict("duplicate-output", `${succeeded.length} attempts SUCCEEDED`);
+  }
+  for (const destination of job.destinations) {
+    const sources = new Set(
+      destination.writes.map((write) =>
+        write.copySource === undefined ? "a direct write" : (stagedBy(write.copySource) ?? write.copySource),
+      ),
+    );
+    if (sources.size > 1) {
+      return verdict(
+        "duplicate-output",
+        `${destination.path} was written from ${[...sources].join(" and ")}`,
+      );
+    }
+  }
+  const rerun = job.executions.find((execution) => execution.encoded > 1 || execution.completed > 1);
+  if (rerun) {
+    return verdict(
+      "duplicate-output",
+      `attempt ${rerun.attemptId} was encoded ${rerun.encoded} and completed ${rerun.completed} times`,
+    );
+  }
+
+  if (job.state === undefined) return verdict("lost", "the Manager has no such job");
+  if (TERMINAL.has(job.state) && job.state !== "COMPLETED") {
+    const attempts = job.attempts.map((attempt) => attempt.failureCode ?? attempt.state).join(", ");
+    return verdict("lost", `the job ended ${job.state} (attempts: ${attempts})`);
+  }
+  if (job.state === "COMPLETED") {
+    const missing = job.destinations.find((destination) => destination.writes.length === 0);
+    if (missing) return verdict("lost", `the job is COMPLETED but ${missing.path} was never written`);
+    return verdict("ok", "COMPLETED once");
+  }
+  return verdict("stuck", `still ${job.state}`);
+}
+
+export type Tally = Record<Verdict, number>;
+
+export function tally(judgements: Judgement[]): Tally {
+  const counts = Object.fromEntries(VERDICTS.map((verdict) => [verdict, 0])) as Tally;
+  for (const judgement of judgements) counts[judgement.verdict]++;
+  return counts;
+}

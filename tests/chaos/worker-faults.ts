@@ -1,0 +1,375 @@
+/**
+ * Worker faults at exact points of a job's first attempt, on real agents running real ffmpeg
+ * against s3rver behind a request log. Each job's point is drawn from the seed:
+ *
+ * - download: while the agent's GET of the job's input is in flight (the request is held);
+ * - encode: 0-400 ms after the agent logs `encoding` (its ffmpeg dies with it);
+ * - part-1, part-2, part-3: while that multipart part of the output is in flight (one part at
+ *   a time, 5 MiB parts of a ~13 MiB output);
+ * - complete-upload: while the CompleteMultipartUpload of the output is in flight;
+ * - log-upload: while the ffmpeg log is uploaded, the agent's last step before reporting
+ *   `completed`;
+ * - after-report (kill only): as soon as the agent logs `attempt completed`.
+ *
+ * `kill`: the agent (and its ffmpeg) is SIGKILLed, the held request cut, and the agent started
+ * again on its state directory, as a supervisor would. `freeze`: a zombie — the agent (and its
+ * ffmpeg) is SIGSTOPped until the Manager has failed the attempt as lost, then continued, and
+ * the held request let through: whatever the zombie then uploads or reports must change nothing.
+ *
+ * Recovery time: from the fault to the job running again (its next attempt accepted by a
+ * Worker, or the restarted agent continuing the same attempt).
+ */
+import { CopyObjectCommand } from "@aws-sdk/client-s3";
+import { type AgentProcess, agentDirs, killAgents } from "@tjm/devstack/agent-process";
+import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
+import { waitFor } from "@tjm/devstack/services";
+import { TestManager } from "../harness/manager.ts";
+import { Freezer, putClip, startTestAgent } from "../harness/media-jobs.ts";
+import { type S3Request, type S3RequestLog, startS3RequestLog } from "../harness/s3-request-log.ts";
+import { collectFacts, pause, reportScenario, type SubmittedJob, seededRandom } from "./scenario.ts";
+
+export type WorkerFault = "kill" | "freeze";
+
+/** How many leases the agents turned down, by the reason they logged. */
+function rejections(slots: Slot[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const line of slots.flatMap((slot) => slot.instances).flatMap((agent) => agent.logs)) {
+    if (line.msg === "lease rejected") counts[String(line.reason)] = (counts[String(line.reason)] ?? 0) + 1;
+  }
+  return counts;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const POINTS = {
+  kill: ["download", "encode", "part-1", "part-2", "part-3", "complete-upload", "log-upload", "after-report"],
+  freeze: ["download", "encode", "part-1", "part-2", "part-3", "complete-upload", "log-upload"],
+} as const;
+type Point = (typeof POINTS)[WorkerFault][number];
+
+const AGENTS = 3;
+const LOST_AFTER_MS = 3000;
+const AGENT_ENV = {
+  WORKER_CAPACITY: "1",
+  WORKER_UPLOAD_PART_SIZE_MIB: "5",
+  WORKER_UPLOAD_CONCURRENCY: "1",
+  LOG_LEVEL: "info",
+};
+
+interface Slot {
+  name: string;
+  current: AgentProcess;
+  /** Every process this slot ran, killed ones included: their logs are evidence. */
+  instances: AgentProcess[];
+  /** A restart in progress. */
+  restarting?: Promise<void>;
+}
+
+interface Target {
+  index: number;
+  jobId: string;
+  point: Point;
+  /** Attempt 1's id, once dispatched. */
+  attemptId?: string;
+  /** An `encode` fault is scheduled (it strikes after a random delay). */
+  scheduled?: boolean;
+  faultedAt?: number;
+}
+
+export async function runWorkerFaults(options: {
+  scenario: string;
+  fault: WorkerFault;
+  runs: number;
+}): Promise<void> {
+  const { scenario, fault, runs } = options;
+  const random = seededRandom(scenario);
+  const started = Date.now();
+  let s3: S3Server | undefined;
+  let store: S3RequestLog | undefined;
+  let manager: TestManager | undefined;
+  const scratch = await agentDirs();
+  const freezer = new Freezer();
+  const slots: Slot[] = [];
+  try {
+    s3 = await startS3({ buckets: ["media-in", "media-out"] });
+    store = await startS3RequestLog(s3.port);
+    const log = store;
+    const tm = await TestManager.start({
+      storage: { ...s3.settings, endpoint: store.endpoint },
+      heartbeatIntervalMs: 300,
+      lostAfterMs: LOST_AFTER_MS,
+      dispatchTimeoutMs: 10_000,
+      maxAttempts: 5,
+    });
+    manager = tm;
+    const { projectId } = await tm.createProject();
+    // Four seconds of grain: a ~13 MiB output at 360p, three 5 MiB parts.
+    await putClip(s3, { bucket: "media-in", key: "clip.mp4" }, 4, "640x360", { noise: true });
+    const client = s3.client();
+    for (let index = 0; index < runs; index++) {
+      await client.send(
+        new CopyObjectCommand({
+          Bucket: "media-in",
+          Key: `chaos/${index}.mp4`,
+          CopySource: "media-in/clip.mp4",
+        }),
+      );
+    }
+    for (let slot = 0; slot < AGENTS; slot++) {
+      const name = `${scenario}-${slot + 1}`;
+      const agent = await startTestAgent(tm, scratch.root, name, AGENT_ENV);
+      slots.push({ name, current: agent, instances: [agent] });
+    }
+
+    const targets: Target[] = [];
+    const jobs: SubmittedJob[] = [];
+    for (let index = 0; index < runs; index++) {
+      const prefix = `/media-out/${scenario}/${index}`;
+      const jobId = await tm.submitJob({
+        projectId,
+        executionPlan: {
+          input: { uri: `s3://media-in/chaos/${index}.mp4` },
+          outputs: [
+            {
+              id: "grain",
+              kind: "FILE",
+              container: "mp4",
+              destinationUri: `s3:/${prefix}/grain.mp4`,
+              video: { codec: "h264", height: 360, preset: "fastest" },
+              audio: { codec: "aac", bitrateKbps: 64 },
+            },
+          ],
+          manifestUri: `s3:/${prefix}/manifest.json`,
+        },
+      });
+      jobs.push({ jobId, destinations: [`${prefix}/grain.mp4`, `${prefix}/manifest.json`] });
+      targets.push({ index, jobId, point: random.pick([...POINTS[fault]]) });
+    }
+
+    const slotOfAttempt = async (attemptId: string): Promise<Slot | undefined> => {
+      const [row] = await tm.sql<{ name: string }[]>`
+        select w.name from attempts a join workers w on w.id = a.worker_id where a.id = ${attemptId}`;
+      return slots.find((slot) => slot.name === row?.name);
+    };
+    const ffmpegOf = (slot: Slot, attemptId: string) =>
+      slot.current.logs.find((line) => line.msg === "encoding" && line.attemptId === attemptId)?.pid as
+        | number
+        | undefined;
+    const killProcess = (pid: number | undefined) => {
+      if (pid === undefined) return;
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    };
+
+    /** Kills the slot's agent (and the attempt's ffmpeg) and starts it again in the background. */
+    const kill = async (slot: Slot, attemptId: string) => {
+      const ffmpeg = ffmpegOf(slot, attemptId);
+      await slot.current.stop("SIGKILL");
+      killProcess(ffmpeg);
+      slot.restarting = (async () => {
+        const agent = await startTestAgent(tm, scratch.root, slot.name, AGENT_ENV);
+        slot.current = agent;
+        slot.instances.push(agent);
+        slot.restarting = undefined;
+      })();
+    };
+
+    /** Freezes the slot's agent (and ffmpeg) until the attempt is failed as lost, then thaws it. */
+    const freeze = async (slot: Slot, attemptId: string) => {
+      // ffmpeg too while it encodes; once it has exited its pid is gone.
+      const pids = [slot.current.child.pid as number, ffmpegOf(slot, attemptId)].filter(
+        (pid): pid is number => pid !== undefined && isAlive(pid),
+      );
+      try {
+        freezer.freeze(...pids);
+        await waitFor(
+          `attempt ${attemptId} failed as lost while its Worker is frozen`,
+          async () => {
+            const [row] = await tm.sql<
+              { state: string }[]
+            >`select state from attempts where id = ${attemptId}`;
+            return row?.state === "FAILED";
+          },
+          LOST_AFTER_MS * 10,
+          100,
+        );
+      } finally {
+        freezer.thaw(...pids);
+      }
+    };
+
+    const strike = async (target: Target, attemptId: string) => {
+      if (target.faultedAt !== undefined) return false;
+      const slot = await slotOfAttempt(attemptId);
+      if (!slot || slot.restarting) return false;
+      target.faultedAt = Date.now();
+      if (fault === "kill") await kill(slot, attemptId);
+      else await freeze(slot, attemptId);
+      return true;
+    };
+
+    const targetOfRequest = async (
+      request: Omit<S3Request, "status">,
+    ): Promise<[Target, string] | undefined> => {
+      const input = /^\/media-in\/chaos\/(\d+)\.mp4$/.exec(request.path);
+      if (input && request.method === "GET") {
+        const target = targets[Number(input[1])];
+        if (target?.point !== "download") return undefined;
+        // The download follows the lease at once: the watcher may not have seen the attempt yet.
+        const [first] = await tm.sql<{ id: string }[]>`
+          select a.id from jobs j join attempts a on a.id = j.current_attempt_id
+          where j.id = ${target.jobId} and a.attempt_number = 1`;
+        return first && target.faultedAt === undefined ? [target, first.id] : undefined;
+      }
+      const staged = /^\/media-out\/\.tjm-staging\/([^/]+)\/([^/]+)\/[^/]+$/.exec(request.path);
+      if (staged) {
+        const target = targets.find((candidate) => candidate.jobId === staged[1]);
+        if (!target?.attemptId || target.attemptId !== staged[2]) return undefined;
+        const part = request.query.get("partNumber");
+        const point =
+          request.method === "PUT" && part
+            ? `part-${part}`
+            : request.method === "POST" && request.query.has("uploadId")
+              ? "complete-upload"
+              : undefined;
+        return point === target.point ? [target, target.attemptId] : undefined;
+      }
+      const logs = /^\/media-out\/\.tjm-logs\/([^/]+)\/attempt-1\.log$/.exec(request.path);
+      if (logs && request.method === "PUT") {
+        const target = targets.find((candidate) => candidate.jobId === logs[1]);
+        return target?.point === "log-upload" && target.attemptId ? [target, target.attemptId] : undefined;
+      }
+      return undefined;
+    };
+
+    log.intercept(async (request) => {
+      const hit = await targetOfRequest(request);
+      if (!hit || !(await strike(...hit))) return;
+      // Killed: the request dies with its sender. Thawed: the zombie's request goes through.
+      if (fault === "kill") throw new Error("the Worker was killed");
+    });
+
+    const finished = new Set<string>();
+    let waitOver = false;
+    // Attempt ids as they are dispatched, and the points the agents' logs show.
+    const watching = (async () => {
+      while (!waitOver && targets.some((target) => target.faultedAt === undefined)) {
+        const firsts = await tm.sql<{ id: string; jobId: string }[]>`
+          select id, job_id from attempts where attempt_number = 1 and worker_id is not null
+            and job_id = any(${targets.map((target) => target.jobId)}::uuid[])`;
+        for (const row of firsts) {
+          const target = targets.find((candidate) => candidate.jobId === row.jobId);
+          if (target) target.attemptId = row.id;
+        }
+        for (const target of targets) {
+          if (target.faultedAt !== undefined || !target.attemptId) continue;
+          const attemptId = target.attemptId;
+          const logged = (msg: string) =>
+            slots.some((slot) =>
+              slot.current.logs.some((line) => line.msg === msg && line.attemptId === attemptId),
+            );
+          if (target.point === "encode" && !target.scheduled && logged("encoding")) {
+            target.scheduled = true;
+            setTimeout(() => void strike(target, attemptId), Math.floor(random.next() * 400));
+          } else if (target.point === "after-report" && logged("attempt completed")) {
+            void strike(target, attemptId);
+          }
+        }
+        if (targets.every((target) => target.faultedAt !== undefined || finished.has(target.jobId))) break;
+        await pause(50);
+      }
+    })();
+
+    await waitFor(
+      () => `every job terminal (${finished.size} of ${runs})`,
+      async () => {
+        const rows = await tm.sql<{ id: string }[]>`
+          select id from jobs where id = any(${jobs.map((job) => job.jobId)}::uuid[])
+            and state in ('COMPLETED', 'FAILED', 'CANCELLED')`;
+        for (const row of rows) finished.add(row.id);
+        return finished.size === runs;
+      },
+      120_000 + runs * 6_000,
+      500,
+    )
+      .catch((err: unknown) => console.warn(`[chaos] ${scenario}: ${(err as Error).message}`))
+      .finally(() => {
+        waitOver = true;
+      });
+    await watching;
+    // Zombies thawed last finish what they were doing; what they report must change nothing.
+    await pause(5000);
+
+    const faulted = targets.filter((target) => target.faultedAt !== undefined);
+    const recoveries: number[] = [];
+    for (const target of faulted) {
+      const faultedAt = target.faultedAt as number;
+      const [next] = await tm.sql<{ acceptedAt: Date | null }[]>`
+        select min(accepted_at) as accepted_at from attempts
+        where job_id = ${target.jobId} and attempt_number > 1 and accepted_at > ${new Date(faultedAt)}`;
+      const continued = slots
+        .flatMap((slot) => slot.instances)
+        .flatMap((agent) => agent.logs)
+        .find(
+          (line) =>
+            line.msg === "continuing an attempt of the previous instance" &&
+            line.attemptId === target.attemptId &&
+            Date.parse(line.time) > faultedAt,
+        );
+      const resumedAt = next?.acceptedAt?.getTime() ?? (continued ? Date.parse(continued.time) : undefined);
+      if (resumedAt !== undefined) recoveries.push(resumedAt - faultedAt);
+    }
+    const byPoint = POINTS[fault]
+      .map((point) => {
+        const chosen = targets.filter((target) => target.point === point);
+        return `${point} ${chosen.filter((target) => target.faultedAt !== undefined).length}/${chosen.length}`;
+      })
+      .join(", ");
+    await reportScenario(
+      {
+        scenario,
+        runs: faulted.length,
+        seed: random.seed,
+        durationMs: Date.now() - started,
+        recoveries: [{ what: "job running again", samplesMs: recoveries }],
+        notes: [
+          `${fault === "kill" ? "kills" : "freezes"} delivered per point (delivered/drawn): ${byPoint}`,
+          `${AGENTS} agents, capacity 1; attempts for ${runs} jobs: ${(
+            await tm.sql<{ outcome: string; count: number }[]>`
+              select coalesce(failure_code, state) as outcome, count(*)::int as count from attempts
+              where job_id = any(${jobs.map((job) => job.jobId)}::uuid[])
+              group by 1 order by 2 desc`
+          )
+            .map((row) => `${row.count} ${row.outcome}`)
+            .join(", ")}`,
+          `leases rejected by the agents, by reason: ${JSON.stringify(rejections(slots))}`,
+        ],
+      },
+      await collectFacts(
+        tm.sql,
+        log,
+        jobs,
+        slots.flatMap((slot) => slot.instances),
+      ),
+    );
+  } finally {
+    freezer.thawAll();
+    store?.intercept(undefined);
+    await Promise.all(slots.map((slot) => slot.restarting));
+    await killAgents();
+    await manager?.close();
+    await store?.close();
+    await s3?.stop();
+    await scratch.cleanup();
+  }
+}
