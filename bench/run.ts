@@ -2,11 +2,13 @@
  * `npm run bench`: submit throughput on Node and Deno, the same against pg-boss and raw
  * INSERTs, list latency with 100k and 1M jobs, the outbox relay, the heartbeat monitor with
  * 1,000 Workers, SSE fan-out to 1,000 and 10,000 subscribers, and real jobs on Worker agents:
- * a 720p transcode against plain ffmpeg, dispatch latency and 1,000 tiny jobs, and a 1 GiB
- * upload through the Worker's uploader against lib-storage on Swift's s3api, argon2id costs,
+ * a 720p transcode against plain ffmpeg, dispatch latency (on one NATS server and on a
+ * three-node cluster) and 1,000 tiny jobs, and a 1 GiB upload through the Worker's uploader
+ * against lib-storage on Swift's s3api, argon2id costs,
  * the built-in OpenID provider (sign-ins, client_credentials, the standing check's cost), and
  * the Admin console (the delay its SSE relay adds for 1,000 sessions, the jobs view's page load),
- * and the Manager's Prometheus metrics (submit with them on and off, a scrape at 1M jobs).
+ * the Manager's Prometheus metrics (submit with them on and off, a scrape at 1M jobs), and
+ * submit throughput on one Manager against two on the same PostgreSQL.
  * Prints markdown; asserts nothing. BENCH_SCENARIOS picks which run; each lives in its folder.
  */
 import { execFileSync } from "node:child_process";
@@ -26,6 +28,7 @@ import { metricsScenario } from "./metrics/index.ts";
 import { overheadScenario } from "./overhead/index.ts";
 import { relayScenario } from "./relay/index.ts";
 import { table, targetsSection } from "./report.ts";
+import { scaleOutScenario } from "./scale-out/index.ts";
 import type { Attempt, BenchContext, Scenario } from "./scenario.ts";
 import { readSettings, type ScenarioName, type Settings } from "./settings.ts";
 import { Cleanup } from "./shared/cleanup.ts";
@@ -51,6 +54,7 @@ const SCENARIO_RUNS: Record<ScenarioName, Scenario<unknown>> = {
   auth: authScenario,
   "admin-sse": adminSseScenario,
   metrics: metricsScenario,
+  "scale-out": scaleOutScenario,
 };
 
 const TOKEN_LIFETIME_S = 24 * 3600;

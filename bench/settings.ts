@@ -6,6 +6,7 @@ import { type HeartbeatSettings, readHeartbeatSettings } from "./heartbeats/sett
 import { type ListSettings, readListSettings } from "./list/settings.ts";
 import { type MetricsSettings, readMetricsSettings } from "./metrics/settings.ts";
 import { type OverheadSettings, readOverheadSettings } from "./overhead/settings.ts";
+import { readScaleOutSettings, type ScaleOutSettings } from "./scale-out/settings.ts";
 import { positiveNumber } from "./shared/env.ts";
 import type { LoadOptions } from "./shared/load.ts";
 import { readSseSettings, type SseSettings } from "./sse/settings.ts";
@@ -27,6 +28,7 @@ export const SCENARIOS = [
   "auth",
   "admin-sse",
   "metrics",
+  "scale-out",
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -46,6 +48,7 @@ export interface Settings {
   auth: AuthSettings;
   adminSse: AdminSseSettings;
   metrics: MetricsSettings;
+  scaleOut: ScaleOutSettings;
 }
 
 function readScenarios(env: NodeJS.ProcessEnv): ScenarioName[] {
@@ -72,6 +75,7 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
     auth: readAuthSettings(env),
     adminSse: readAdminSseSettings(env),
     metrics: readMetricsSettings(env),
+    scaleOut: readScaleOutSettings(env),
   };
 }
 

@@ -4,6 +4,10 @@
  * moment the bench sent the POST: the Manager applying the Worker's `accepted` report
  * (attempts.accepted_at, where the job goes QUEUED -> RUNNING and job.updated is announced)
  * and the agent spawning ffmpeg (its "encoding" log line), with the hops in between.
+ *
+ * Measured on the bench's one NATS server and on a three-node cluster (operator mode, streams
+ * of three replicas), each with its own Manager, Worker agent and s3rver, both up throughout
+ * and taking turns job by job, so the load that drifts on a shared machine skews both alike.
  */
 import { writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -11,18 +15,21 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { GetObjectCommand } from "@aws-sdk/client-s3";
 import { probeMedia } from "../../worker-agent/src/run/media-info.ts";
-import type { BenchContext } from "../scenario.ts";
+import type { Attempt, BenchContext } from "../scenario.ts";
 import {
   type Cluster,
   INPUT_BUCKET,
   logTime,
+  type Submission,
   scratchDirectory,
   startCluster,
   wallNow,
 } from "../shared/cluster.ts";
+import { singleServer, startThreeNodeCluster } from "../shared/nats-cluster.ts";
 import { machineCpuSeconds } from "../shared/proc.ts";
 import { type Spread, spread } from "../shared/stats.ts";
 import { TINY_KEY, tinyPlan, uploadTinyClip } from "../shared/tiny-job.ts";
+import type { DispatchNats } from "./settings.ts";
 
 /** Unmeasured jobs first: JIT, connection pools, the agent's first S3 client. */
 const WARMUP_JOBS = 3;
@@ -55,8 +62,8 @@ async function timeSteps(cluster: Cluster, localClip: string, scratch: string) {
   return { download: spread(download), probe: spread(probe) };
 }
 
-/** Each hop's latency distribution, in ms from the submit unless named otherwise. */
-export interface DispatchResult {
+/** Each hop's latency distribution on one NATS setup, in ms from the submit unless named otherwise. */
+export interface DispatchLatency {
   jobs: number;
   failed: number;
   /** Jobs that needed more than one attempt. */
@@ -83,6 +90,11 @@ export interface DispatchResult {
   dispatchedToPublished: Spread;
   publishedToAccepted: Spread;
   acceptedToSpawned: Spread;
+}
+
+export interface DispatchResult {
+  /** Per NATS setup measured. */
+  byNats: Partial<Record<DispatchNats, DispatchLatency>>;
   /** One GET of the clip from s3rver, and one ffprobe of it, on their own. */
   downloadAlone: Spread;
   probeAlone: Spread;
@@ -92,30 +104,10 @@ export interface DispatchResult {
   seconds: number;
 }
 
-export async function benchDispatch(context: BenchContext): Promise<DispatchResult> {
-  const measured = context.settings.dispatch.jobs;
-  const cluster = await startCluster(context, { name: "dispatch", workers: 1, watchEvents: true });
-  const localClip = await uploadTinyClip(context, cluster, "dispatch");
-  const started = Date.now();
-  const submissions = [];
-  let machineBefore = machineCpuSeconds();
-  for (let index = 0; index < WARMUP_JOBS + measured; index++) {
-    if (index === WARMUP_JOBS) machineBefore = machineCpuSeconds();
-    const submission = await cluster.submit(tinyPlan(`job-${index}`));
-    await cluster.waitForJob(submission.jobId, JOB_TIMEOUT_MS);
-    if (index >= WARMUP_JOBS) submissions.push(submission);
-    if (submissions.length > 0 && submissions.length % 10 === 0)
-      context.log(`dispatch: ${submissions.length} of ${measured} jobs done`);
-    await sleep(GAP_MS);
-  }
-  const machineAfter = machineCpuSeconds();
-  const cores = os.cpus().length;
-  const seconds = (Date.now() - started) / 1000;
+/** Per job of one setup, from the submit (or the hop's start) to each step, in ms. */
+async function latencyOf(cluster: Cluster, submissions: Submission[]): Promise<DispatchLatency> {
   const times = await cluster.times(submissions.map((submission) => submission.jobId));
   const failedAttempts = await cluster.failedAttempts();
-  const steps = await timeSteps(cluster, localClip, await scratchDirectory(context, "dispatch-steps"));
-  await cluster.stop();
-
   const rows = submissions.map((submission) => {
     const job = times.get(submission.jobId);
     const since = (at: number | undefined) => (at ?? Number.NaN) - submission.sentAtMs;
@@ -136,7 +128,7 @@ export async function benchDispatch(context: BenchContext): Promise<DispatchResu
       acceptedToSpawned: spawned - (job?.acceptedMs ?? Number.NaN),
     };
   });
-  const of = (key: keyof (typeof rows)[number] & keyof DispatchResult) =>
+  const of = (key: keyof (typeof rows)[number] & keyof DispatchLatency) =>
     spread(rows.map((row) => row[key] as number));
   return {
     jobs: rows.length,
@@ -154,6 +146,62 @@ export async function benchDispatch(context: BenchContext): Promise<DispatchResu
     dispatchedToPublished: of("dispatchedToPublished"),
     publishedToAccepted: of("publishedToAccepted"),
     acceptedToSpawned: of("acceptedToSpawned"),
+  };
+}
+
+interface Setup {
+  nats: DispatchNats;
+  cluster: Cluster;
+  localClip: string;
+  submissions: Submission[];
+}
+
+async function startSetup(context: BenchContext, nats: DispatchNats): Promise<Setup> {
+  const cluster = await startCluster(context, {
+    name: `dispatch_${nats}`,
+    workers: 1,
+    watchEvents: true,
+    nats: nats === "cluster" ? await startThreeNodeCluster(context) : singleServer(context),
+  });
+  const localClip = await uploadTinyClip(context, cluster, `dispatch-${nats}`);
+  return { nats, cluster, localClip, submissions: [] };
+}
+
+export async function benchDispatch(context: BenchContext, attempt: Attempt): Promise<DispatchResult> {
+  const settings = context.settings.dispatch;
+  const setups: Setup[] = [];
+  for (const nats of settings.nats) {
+    const setup = await attempt(`dispatch on ${nats} NATS`, () => startSetup(context, nats));
+    if (setup) setups.push(setup);
+  }
+  const [first] = setups;
+  if (!first) throw new Error("no NATS setup started");
+  const started = Date.now();
+  let machineBefore = machineCpuSeconds();
+  for (let index = 0; index < WARMUP_JOBS + settings.jobs; index++) {
+    if (index === WARMUP_JOBS) machineBefore = machineCpuSeconds();
+    for (const setup of setups) {
+      const submission = await setup.cluster.submit(tinyPlan(`job-${index}`));
+      await setup.cluster.waitForJob(submission.jobId, JOB_TIMEOUT_MS);
+      if (index >= WARMUP_JOBS) setup.submissions.push(submission);
+      await sleep(GAP_MS);
+    }
+    const done = index + 1 - WARMUP_JOBS;
+    if (done > 0 && done % 10 === 0) context.log(`dispatch: ${done} of ${settings.jobs} jobs done per setup`);
+  }
+  const machineAfter = machineCpuSeconds();
+  const cores = os.cpus().length;
+  const seconds = (Date.now() - started) / 1000;
+  const byNats: DispatchResult["byNats"] = {};
+  for (const setup of setups) byNats[setup.nats] = await latencyOf(setup.cluster, setup.submissions);
+  const steps = await timeSteps(
+    first.cluster,
+    first.localClip,
+    await scratchDirectory(context, "dispatch-steps"),
+  );
+  for (const setup of setups) await setup.cluster.stop();
+  return {
+    byNats,
     downloadAlone: steps.download,
     probeAlone: steps.probe,
     machineBusyCores:

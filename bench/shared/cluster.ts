@@ -3,7 +3,7 @@
  * Node as an operator starts it (`npm run manager`, its own fresh schema), object storage on
  * s3rver in a child process on loopback, and Worker agents as `npm run worker` runs them
  * (`bun worker-agent/src/main.ts`, devstack/src/agent-process.ts), each enrolled with a token
- * from the real route.
+ * from the real route; on the bench's NATS server or on a three-node cluster (nats-cluster.ts).
  *
  * Timestamps come from three places on the same machine clock: PostgreSQL (`now()` of the
  * transaction that recorded each step: jobs.created_at, attempts.dispatched_at, accepted_at,
@@ -29,6 +29,7 @@ import type { BenchContext } from "../scenario.ts";
 import { issueEnrollmentToken, JOBS_PATH } from "./api.ts";
 import { HttpClient } from "./load.ts";
 import { createProject, freshManagerSchema, REPOSITORY_ROOT, startManager } from "./manager-process.ts";
+import { type BenchNats, singleServer } from "./nats-cluster.ts";
 import { findProcessTree, type ProcessTree } from "./proc.ts";
 import type { S3ServerReady } from "./s3-server.ts";
 
@@ -220,25 +221,32 @@ export interface ClusterOptions {
   capacity?: number;
   /** Subscribe to the Manager's SSE stream and note when each job.updated arrives. */
   watchEvents?: boolean;
+  /** The bench's NATS server unless given. */
+  nats?: BenchNats;
 }
 
 export async function startCluster(context: BenchContext, options: ClusterOptions): Promise<Cluster> {
   const { schema, env } = await freshManagerSchema(context, options.name);
   const { projectId } = await createProject(env, "bench", options.name);
   const s3 = await startS3Child(context);
+  const nats = options.nats ?? singleServer(context);
   const managerProcess = await startManager("node", env, context.cleanup, {
     S3_ENDPOINT: s3.endpoint,
     S3_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
     S3_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
     S3_FORCE_PATH_STYLE: "true",
     S3_CHECKSUMS: "WHEN_REQUIRED",
+    ...nats.managerSettings,
   });
   const manager = findProcessTree("DATABASE_SCHEMA", schema);
   const http = new HttpClient(managerProcess.baseUrl, context.token, 16);
   context.cleanup.defer("close the job client", async () => http.close());
 
   // Every progress message of the run, the last per attempt kept (ffmpeg's final figures).
-  const nc: NatsConnection = await connect({ servers: context.natsUrl });
+  const nc: NatsConnection = await connect({
+    servers: nats.url.split(","),
+    authenticator: nats.authenticator,
+  });
   context.cleanup.defer("close the progress subscription", () => nc.close());
   const progress = new Map<string, AttemptProgress>();
   nc.subscribe(subjects.allWorkerProgress(schema), {

@@ -29,8 +29,9 @@ export interface Contender {
   stop(): Promise<void>;
 }
 
+/** `operation` is told which caller (0 … concurrency - 1) runs it, so callers can be pinned to targets. */
 export async function closedLoop(
-  operation: () => Promise<unknown>,
+  operation: (caller: number) => Promise<unknown>,
   options: LoadOptions,
 ): Promise<LoadResult> {
   let failed = 0;
@@ -38,11 +39,11 @@ export async function closedLoop(
   const latencies: number[] = [];
   const callers = (until: number, measured: boolean) =>
     Promise.all(
-      Array.from({ length: options.concurrency }, async () => {
+      Array.from({ length: options.concurrency }, async (_, caller) => {
         while (performance.now() < until) {
           const started = performance.now();
           try {
-            await operation();
+            await operation(caller);
             if (measured) latencies.push(performance.now() - started);
           } catch (err) {
             if (!measured) continue;
