@@ -95,11 +95,13 @@ export class Attempt {
   }
 
   /**
-   * Its last report is on its way: it no longer takes a slot. The Manager may lease the next
-   * job as soon as it applies that report, before the files are gone.
+   * Its last report is on its way, or the Manager cancelled it: it no longer takes a slot. The
+   * Manager may lease the next job as soon as it applies that report, and leases the next one
+   * right after a cancel it sends for a lost Worker's attempt (that Worker restarted and went on
+   * with it), before the files are gone.
    */
   get finishing(): boolean {
-    return this.ending;
+    return this.ending || this.cancelled;
   }
 
   /** Kill ffmpeg, abort uploads, delete the files, report `cancelled`. */

@@ -1,0 +1,80 @@
+/**
+ * Slots: a cancelled attempt gives its slot back at once, before its clean-up and its last
+ * report are done, as the Manager leases the next job to this Worker right after the cancel (a
+ * lost Worker restarted and went on with an attempt the Manager had already failed: the fault
+ * suite's worker-killed scenario saw every such lease rejected for "no free slot").
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { silentLogger } from "@tjm/platform";
+import { examples, type LeaseCommand } from "@tjm/protocol";
+import { afterEach, describe, expect, it } from "vitest";
+import { AttemptRecords } from "./records.ts";
+import { AttemptRegistry } from "./registry.ts";
+
+const directories: string[] = [];
+
+afterEach(async () => {
+  await Promise.all(directories.splice(0).map((path) => rm(path, { recursive: true, force: true })));
+});
+
+/** A lease whose input sits on a store nobody answers: the attempt retries its download until cancelled. */
+function lease(attemptId: string): LeaseCommand {
+  return {
+    ...examples.commands.lease,
+    attemptId,
+    storage: { ...examples.commands.lease.storage, endpoint: "http://127.0.0.1:1" },
+    dispatchDeadline: new Date(Date.now() + 60_000).toISOString(),
+  };
+}
+
+async function registry(reports: string[]) {
+  const workDir = await mkdtemp(join(tmpdir(), "tjm-registry-"));
+  directories.push(workDir);
+  return new AttemptRegistry({
+    capacity: 1,
+    workDir,
+    isDraining: () => false,
+    pool: "cpu",
+    ffmpegPath: undefined,
+    ffprobePath: undefined,
+    records: new AttemptRecords(workDir),
+    logger: silentLogger,
+    // The last report of a cancelled attempt never gets through: its slot must not wait for it.
+    report: async (command, type) => {
+      reports.push(`${type} ${command.attemptId}`);
+      if (type === "cancelled") await new Promise(() => {});
+    },
+    progress: () => {},
+    storageRetry: { maxAttempts: 100, budgetMs: 60_000, initialDelayMs: 50, maxDelayMs: 50 },
+  });
+}
+
+describe("the attempt registry's slots", () => {
+  it("frees a cancelled attempt's slot at once, so the next lease is accepted", async () => {
+    const reports: string[] = [];
+    const attempts = await registry(reports);
+    const first = crypto.randomUUID();
+    const second = crypto.randomUUID();
+    await attempts.lease(lease(first));
+    expect(attempts.freeCapacity()).toBe(0);
+
+    attempts.cancel({ ...examples.commands.cancel, attemptId: first });
+    expect(attempts.freeCapacity()).toBe(1);
+    await attempts.lease(lease(second));
+    expect(reports).toEqual([`accepted ${first}`, `accepted ${second}`]);
+    attempts.cancel({ ...examples.commands.cancel, attemptId: second });
+  });
+
+  it("rejects a lease while its one slot is taken", async () => {
+    const reports: string[] = [];
+    const attempts = await registry(reports);
+    const first = crypto.randomUUID();
+    const second = crypto.randomUUID();
+    await attempts.lease(lease(first));
+    await attempts.lease(lease(second));
+    expect(reports).toEqual([`accepted ${first}`, `rejected ${second}`]);
+    attempts.cancel({ ...examples.commands.cancel, attemptId: first });
+  });
+});
