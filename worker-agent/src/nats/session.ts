@@ -144,6 +144,11 @@ export class NatsSession {
       inboxPrefix: workerInboxPrefix(instance.subjectPrefix, instance.workerId),
       maxReconnectAttempts: -1,
       reconnectTimeWait: 1000,
+      // A server that hangs (paused, partitioned) without closing the socket is left for
+      // another of the cluster within 15 s, well before the Manager's WORKER_LOST_AFTER_MS (30 s
+      // by default) takes this Worker for lost; nats.js's default is 2 min x 2 pings.
+      pingInterval: 5_000,
+      maxPingOut: 3,
       // An expired JWT is answered by refreshing it; the client must keep trying meanwhile.
       ignoreAuthErrorAbort: true,
       // Read at every (re)connect, so a refreshed JWT is used from the next connect on.
