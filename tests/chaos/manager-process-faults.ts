@@ -149,7 +149,6 @@ export async function startManagerRig(options: ManagerRigOptions): Promise<Manag
       // must not be taken for their loss.
       WORKER_LOST_AFTER_MS: "20000",
       DISPATCH_TIMEOUT_MS: "20000",
-      MAX_ATTEMPTS: "5",
       LOG_LEVEL: "info",
     };
     let manager = await startManagerProcess("node", env, port);

@@ -120,7 +120,6 @@ describe("object storage down while uploads are in flight", () => {
         storage: { ...s3.settings, endpoint: log.endpoint },
         heartbeatIntervalMs: 300,
         dispatchTimeoutMs: 10_000,
-        maxAttempts: 5,
       });
       manager = tm;
       const { projectId } = await tm.createProject();
@@ -218,6 +217,9 @@ describe("object storage down while uploads are in flight", () => {
 
         // The operator: every job waiting for storage is asked to resume, once per pause.
         const jobIds = targets.map((target) => target.jobId);
+        // When each job was first seen COMPLETED: jobs.completed_at is the promotion
+        // transaction's start, which may precede the store's return.
+        const seenCompleted = new Map<string, number>();
         await waitFor(
           `outage ${outage + 1}: every job terminal after storage returned`,
           async () => {
@@ -226,6 +228,8 @@ describe("object storage down while uploads are in flight", () => {
               from jobs j join attempts a on a.id = j.current_attempt_id
               where j.id = any(${jobIds}::uuid[])`;
             for (const row of rows) {
+              if (row.state === "COMPLETED" && !seenCompleted.has(row.id))
+                seenCompleted.set(row.id, Date.now());
               if (row.state !== "WAITING_FOR_STORAGE" || row.resumeRequestedAt !== null) continue;
               const response = await tm.request(`/api/v1/operations/jobs/${row.id}/resume-uploads`, {
                 method: "POST",
@@ -239,14 +243,14 @@ describe("object storage down while uploads are in flight", () => {
           200,
         ).catch((err: unknown) => console.warn(`[chaos] ${SCENARIO}: ${(err as Error).message}`));
 
-        const outcomes = await tm.sql<{ id: string; completedAt: Date | null; pausedAt: Date | null }[]>`
-          select j.id, j.completed_at, min(a.upload_paused_at) as paused_at
+        const outcomes = await tm.sql<{ id: string; pausedAt: Date | null }[]>`
+          select j.id, min(a.upload_paused_at) as paused_at
           from jobs j join attempts a on a.job_id = j.id
           where j.id = any(${jobIds}::uuid[]) and j.state = 'COMPLETED'
-          group by j.id, j.completed_at`;
+          group by j.id`;
         for (const outcome of outcomes) {
           const target = targets.find((candidate) => candidate.jobId === outcome.id) as Target;
-          const completedAt = outcome.completedAt?.getTime();
+          const completedAt = seenCompleted.get(outcome.id);
           if (outcome.pausedAt) {
             pausedJobs++;
             if (outcome.pausedAt.getTime() < upAt) pausedWhileDown++;

@@ -106,7 +106,6 @@ export async function runWorkerFaults(options: {
       heartbeatIntervalMs: 300,
       lostAfterMs: LOST_AFTER_MS,
       dispatchTimeoutMs: 10_000,
-      maxAttempts: 5,
     });
     manager = tm;
     const { projectId } = await tm.createProject();
