@@ -239,6 +239,12 @@ export const WorkerRegistrationResponseSchema = z.object({
   subjectPrefix: z.string().regex(PREFIX_PATTERN, "must be a subject prefix"),
   ...natsCredentials,
   heartbeatIntervalMs: z.number().int().min(limits.heartbeatIntervalMsMin).max(limits.heartbeatIntervalMsMax),
+  /**
+   * On re-registration: of the attempts the Worker offered to finish from disk, those still its
+   * own (current, held, same fencing token). It drops the others: the Manager failed them while
+   * it was away, or already completed them. Absent from older Managers: keep them all.
+   */
+  resumedAttemptIds: z.array(UuidSchema).max(1000).optional(),
 });
 
 /** What a Worker proves possession of its NKey for: a new instance, or fresh NATS credentials. */

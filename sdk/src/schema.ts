@@ -2434,7 +2434,7 @@ export interface paths {
         put?: never;
         /**
          * Start a new instance of a registered Worker
-         * @description A restarted Worker answers a `re-registration` challenge with a signature by its NKey and describes itself again (ffmpeg or hardware may have changed). It keeps its workerId and gets a new instanceId and fresh NATS credentials; heartbeats of the old instance are ignored from now on.
+         * @description A restarted Worker answers a `re-registration` challenge with a signature by its NKey and describes itself again (ffmpeg or hardware may have changed). It keeps its workerId and gets a new instanceId and fresh NATS credentials; heartbeats of the old instance are ignored from now on. Of the attempts it offers to finish from disk (`resumableAttempts`), the answer names those it goes on with (`resumedAttemptIds`); the old instance's other attempts are failed as the Worker's restart says.
          */
         post: {
             parameters: {
@@ -3618,6 +3618,7 @@ export interface components {
             /** Format: date-time */
             userJwtExpiresAt: string | null;
             heartbeatIntervalMs: number;
+            resumedAttemptIds?: string[];
         };
         /**
          * @example {

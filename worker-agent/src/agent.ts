@@ -122,6 +122,7 @@ export class WorkerAgent {
       : await this.enroll(context, state, config.ENROLLMENT_TOKEN as string, description);
     this.instance = instance;
     this.logFields.workerId = instance.workerId;
+    await attempts.keepRestored(instance.resumedAttemptIds);
     this.checkStopped();
     this.logger.info(state.identity ? "worker re-registered" : "worker registered", {
       workerId: instance.workerId,

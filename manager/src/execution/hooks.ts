@@ -23,13 +23,14 @@ export function workerLifecycleHooks(maxAttempts: number): WorkerLifecycleHooks 
     },
     /**
      * A new instance keeps the attempts it can still finish from disk; the rest of what the old
-     * instance held is lost with it.
+     * instance held is lost with it. Returns the kept ones, which the instance goes on with.
      */
     async instanceStarted(tx, worker, resumableAttempts) {
       const kept = await moveAttemptsToInstance(tx, worker.workerId, worker.instanceId, resumableAttempts);
       for (const attempt of await lockAttemptsOfWorker(tx, worker.workerId, "worker-restarted", kept)) {
         await applyTrigger(tx, attempt, "worker-restarted", { maxAttempts });
       }
+      return kept;
     },
     async disabled(tx, workerId) {
       for (const attempt of await lockAttemptsOfWorker(tx, workerId, "worker-disabled")) {

@@ -19,7 +19,7 @@ export const reRegisterWorkerRoute = apiRoute({
   tags: ["worker"],
   summary: "Start a new instance of a registered Worker",
   description:
-    "A restarted Worker answers a `re-registration` challenge with a signature by its NKey and describes itself again (ffmpeg or hardware may have changed). It keeps its workerId and gets a new instanceId and fresh NATS credentials; heartbeats of the old instance are ignored from now on.",
+    "A restarted Worker answers a `re-registration` challenge with a signature by its NKey and describes itself again (ffmpeg or hardware may have changed). It keeps its workerId and gets a new instanceId and fresh NATS credentials; heartbeats of the old instance are ignored from now on. Of the attempts it offers to finish from disk (`resumableAttempts`), the answer names those it goes on with (`resumedAttemptIds`); the old instance's other attempts are failed as the Worker's restart says.",
   request: jsonBody(
     protocolComponent(
       "WorkerReRegistrationRequest",
@@ -41,7 +41,7 @@ export const reRegisterWorker =
   async (c) => {
     const request = c.req.valid("json");
     const nc = requireBroker(deps);
-    const row = await deps.sql.begin(async (tx) => {
+    const { row, resumedAttemptIds } = await deps.sql.begin(async (tx) => {
       const known = await proveWorker(tx, { ...request, purpose: "re-registration" });
       if (known.pool !== request.pool) {
         throw new ApiError(
@@ -60,16 +60,16 @@ export const reRegisterWorker =
         from: previousConnectivity,
         to: started.connectivity,
       });
-      await deps.hooks.instanceStarted(
+      const kept = await deps.hooks.instanceStarted(
         tx,
         { workerId: started.id, instanceId: started.instanceId },
         request.resumableAttempts,
       );
       // Recreated if NATS lost it (a server restarted without its store).
       await ensureWorkerConsumer(nc, deps.subjectPrefix, started.id, deps.broker.streamReplicas);
-      return started;
+      return { row: started, resumedAttemptIds: kept };
     });
     deps.monitor.instanceStarted(row);
     deps.logger.info("worker re-registered", { workerId: row.id, instanceId: row.instanceId });
-    return c.json(await registrationAnswer(deps, row), 200);
+    return c.json({ ...(await registrationAnswer(deps, row)), resumedAttemptIds }, 200);
   };

@@ -14,7 +14,7 @@ export interface WorkerLifecycleHooks {
     tx: TransactionSql,
     worker: { workerId: string; instanceId: string },
     resumableAttempts: readonly { attemptId: string; fencingToken: string }[],
-  ): Promise<void>;
+  ): Promise<string[]>;
   /** An operator disabled the Worker: nothing it holds can finish (it gets no more commands). */
   disabled(tx: TransactionSql, workerId: string): Promise<void>;
   /** An operator asked the Worker to drain: it is drained at once if it holds nothing. */

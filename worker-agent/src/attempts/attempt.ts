@@ -74,13 +74,18 @@ export class Attempt {
   /** Every line of this attempt carries its job's and its own id. */
   private readonly log: Logger;
 
+  /**
+   * `drop`: a previous instance's attempt the Manager no longer counts as this Worker's: its
+   * unfinished uploads are aborted and its files deleted, and nothing is reported.
+   */
   constructor(
     private readonly env: AttemptEnvironment,
     private record: AttemptRecord,
+    mode: "run" | "drop" = "run",
   ) {
     this.log = withFields(env.logger, { jobId: record.lease.jobId, attemptId: record.lease.attemptId });
     this.client = createS3Client(record.lease.storage);
-    this.done = this.run()
+    this.done = (mode === "drop" ? this.discard({ abortUploads: true }) : this.run())
       .catch((err) => this.log.error("attempt ended without its last report", { err }))
       .finally(() => this.client.destroy());
   }

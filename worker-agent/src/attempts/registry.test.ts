@@ -1,8 +1,9 @@
 /**
  * Slots: a cancelled attempt gives its slot back at once, before its clean-up and its last
- * report are done, as the Manager leases the next job to this Worker right after the cancel (a
- * lost Worker restarted and went on with an attempt the Manager had already failed: the fault
- * suite's worker-killed scenario saw every such lease rejected for "no free slot").
+ * report are done, as the Manager leases the next job to this Worker right after the cancel;
+ * and after a restart, only the attempts the Manager kept are continued (the fault suite's
+ * worker-killed scenario saw leases rejected for "no free slot" while a restarted Worker went
+ * on with attempts the Manager had failed or completed, and jobs ran out of attempts so).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -29,9 +30,11 @@ function lease(attemptId: string): LeaseCommand {
   };
 }
 
-async function registry(reports: string[]) {
-  const workDir = await mkdtemp(join(tmpdir(), "tjm-registry-"));
-  directories.push(workDir);
+async function registry(reports: string[], workDir?: string) {
+  if (!workDir) {
+    workDir = await mkdtemp(join(tmpdir(), "tjm-registry-"));
+    directories.push(workDir);
+  }
   return new AttemptRegistry({
     capacity: 1,
     workDir,
@@ -76,5 +79,53 @@ describe("the attempt registry's slots", () => {
     await attempts.lease(lease(second));
     expect(reports).toEqual([`accepted ${first}`, `rejected ${second}`]);
     attempts.cancel({ ...examples.commands.cancel, attemptId: first });
+  });
+
+  it("after a restart goes on only with the attempts the Manager kept, and drops the others' files", async () => {
+    const workDir = await mkdtemp(join(tmpdir(), "tjm-registry-"));
+    directories.push(workDir);
+    const records = new AttemptRecords(workDir);
+    const kept = crypto.randomUUID();
+    const failedMeanwhile = crypto.randomUUID();
+    for (const attemptId of [kept, failedMeanwhile]) {
+      await records.save({
+        lease: lease(attemptId),
+        directory: workDir,
+        phase: "paused",
+        outputs: [],
+        logPath: records.logPath(attemptId),
+      });
+    }
+    const reports: string[] = [];
+    const attempts = await registry(reports, workDir);
+    expect((await attempts.restore()).map((offer) => offer.attemptId).sort()).toEqual(
+      [kept, failedMeanwhile].sort(),
+    );
+    await attempts.keepRestored([kept]);
+    attempts.startRestored();
+    expect(attempts.active().map((held) => held.attemptId)).toEqual([kept]);
+    expect((await records.list()).records.map((record) => record.lease.attemptId)).toEqual([kept]);
+    expect(reports).toEqual([]);
+    attempts.cancel({ ...examples.commands.cancel, attemptId: kept });
+  });
+
+  it("keeps every restored attempt when the Manager does not say which it kept", async () => {
+    const workDir = await mkdtemp(join(tmpdir(), "tjm-registry-"));
+    directories.push(workDir);
+    const records = new AttemptRecords(workDir);
+    const attemptId = crypto.randomUUID();
+    await records.save({
+      lease: lease(attemptId),
+      directory: workDir,
+      phase: "paused",
+      outputs: [],
+      logPath: records.logPath(attemptId),
+    });
+    const attempts = await registry([], workDir);
+    await attempts.restore();
+    await attempts.keepRestored(undefined);
+    attempts.startRestored();
+    expect(attempts.active().map((held) => held.attemptId)).toEqual([attemptId]);
+    attempts.cancel({ ...examples.commands.cancel, attemptId });
   });
 });

@@ -59,6 +59,30 @@ export class AttemptRegistry {
     }));
   }
 
+  /**
+   * The re-registration's answer: restored attempts the Manager did not keep (it failed them
+   * while this Worker was away, or it already completed them) are dropped before any command is
+   * read; going on with them would hold slots the Manager counts as free, and its leases would
+   * be rejected. `undefined` (a Manager that does not say): keep them all.
+   */
+  async keepRestored(resumedAttemptIds: readonly string[] | undefined): Promise<void> {
+    if (resumedAttemptIds === undefined) return;
+    const kept = new Set(resumedAttemptIds);
+    const dropped = this.restored.filter((record) => !kept.has(record.lease.attemptId));
+    this.restored = this.restored.filter((record) => kept.has(record.lease.attemptId));
+    for (const record of dropped) {
+      this.options.logger.info(
+        "dropping an attempt of the previous instance the Manager no longer counts as ours",
+        {
+          attemptId: record.lease.attemptId,
+          jobId: record.lease.jobId,
+          phase: record.phase,
+        },
+      );
+      await new Attempt(this.options, record, "drop").done;
+    }
+  }
+
   /** Continues the restored attempts: uploads go on, paused ones wait for resume-uploads. */
   startRestored(): void {
     for (const record of this.restored.splice(0)) {
