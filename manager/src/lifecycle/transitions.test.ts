@@ -393,6 +393,14 @@ describe("effects", () => {
     }
   });
 
+  it("a Worker lost or restarted is told to cancel what it held: a lease it never read waits in its consumer", () => {
+    const lostOrRestarted = TRANSITIONS.filter((row) =>
+      ["worker-offline", "worker-restarted"].includes(row.trigger),
+    );
+    expect(lostOrRestarted.length).toBeGreaterThan(0);
+    for (const row of lostOrRestarted) expect(row.effects.command, row.name).toBe("cancel");
+  });
+
   it("a completed report leaves the attempt UPLOADING and wakes the promoter; only promotion-done makes it SUCCEEDED", () => {
     const completions = TRANSITIONS.filter((row) => row.effects.acceptCompletion);
     expect(completions.map((row) => row.name)).toEqual([

@@ -440,6 +440,10 @@ export const TRANSITIONS: readonly Transition[] = [
       code: FAILURE_CODES.workerLost,
       message: "The Worker restarted and could not resume the attempt",
     },
+    // A lease the old instance never read waits in the Worker's durable consumer: without the
+    // cancel behind it, the new instance would run an attempt already failed, in a slot the
+    // Manager counts as free.
+    command: "cancel",
   }),
   ...attemptFails({
     name: "worker-disabled",

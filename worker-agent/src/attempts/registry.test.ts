@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "@tjm/platform";
 import { examples, type LeaseCommand } from "@tjm/protocol";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { AttemptRecords } from "./records.ts";
 import { AttemptRegistry } from "./registry.ts";
 
@@ -30,7 +30,7 @@ function lease(attemptId: string): LeaseCommand {
   };
 }
 
-async function registry(reports: string[], workDir?: string) {
+async function registry(reports: string[], workDir?: string, acceptedHeld?: Promise<void>) {
   if (!workDir) {
     workDir = await mkdtemp(join(tmpdir(), "tjm-registry-"));
     directories.push(workDir);
@@ -47,6 +47,7 @@ async function registry(reports: string[], workDir?: string) {
     // The last report of a cancelled attempt never gets through: its slot must not wait for it.
     report: async (command, type) => {
       reports.push(`${type} ${command.attemptId}`);
+      if (type === "accepted") await acceptedHeld;
       if (type === "cancelled") await new Promise(() => {});
     },
     progress: () => {},
@@ -127,5 +128,26 @@ describe("the attempt registry's slots", () => {
     attempts.startRestored();
     expect(attempts.active().map((held) => held.attemptId)).toEqual([attemptId]);
     attempts.cancel({ ...examples.commands.cancel, attemptId });
+  });
+
+  it("keeps a cancel that overtakes the lease's acceptance, and holds the slot meanwhile", async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const reports: string[] = [];
+    const attempts = await registry(reports, undefined, held);
+    const first = crypto.randomUUID();
+    const second = crypto.randomUUID();
+    const accepting = attempts.lease(lease(first));
+    await vi.waitFor(() => expect(reports).toEqual([`accepted ${first}`]));
+    expect(attempts.freeCapacity()).toBe(0);
+    await attempts.lease(lease(second));
+    attempts.cancel({ ...examples.commands.cancel, attemptId: first });
+    release();
+    await accepting;
+    await vi.waitFor(() => expect(reports).toContain(`cancelled ${first}`));
+    expect(reports.slice(0, 2)).toEqual([`accepted ${first}`, `rejected ${second}`]);
+    expect(attempts.freeCapacity()).toBe(1);
   });
 });

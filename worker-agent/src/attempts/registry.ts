@@ -16,6 +16,11 @@ export interface RegistryOptions extends AttemptEnvironment {
 
 export class AttemptRegistry {
   private readonly attempts = new Map<string, Attempt>();
+  /**
+   * Leases being accepted (their record saved, `accepted` reported): they hold a slot already,
+   * and a cancel that overtakes them (commands are handled as they come) is kept for them.
+   */
+  private readonly accepting = new Map<string, { fencingToken: string; cancelled: boolean }>();
   private restored: AttemptRecord[] = [];
 
   constructor(private readonly options: RegistryOptions) {}
@@ -30,9 +35,9 @@ export class AttemptRegistry {
 
   /** Slots free for new leases; an attempt waiting for storage or sending its last report does not use one. */
   freeCapacity(): number {
-    const busy = [...this.attempts.values()].filter(
-      (attempt) => !attempt.paused && !attempt.finishing,
-    ).length;
+    const busy =
+      [...this.attempts.values()].filter((attempt) => !attempt.paused && !attempt.finishing).length +
+      this.accepting.size;
     return Math.max(0, this.options.capacity - busy);
   }
 
@@ -95,7 +100,7 @@ export class AttemptRegistry {
   }
 
   async lease(lease: LeaseCommand): Promise<void> {
-    if (this.attempts.has(lease.attemptId)) return;
+    if (this.attempts.has(lease.attemptId) || this.accepting.has(lease.attemptId)) return;
     const refusal = this.options.isDraining()
       ? "the Worker is draining"
       : this.freeCapacity() === 0
@@ -119,19 +124,29 @@ export class AttemptRegistry {
       outputs: [],
       logPath: this.options.records.logPath(lease.attemptId),
     };
-    await this.options.records.save(record);
-    await this.options.report(lease, "accepted", {});
-    this.options.logger.info("lease accepted", {
-      attemptId: lease.attemptId,
-      jobId: lease.jobId,
-      attemptNumber: lease.attemptNumber,
-    });
-    this.track(new Attempt(this.options, record));
+    const pending = { fencingToken: lease.fencingToken, cancelled: false };
+    this.accepting.set(lease.attemptId, pending);
+    try {
+      await this.options.records.save(record);
+      await this.options.report(lease, "accepted", {});
+      this.options.logger.info("lease accepted", {
+        attemptId: lease.attemptId,
+        jobId: lease.jobId,
+        attemptNumber: lease.attemptNumber,
+      });
+      const attempt = new Attempt(this.options, record);
+      this.track(attempt);
+      if (pending.cancelled) attempt.cancel();
+    } finally {
+      this.accepting.delete(lease.attemptId);
+    }
   }
 
   cancel(command: CancelCommand): void {
     const attempt = this.find(command);
+    const pending = this.accepting.get(command.attemptId);
     if (attempt) attempt.cancel();
+    else if (pending?.fencingToken === command.fencingToken) pending.cancelled = true;
     else
       this.options.logger.debug("cancel of an attempt this Worker does not hold", {
         attemptId: command.attemptId,
