@@ -500,6 +500,9 @@ export async function moveAttemptsToInstance(
     where a.id = kept.id and a.fencing_token = kept.fencing_token and a.worker_id = ${workerId}
       and j.id = a.job_id and j.current_attempt_id = a.id
       and a.state = any(${HELD_ATTEMPT_STATES as never})
+      -- A completion the Manager accepted needs nothing more from the Worker (the promoter
+      -- finishes it): going on with it would only upload again, in a slot soon counted free.
+      and a.completion_accepted_at is null
     returning a.id`;
   return moved.map((row) => row.id);
 }

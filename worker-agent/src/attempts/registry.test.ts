@@ -130,7 +130,7 @@ describe("the attempt registry's slots", () => {
     attempts.cancel({ ...examples.commands.cancel, attemptId });
   });
 
-  it("keeps a cancel that overtakes the lease's acceptance, and holds the slot meanwhile", async () => {
+  it("keeps a cancel that overtakes the lease's acceptance, and holds the slot until that cancel", async () => {
     let release = () => {};
     const held = new Promise<void>((resolve) => {
       release = resolve;
@@ -139,15 +139,41 @@ describe("the attempt registry's slots", () => {
     const attempts = await registry(reports, undefined, held);
     const first = crypto.randomUUID();
     const second = crypto.randomUUID();
+    const third = crypto.randomUUID();
     const accepting = attempts.lease(lease(first));
     await vi.waitFor(() => expect(reports).toEqual([`accepted ${first}`]));
     expect(attempts.freeCapacity()).toBe(0);
     await attempts.lease(lease(second));
+    // The cancel of the lease being accepted frees its slot for the lease behind it.
     attempts.cancel({ ...examples.commands.cancel, attemptId: first });
+    expect(attempts.freeCapacity()).toBe(1);
+    const next = attempts.lease(lease(third));
     release();
-    await accepting;
+    await Promise.all([accepting, next]);
     await vi.waitFor(() => expect(reports).toContain(`cancelled ${first}`));
-    expect(reports.slice(0, 2)).toEqual([`accepted ${first}`, `rejected ${second}`]);
+    expect(reports.slice(0, 3)).toEqual([`accepted ${first}`, `rejected ${second}`, `accepted ${third}`]);
+    attempts.cancel({ ...examples.commands.cancel, attemptId: third });
+  });
+
+  it("cancels a restored attempt whose cancel comes before the restored attempts start", async () => {
+    const workDir = await mkdtemp(join(tmpdir(), "tjm-registry-"));
+    directories.push(workDir);
+    const records = new AttemptRecords(workDir);
+    const attemptId = crypto.randomUUID();
+    await records.save({
+      lease: lease(attemptId),
+      directory: workDir,
+      phase: "uploading",
+      outputs: [],
+      logPath: records.logPath(attemptId),
+    });
+    const reports: string[] = [];
+    const attempts = await registry(reports, workDir);
+    await attempts.restore();
+    await attempts.keepRestored([attemptId]);
+    attempts.cancel({ ...examples.commands.cancel, attemptId });
+    attempts.startRestored();
+    await vi.waitFor(() => expect(reports).toEqual([`cancelled ${attemptId}`]));
     expect(attempts.freeCapacity()).toBe(1);
   });
 });

@@ -18,7 +18,9 @@ export class AttemptRegistry {
   private readonly attempts = new Map<string, Attempt>();
   /**
    * Leases being accepted (their record saved, `accepted` reported): they hold a slot already,
-   * and a cancel that overtakes them (commands are handled as they come) is kept for them.
+   * and a cancel that overtakes them (commands are handled as they come) is kept for them; a
+   * cancelled one gives its slot back at once, as a running attempt does, for the lease that
+   * follows the cancel.
    */
   private readonly accepting = new Map<string, { fencingToken: string; cancelled: boolean }>();
   private restored: AttemptRecord[] = [];
@@ -37,7 +39,7 @@ export class AttemptRegistry {
   freeCapacity(): number {
     const busy =
       [...this.attempts.values()].filter((attempt) => !attempt.paused && !attempt.finishing).length +
-      this.accepting.size;
+      [...this.accepting.values()].filter((pending) => !pending.cancelled).length;
     return Math.max(0, this.options.capacity - busy);
   }
 
@@ -113,6 +115,7 @@ export class AttemptRegistry {
         jobId: lease.jobId,
         attemptId: lease.attemptId,
         reason: refusal,
+        holding: [...this.attempts.keys(), ...this.accepting.keys()],
       });
       await this.options.report(lease, "rejected", { reason: refusal });
       return;
@@ -145,9 +148,19 @@ export class AttemptRegistry {
   cancel(command: CancelCommand): void {
     const attempt = this.find(command);
     const pending = this.accepting.get(command.attemptId);
+    const restored = this.restored.findIndex(
+      ({ lease }) => lease.attemptId === command.attemptId && lease.fencingToken === command.fencingToken,
+    );
     if (attempt) attempt.cancel();
     else if (pending?.fencingToken === command.fencingToken) pending.cancelled = true;
-    else
+    else if (restored >= 0) {
+      // Read before the restored attempts start (commands flow as soon as NATS is up): the
+      // Manager failed it since the re-registration kept it. Cancelled as a running one is.
+      const [record] = this.restored.splice(restored, 1) as [AttemptRecord];
+      const cancelled = new Attempt(this.options, record);
+      this.track(cancelled);
+      cancelled.cancel();
+    } else
       this.options.logger.debug("cancel of an attempt this Worker does not hold", {
         attemptId: command.attemptId,
       });
