@@ -25,7 +25,7 @@ import { streams } from "@tjm/protocol";
 import type { Sql } from "../../manager/src/platform/db.ts";
 import { createProject } from "../../manager/src/projects/store.ts";
 import { createTestSchema, testServices } from "../harness/manager.ts";
-import { putClip } from "../harness/media-jobs.ts";
+import { putClip, tinyPlan } from "../harness/media-jobs.ts";
 import { type S3RequestLog, startS3RequestLog } from "../harness/s3-request-log.ts";
 import type { JobFacts } from "./checker.ts";
 import { collectFacts, type SubmittedJob } from "./scenario.ts";
@@ -202,27 +202,11 @@ export async function startManagerRig(options: ManagerRigOptions): Promise<Manag
       agents,
       manager: () => manager,
       async submit(key) {
-        const prefix = `/media-out/${scenario}/${key}`;
-        const response = await operations("/jobs", {
-          projectId,
-          executionPlan: {
-            input: { uri: "s3://media-in/tiny.mp4" },
-            outputs: [
-              {
-                id: "tiny",
-                kind: "FILE",
-                container: "mp4",
-                destinationUri: `s3:/${prefix}/tiny.mp4`,
-                video: { codec: "h264", height: 144, preset: "fastest" },
-                audio: { codec: "aac", bitrateKbps: 64 },
-              },
-            ],
-            manifestUri: `s3:/${prefix}/manifest.json`,
-          },
-        });
+        const { executionPlan, destinations } = tinyPlan(`/media-out/${scenario}/${key}`);
+        const response = await operations("/jobs", { projectId, executionPlan });
         if (response.status !== 201) return undefined;
         const { id } = (await response.json()) as { id: string };
-        return { jobId: id, destinations: [`${prefix}/tiny.mp4`, `${prefix}/manifest.json`] };
+        return { jobId: id, destinations };
       },
       async untilNoWorkerOnline(timeoutMs) {
         await waitFor(

@@ -26,7 +26,7 @@ import { freePort, waitFor } from "@tjm/devstack/services";
 import { streams } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { TestManager, type TestManagerOptions } from "../harness/manager.ts";
-import { Freezer, putClip, startTestAgent } from "../harness/media-jobs.ts";
+import { Freezer, putClip, startTestAgent, tinyPlan } from "../harness/media-jobs.ts";
 import { type S3RequestLog, startS3RequestLog } from "../harness/s3-request-log.ts";
 import {
   chaosRuns,
@@ -241,25 +241,9 @@ async function pidOf(node: NatsClusterNode): Promise<number> {
   throw new Error(`no nats-server child of this process runs ${node.name}`);
 }
 
-/** The tiniest real job: a one-second 160x120 clip to 144p h264/aac, with a manifest. */
+/** The tiniest real job (tinyPlan) under `prefix`. */
 function tinyJob(prefix: string) {
-  return {
-    projectId,
-    executionPlan: {
-      input: { uri: "s3://media-in/tiny.mp4" },
-      outputs: [
-        {
-          id: "tiny",
-          kind: "FILE",
-          container: "mp4",
-          destinationUri: `s3:/${prefix}/tiny.mp4`,
-          video: { codec: "h264", height: 144, preset: "fastest" },
-          audio: { codec: "aac", bitrateKbps: 64 },
-        },
-      ],
-      manifestUri: `s3:/${prefix}/manifest.json`,
-    },
-  };
+  return { projectId, executionPlan: tinyPlan(prefix).executionPlan };
 }
 
 async function countIn(jobIds: string[], states: string[]): Promise<number> {

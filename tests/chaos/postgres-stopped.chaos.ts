@@ -31,7 +31,7 @@ import { describe, expect, it } from "vitest";
 import { PING_TIMEOUT_MS } from "../../manager/src/health/ready.ts";
 import { createProject } from "../../manager/src/projects/store.ts";
 import { createTestSchema } from "../harness/manager.ts";
-import { putClip } from "../harness/media-jobs.ts";
+import { putClip, tinyPlan } from "../harness/media-jobs.ts";
 import { type S3RequestLog, startS3RequestLog } from "../harness/s3-request-log.ts";
 import {
   chaosRuns,
@@ -172,31 +172,15 @@ describe("PostgreSQL stopped while jobs are queued and running", () => {
       let submissions = 0;
       /** Submits a tiny job; a 201 joins the jobs the checker judges. */
       const submit = async (): Promise<Answer> => {
-        const prefix = `/media-out/${SCENARIO}/${submissions++}`;
+        const { executionPlan, destinations } = tinyPlan(`/media-out/${SCENARIO}/${submissions++}`);
         const answer = await call("submit", "/api/v1/operations/jobs", {
           method: "POST",
-          body: JSON.stringify({
-            projectId,
-            executionPlan: {
-              input: { uri: "s3://media-in/tiny.mp4" },
-              outputs: [
-                {
-                  id: "tiny",
-                  kind: "FILE",
-                  container: "mp4",
-                  destinationUri: `s3:/${prefix}/tiny.mp4`,
-                  video: { codec: "h264", height: 144, preset: "fastest" },
-                  audio: { codec: "aac", bitrateKbps: 64 },
-                },
-              ],
-              manifestUri: `s3:/${prefix}/manifest.json`,
-            },
-          }),
+          body: JSON.stringify({ projectId, executionPlan }),
         });
         if (answer.status === 201) {
           jobs.push({
             jobId: (answer.body as { id: string }).id,
-            destinations: [`${prefix}/tiny.mp4`, `${prefix}/manifest.json`],
+            destinations,
           });
         }
         return answer;

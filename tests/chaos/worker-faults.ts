@@ -39,6 +39,41 @@ function rejections(slots: Slot[]): Record<string, number> {
   return counts;
 }
 
+/** For the first rejections: what the agent held then, and what the Manager says of it now. */
+async function heldWhenRejected(tm: TestManager, slots: Slot[]): Promise<string[]> {
+  const lines = slots
+    .flatMap((slot) => slot.instances)
+    .flatMap((agent) => agent.logs)
+    .filter((line) => line.msg === "lease rejected")
+    .slice(0, 5);
+  const notes: string[] = [];
+  for (const line of lines) {
+    const held = (line.holding as string[] | undefined) ?? [];
+    const rows = await tm.sql<{ id: string; state: string; failureCode: string | null; accepted: boolean }[]>`
+      select id, state, failure_code, completion_accepted_at is not null as accepted from attempts
+      where id = any(${held}::uuid[])`;
+    const story = slots
+      .flatMap((slot) =>
+        slot.instances.map((agent, index) => ({ agent, label: `${slot.name}#${index + 1}` })),
+      )
+      .flatMap(({ agent, label }) =>
+        agent.logs
+          .filter((logged) => held.includes(logged.attemptId as string))
+          .map((logged) => `${logged.time.slice(11, 23)} ${label} ${logged.msg}`),
+      )
+      .sort();
+    notes.push(
+      `a rejection at ${line.time} (${story.join("; ")}) while holding ${rows
+        .map(
+          (row) =>
+            `${row.id.slice(0, 8)} ${row.state}${row.failureCode ? ` ${row.failureCode}` : ""}${row.accepted ? " (completion accepted)" : ""}`,
+        )
+        .join(", ")}`,
+    );
+  }
+  return notes;
+}
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -352,6 +387,7 @@ export async function runWorkerFaults(options: {
             .map((row) => `${row.count} ${row.outcome}`)
             .join(", ")}`,
           `leases rejected by the agents, by reason: ${JSON.stringify(rejections(slots))}`,
+          ...(await heldWhenRejected(tm, slots)),
         ],
       },
       await collectFacts(

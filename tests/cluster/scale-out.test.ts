@@ -21,7 +21,7 @@ import { MANAGER_REPORTS_CONSUMER, streams, workerConsumerName } from "@tjm/prot
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectFacts, reportScenario } from "../chaos/scenario.ts";
 import { TestManager, type TestManagerOptions } from "../harness/manager.ts";
-import { putClip, startTestAgent } from "../harness/media-jobs.ts";
+import { putClip, startTestAgent, tinyPlan } from "../harness/media-jobs.ts";
 import { type S3RequestLog, startS3RequestLog } from "../harness/s3-request-log.ts";
 import { subscribeEvents } from "../harness/sse.ts";
 
@@ -99,28 +99,13 @@ afterAll(async () => {
   await scratch?.cleanup();
 });
 
-const destinationOf = (index: number) => `/media-out/scale-out/${index}/tiny.mp4`;
-const manifestOf = (index: number) => `/media-out/scale-out/${index}/manifest.json`;
+const prefixOf = (index: number) => `/media-out/scale-out/${index}`;
+const destinationOf = (index: number) => `${prefixOf(index)}/tiny.mp4`;
+const manifestOf = (index: number) => `${prefixOf(index)}/manifest.json`;
 
-/** The tiniest real job: a one-second 160x120 clip to 144p h264/aac, with a manifest. */
+/** The tiniest real job (tinyPlan), one prefix per index. */
 function tinyJob(index: number) {
-  return {
-    projectId,
-    executionPlan: {
-      input: { uri: "s3://media-in/tiny.mp4" },
-      outputs: [
-        {
-          id: "tiny",
-          kind: "FILE",
-          container: "mp4",
-          destinationUri: `s3:/${destinationOf(index)}`,
-          video: { codec: "h264", height: 144, preset: "fastest" },
-          audio: { codec: "aac", bitrateKbps: 64 },
-        },
-      ],
-      manifestUri: `s3:/${manifestOf(index)}`,
-    },
-  };
+  return { projectId, executionPlan: tinyPlan(prefixOf(index)).executionPlan };
 }
 
 async function completedCount(jobIds: string[]): Promise<number> {

@@ -76,6 +76,31 @@ export function twoOutputPlan(inputUri: string, prefix: string) {
   };
 }
 
+/**
+ * The tiniest real job: s3://media-in/tiny.mp4 (a one-second 160x120 clip, see putClip) to 144p
+ * h264/aac at `<prefix>/tiny.mp4`, with a manifest at `<prefix>/manifest.json`; `prefix` is a
+ * path, /bucket/key-prefix. `destinations` are the paths the job writes.
+ */
+export function tinyPlan(prefix: string) {
+  return {
+    destinations: [`${prefix}/tiny.mp4`, `${prefix}/manifest.json`],
+    executionPlan: {
+      input: { uri: "s3://media-in/tiny.mp4" },
+      outputs: [
+        {
+          id: "tiny",
+          kind: "FILE",
+          container: "mp4",
+          destinationUri: `s3:/${prefix}/tiny.mp4`,
+          video: { codec: "h264", height: 144, preset: "fastest" },
+          audio: { codec: "aac", bitrateKbps: 64 },
+        },
+      ],
+      manifestUri: `s3:/${prefix}/manifest.json`,
+    },
+  };
+}
+
 export async function readObject(store: ObjectStore, uri: string): Promise<Buffer> {
   const [bucket, ...key] = uri.slice("s3://".length).split("/");
   const answer = await store.client().send(new GetObjectCommand({ Bucket: bucket, Key: key.join("/") }));
