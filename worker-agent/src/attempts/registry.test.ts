@@ -30,6 +30,18 @@ function lease(attemptId: string): LeaseCommand {
   };
 }
 
+/** What a previous instance left on disk for `attemptId`: its record, encoded, with no output. */
+async function leftBehind(workDir: string, attemptId: string, phase: "uploading" | "paused"): Promise<void> {
+  const records = new AttemptRecords(workDir);
+  await records.save({
+    lease: lease(attemptId),
+    directory: workDir,
+    phase,
+    outputs: [],
+    logPath: records.logPath(attemptId),
+  });
+}
+
 async function registry(reports: string[], workDir?: string, acceptedHeld?: Promise<void>) {
   if (!workDir) {
     workDir = await mkdtemp(join(tmpdir(), "tjm-registry-"));
@@ -89,13 +101,7 @@ describe("the attempt registry's slots", () => {
     const kept = crypto.randomUUID();
     const failedMeanwhile = crypto.randomUUID();
     for (const attemptId of [kept, failedMeanwhile]) {
-      await records.save({
-        lease: lease(attemptId),
-        directory: workDir,
-        phase: "paused",
-        outputs: [],
-        logPath: records.logPath(attemptId),
-      });
+      await leftBehind(workDir, attemptId, "paused");
     }
     const reports: string[] = [];
     const attempts = await registry(reports, workDir);
@@ -113,15 +119,8 @@ describe("the attempt registry's slots", () => {
   it("keeps every restored attempt when the Manager does not say which it kept", async () => {
     const workDir = await mkdtemp(join(tmpdir(), "tjm-registry-"));
     directories.push(workDir);
-    const records = new AttemptRecords(workDir);
     const attemptId = crypto.randomUUID();
-    await records.save({
-      lease: lease(attemptId),
-      directory: workDir,
-      phase: "paused",
-      outputs: [],
-      logPath: records.logPath(attemptId),
-    });
+    await leftBehind(workDir, attemptId, "paused");
     const attempts = await registry([], workDir);
     await attempts.restore();
     await attempts.keepRestored(undefined);
@@ -158,15 +157,8 @@ describe("the attempt registry's slots", () => {
   it("cancels a restored attempt whose cancel comes before the restored attempts start", async () => {
     const workDir = await mkdtemp(join(tmpdir(), "tjm-registry-"));
     directories.push(workDir);
-    const records = new AttemptRecords(workDir);
     const attemptId = crypto.randomUUID();
-    await records.save({
-      lease: lease(attemptId),
-      directory: workDir,
-      phase: "uploading",
-      outputs: [],
-      logPath: records.logPath(attemptId),
-    });
+    await leftBehind(workDir, attemptId, "uploading");
     const reports: string[] = [];
     const attempts = await registry(reports, workDir);
     await attempts.restore();
