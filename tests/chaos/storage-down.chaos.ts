@@ -25,7 +25,7 @@ import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
 import { waitFor } from "@tjm/devstack/services";
 import { describe, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
-import { putClip, startTestAgent } from "../harness/media-jobs.ts";
+import { grainPlan, putGrainClip, startTestAgent } from "../harness/media-jobs.ts";
 import { type S3Request, type S3RequestLog, startS3RequestLog } from "../harness/s3-request-log.ts";
 import {
   chaosRuns,
@@ -123,8 +123,7 @@ describe("object storage down while uploads are in flight", () => {
       });
       manager = tm;
       const { projectId } = await tm.createProject();
-      // Four seconds of grain: a ~13 MiB output at 360p, three 5 MiB parts.
-      await putClip(s3, { bucket: "media-in", key: "clip.mp4" }, 4, "640x360", { noise: true });
+      await putGrainClip(s3, { bucket: "media-in", key: "clip.mp4" });
       for (let slot = 0; slot < AGENTS; slot++) {
         agents.push(await startTestAgent(tm, scratch.root, `${SCENARIO}-${slot + 1}`, AGENT_ENV));
       }
@@ -142,24 +141,12 @@ describe("object storage down while uploads are in flight", () => {
         const submittedAt = Date.now();
         for (let slot = 0; slot < AGENTS; slot++) {
           const prefix = `/media-out/${SCENARIO}/${outage}-${slot}`;
+          const plan = grainPlan("s3://media-in/clip.mp4", prefix);
           const jobId = await tm.submitJob({
             projectId,
-            executionPlan: {
-              input: { uri: "s3://media-in/clip.mp4" },
-              outputs: [
-                {
-                  id: "grain",
-                  kind: "FILE",
-                  container: "mp4",
-                  destinationUri: `s3:/${prefix}/grain.mp4`,
-                  video: { codec: "h264", height: 360, preset: "fastest" },
-                  audio: { codec: "aac", bitrateKbps: 64 },
-                },
-              ],
-              manifestUri: `s3:/${prefix}/manifest.json`,
-            },
+            executionPlan: plan.executionPlan,
           });
-          jobs.push({ jobId, destinations: [`${prefix}/grain.mp4`, `${prefix}/manifest.json`] });
+          jobs.push({ jobId, destinations: plan.destinations });
           targets.push({ jobId, prefix, point: random.pick([...POINTS]) });
         }
         allTargets.push(...targets);

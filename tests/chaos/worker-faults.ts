@@ -24,7 +24,7 @@ import { type AgentProcess, agentDirs, killAgents } from "@tjm/devstack/agent-pr
 import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
 import { waitFor } from "@tjm/devstack/services";
 import { TestManager } from "../harness/manager.ts";
-import { Freezer, putClip, startTestAgent } from "../harness/media-jobs.ts";
+import { Freezer, grainPlan, putGrainClip, startTestAgent } from "../harness/media-jobs.ts";
 import { type S3Request, type S3RequestLog, startS3RequestLog } from "../harness/s3-request-log.ts";
 import { collectFacts, pause, reportScenario, type SubmittedJob, seededRandom } from "./scenario.ts";
 
@@ -144,8 +144,7 @@ export async function runWorkerFaults(options: {
     });
     manager = tm;
     const { projectId } = await tm.createProject();
-    // Four seconds of grain: a ~13 MiB output at 360p, three 5 MiB parts.
-    await putClip(s3, { bucket: "media-in", key: "clip.mp4" }, 4, "640x360", { noise: true });
+    await putGrainClip(s3, { bucket: "media-in", key: "clip.mp4" });
     const client = s3.client();
     for (let index = 0; index < runs; index++) {
       await client.send(
@@ -166,24 +165,12 @@ export async function runWorkerFaults(options: {
     const jobs: SubmittedJob[] = [];
     for (let index = 0; index < runs; index++) {
       const prefix = `/media-out/${scenario}/${index}`;
+      const plan = grainPlan(`s3://media-in/chaos/${index}.mp4`, prefix);
       const jobId = await tm.submitJob({
         projectId,
-        executionPlan: {
-          input: { uri: `s3://media-in/chaos/${index}.mp4` },
-          outputs: [
-            {
-              id: "grain",
-              kind: "FILE",
-              container: "mp4",
-              destinationUri: `s3:/${prefix}/grain.mp4`,
-              video: { codec: "h264", height: 360, preset: "fastest" },
-              audio: { codec: "aac", bitrateKbps: 64 },
-            },
-          ],
-          manifestUri: `s3:/${prefix}/manifest.json`,
-        },
+        executionPlan: plan.executionPlan,
       });
-      jobs.push({ jobId, destinations: [`${prefix}/grain.mp4`, `${prefix}/manifest.json`] });
+      jobs.push({ jobId, destinations: plan.destinations });
       targets.push({ index, jobId, point: random.pick([...POINTS[fault]]) });
     }
 

@@ -101,6 +101,37 @@ export function tinyPlan(prefix: string) {
   };
 }
 
+/**
+ * A job whose upload takes several parts: `inputUri` (a grain clip, see putGrainClip) to 360p
+ * h264/aac, about 13 MiB, at `<prefix>/grain.mp4` (three 5 MiB parts), with a manifest at
+ * `<prefix>/manifest.json`; `prefix` is a path, /bucket/key-prefix. `destinations` are the paths
+ * the job writes.
+ */
+export function grainPlan(inputUri: string, prefix: string) {
+  return {
+    destinations: [`${prefix}/grain.mp4`, `${prefix}/manifest.json`],
+    executionPlan: {
+      input: { uri: inputUri },
+      outputs: [
+        {
+          id: "grain",
+          kind: "FILE",
+          container: "mp4",
+          destinationUri: `s3:/${prefix}/grain.mp4`,
+          video: { codec: "h264", height: 360, preset: "fastest" },
+          audio: { codec: "aac", bitrateKbps: 64 },
+        },
+      ],
+      manifestUri: `s3:/${prefix}/manifest.json`,
+    },
+  };
+}
+
+/** Four seconds of grain at 640x360, stored as s3://<bucket>/<key>: the input of grainPlan. */
+export function putGrainClip(store: ObjectStore, where: { bucket: string; key: string }): Promise<void> {
+  return putClip(store, where, 4, "640x360", { noise: true });
+}
+
 export async function readObject(store: ObjectStore, uri: string): Promise<Buffer> {
   const [bucket, ...key] = uri.slice("s3://".length).split("/");
   const answer = await store.client().send(new GetObjectCommand({ Bucket: bucket, Key: key.join("/") }));
