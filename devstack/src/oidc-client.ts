@@ -68,6 +68,8 @@ export interface AuthorizationOptions extends ClientOptions {
   resource?: string;
   /** Default "openid". */
   scope?: string;
+  /** The `prompt` parameter (e.g. "consent", which offline_access needs); none by default. */
+  prompt?: string;
   /** Reuse a session (its cookies) across sign-ins or replicas; a fresh one by default. */
   session?: BrowserSession;
 }
@@ -241,6 +243,7 @@ export async function startAuthorization(options: AuthorizationOptions): Promise
     code_challenge_method: "S256",
     state,
     ...(options.resource === undefined ? {} : { resource: options.resource }),
+    ...(options.prompt === undefined ? {} : { prompt: options.prompt }),
   });
   const pending: PendingAuthorization = {
     session: options.session ?? new BrowserSession(),

@@ -10,9 +10,11 @@ import type { AddressInfo } from "node:net";
 import {
   BrowserSession,
   endSessionUrl,
+  finishAuthorization,
   parseForms,
   refresh,
   type SignInResult,
+  startAuthorization,
 } from "@tjm/devstack/oidc-client";
 import { OPERATIONS_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { waitFor } from "@tjm/devstack/services";
@@ -264,4 +266,65 @@ describe("back-channel logout to a private address nobody named", () => {
       await guarded.close();
     }
   });
+});
+
+describe("a refresh token asked for with offline_access and prompt=consent", () => {
+  async function signedInOffline(firstParty: boolean) {
+    const account = await createTestAccount(manager.sql, { roles: ["operator"] });
+    const client = await createTestClient(manager.sql, { resources: [OPERATIONS_AUDIENCE], firstParty });
+    const tokens = await finishAuthorization(
+      await startAuthorization({
+        issuer: manager.issuerUrl,
+        clientId: client.clientId,
+        redirectUri: client.redirectUri,
+        resource: RESOURCE,
+        scope: "openid offline_access",
+        prompt: "consent",
+      }),
+      account,
+    );
+    expect(tokens.refreshToken).toEqual(expect.any(String));
+    return { client, tokens };
+  }
+
+  it.each([
+    ["a first-party client", true],
+    ["a third-party client", false],
+  ])(
+    "of %s ends with the session: after logout it mints nothing, and what it minted before is refused",
+    async (_, firstParty) => {
+      const { client, tokens } = await signedInOffline(firstParty);
+      const minted = await refresh({
+        issuer: manager.issuerUrl,
+        clientId: client.clientId,
+        refreshToken: tokens.refreshToken as string,
+        resource: RESOURCE,
+      });
+      expect(minted.claims.sid).toBe(tokens.claims.sid);
+      expect(await managerAnswer(minted.accessToken)).toBe(404);
+
+      const page = await confirmationPage(
+        tokens.session,
+        await endSessionUrl({
+          issuer: manager.issuerUrl,
+          clientId: client.clientId,
+          idTokenHint: tokens.idToken,
+        }),
+      );
+      const confirmed = await confirmLogout(tokens.session, page);
+      expect(confirmed.status).toBe(303);
+      await confirmed.body?.cancel();
+
+      await expect(
+        refresh({
+          issuer: manager.issuerUrl,
+          clientId: client.clientId,
+          refreshToken: minted.refreshToken as string,
+          resource: RESOURCE,
+        }),
+      ).rejects.toMatchObject({ code: "invalid_grant" });
+      expect(await managerAnswer(minted.accessToken)).toBe(401);
+      expect(await managerAnswer(tokens.accessToken)).toBe(401);
+    },
+  );
 });

@@ -1,14 +1,18 @@
 /**
  * Whether a token TJM's issuer signed still stands, asked on every request that carries one:
  * its client still enabled and at the authorization version the token names, its account still
- * there, enabled, not revoked since, its sign-in session still alive, and (for the operations
- * audience) still an operator. One query; replicas agree because the answer is in PostgreSQL.
+ * there, enabled, not revoked since, its sign-in session still alive, its grant not revoked (a
+ * replayed code, a reused refresh token, a logout or a revocation destroys it), and (for the
+ * operations audience) still an operator. One query; replicas agree because the answer is in
+ * PostgreSQL.
  * Open event streams ask again every few seconds, all of a Manager's streams in one query.
  */
 import type { JWTPayload } from "jose";
 import type { Sql } from "../platform/db.ts";
 
 export const AUTHORIZATION_VERSION_CLAIM = "tjm_authorization_version";
+/** The provider's grant an account's access token was issued under (JWT access tokens carry none). */
+export const GRANT_CLAIM = "tjm_grant_id";
 
 export type TokenResource = "operations" | "tenant" | "account-portal" | "admin-console";
 
@@ -22,6 +26,7 @@ export interface TokenStandingRow {
   tokensValidAfter: number | null;
   operator: boolean;
   sessionLive: boolean;
+  grantLive: boolean;
 }
 
 export type Standing = { ok: true } | { ok: false; status: 401 | 403; reason: string };
@@ -47,6 +52,10 @@ export function judgeStanding(claims: JWTPayload, row: TokenStandingRow, resourc
   }
   const isAccountToken = claims.sub !== claims.client_id;
   if (!isAccountToken) return { ok: true };
+  // Every token TJM issues for an account comes from an interactive sign-in and names its session
+  // and grant; one without them would skip the checks below that end it.
+  if (typeof claims.sid !== "string") return refuse("the token names no sign-in session; sign in again");
+  if (typeof claims[GRANT_CLAIM] !== "string") return refuse("the token names no grant; sign in again");
   if (!row.accountExists) return refuse("the token's account no longer exists");
   if (row.accountDisabled) return refuse("the token's account is disabled");
   const issuedAt = typeof claims.iat === "number" ? claims.iat : Number.NEGATIVE_INFINITY;
@@ -54,6 +63,9 @@ export function judgeStanding(claims: JWTPayload, row: TokenStandingRow, resourc
     return refuse("the token was issued before its account's tokens were revoked; sign in again");
   }
   if (!row.sessionLive) return refuse("the sign-in session of the token has ended; sign in again");
+  if (!row.grantLive) {
+    return refuse("the token's grant was revoked (logout, revocation, or a reused code or refresh token)");
+  }
   if (resource === "operations" && !row.operator) {
     return refuse("the token's account does not hold the operator role", 403);
   }
@@ -84,12 +96,14 @@ export async function tokenStandings(sql: Sql, questions: readonly StandingQuest
   const clientIds: string[] = [];
   const accountIds: (string | null)[] = [];
   const sids: (string | null)[] = [];
+  const grantIds: (string | null)[] = [];
   const rowIndexes = questions.map(({ claims }) => {
     const clientId = typeof claims.client_id === "string" ? claims.client_id : null;
     if (clientId === null) return undefined;
     const accountId = accountOf(claims) ?? null;
     const sid = typeof claims.sid === "string" ? claims.sid : null;
-    const key = JSON.stringify([clientId, accountId, sid]);
+    const grantId = typeof claims[GRANT_CLAIM] === "string" ? claims[GRANT_CLAIM] : null;
+    const key = JSON.stringify([clientId, accountId, sid, grantId]);
     let index = keys.get(key);
     if (index === undefined) {
       index = clientIds.length;
@@ -97,6 +111,7 @@ export async function tokenStandings(sql: Sql, questions: readonly StandingQuest
       clientIds.push(clientId);
       accountIds.push(accountId);
       sids.push(sid);
+      grantIds.push(grantId);
     }
     return index;
   });
@@ -116,9 +131,13 @@ export async function tokenStandings(sql: Sql, questions: readonly StandingQuest
         select from oidc_records s
         where s.model = 'Session' and s.sids @> array[t.sid]
           and (s.expires_at is null or s.expires_at > now())
-      )) as session_live
-    from unnest(${clientIds}::text[], ${accountIds}::uuid[], ${sids}::text[])
-      with ordinality as t (client_id, account_id, sid, ordinal)
+      )) as session_live,
+      -- Revoking a grant deletes its record; its expiry is the token's own business (exp).
+      (t.grant_id is null or exists (
+        select from oidc_records g where g.model = 'Grant' and g.id = t.grant_id
+      )) as grant_live
+    from unnest(${clientIds}::text[], ${accountIds}::uuid[], ${sids}::text[], ${grantIds}::text[])
+      with ordinality as t (client_id, account_id, sid, grant_id, ordinal)
     left join oauth_clients c on c.client_id = t.client_id
     left join accounts a on a.id = t.account_id`;
   const byIndex = new Map(rows.map((row) => [row.ordinal - 1, row]));

@@ -9,6 +9,7 @@ import Provider, {
   interactionPolicy,
   type KoaContextWithOIDC,
 } from "oidc-provider";
+import { GRANT_CLAIM } from "../identity/token-standing.ts";
 import type { Sql } from "../platform/db.ts";
 import { findProviderAccount, issuedBeforeRevocation } from "./accounts.ts";
 import { postgresAdapter } from "./adapter.ts";
@@ -148,6 +149,11 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
       },
     },
     rotateRefreshToken: true,
+    // No token outlives the sign-in session it came from: a refresh token ends with its session
+    // (logout, expiry, a session revoked) whatever scope was asked, so every access token it
+    // mints names a live session. offline_access only makes a third-party client eligible for a
+    // refresh token; unattended integrations use client credentials.
+    expiresWithSession: async () => true,
     // The provider keeps offline_access only with prompt=consent (OIDC Core §11), a prompt
     // first-party clients never show: theirs get refresh tokens that end with the session.
     issueRefreshToken: async (_ctx, client, code) =>
@@ -249,6 +255,9 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
         const session =
           sid === undefined && sessionUid ? await ctx.oidc.provider.Session.findByUid(sessionUid) : undefined;
         claims.sid = sid ?? (client ? session?.authorizations?.[client.clientId]?.sid : undefined);
+        // The Manager refuses the token once its grant is revoked (a replayed code, a reused
+        // refresh token, a logout): JWT access tokens cannot be revoked at the provider.
+        claims[GRANT_CLAIM] = (token as { grantId?: string }).grantId;
         claims.auth_time = source?.authTime;
         claims.amr = source?.amr;
       }
