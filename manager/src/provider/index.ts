@@ -32,6 +32,19 @@ import { createSignInLimiter } from "./sign-in-limits.ts";
 
 const PURGE_EVERY_MS = 10 * 60_000;
 
+/**
+ * Discovery and the key set may be cached, but never past the moment a replica could sign with
+ * a key a cached copy lacks: a new key is published PROVIDER_KEY_PUBLISH_LEAD_SECONDS before it
+ * signs, and replicas notice it within PROVIDER_KEY_REFRESH_SECONDS. Five minutes at most.
+ */
+export function publicDocumentCacheControl(config: Config): string {
+  const seconds = Math.min(
+    300,
+    config.PROVIDER_KEY_PUBLISH_LEAD_SECONDS - config.PROVIDER_KEY_REFRESH_SECONDS,
+  );
+  return `public, max-age=${Math.max(0, seconds)}`;
+}
+
 export interface IdentityProviderOptions {
   config: Config;
   sql: Sql;
@@ -169,8 +182,16 @@ export class IdentityProvider {
         },
       }),
     );
-    // Addresses come from the listener, which drops X-Forwarded-For unless a trusted proxy sent it.
-    provider.proxy = config.TRUSTED_PROXY_ADDRESSES.length > 0;
+    // The listener sets or filters every forwarding header: X-Forwarded-Proto is the issuer's,
+    // X-Forwarded-For is kept only from a trusted proxy (node-listener.ts).
+    provider.proxy = true;
+    const cacheControl = publicDocumentCacheControl(config);
+    provider.use(async (ctx, next) => {
+      await next();
+      const route = (ctx as { oidc?: { route?: string } }).oidc?.route;
+      if (ctx.status === 200 && (route === "discovery" || route === "jwks"))
+        ctx.set("cache-control", cacheControl);
+    });
     compareClientSecretsByHmac(provider, (presented, stored) =>
       verifyClientSecret(presented, stored, config.CLIENT_SECRET_HMAC_KEY as string),
     );

@@ -31,12 +31,18 @@ export function nodeListener(app: { fetch: Fetch }, mount?: ProviderMount): List
   const interactions = getRequestListener(mount.interactions.fetch);
   const trusted = new Set(mount.trustedProxies);
   const prefix = mount.identity.mountPath;
+  const issuer = new URL(mount.identity.issuer);
   return (req, res) => {
     const url = req.url ?? "/";
     if (!under(url, prefix)) return void api(req, res);
-    // Only a trusted proxy's forwarding headers are believed (issuer URLs, client addresses).
+    // Only a trusted proxy's forwarding headers are believed (client addresses).
     const socket = (req.socket.remoteAddress ?? "").replace(/^::ffff:/, "");
     if (!trusted.has(socket)) for (const header of FORWARDING_HEADERS) delete req.headers[header];
+    // oidc-provider builds every endpoint and redirect from the request's host and protocol: pin
+    // both to the issuer's, so no Host or X-Forwarded-Host header can move discovery elsewhere.
+    req.headers.host = issuer.host;
+    delete req.headers["x-forwarded-host"];
+    req.headers["x-forwarded-proto"] = issuer.protocol.slice(0, -1);
     if (under(url, `${prefix}${INTERACTION_PATH}`)) return void interactions(req, res);
     // Mounted as connect would: the provider routes on the rest and builds URLs from originalUrl.
     (req as IncomingMessage & { originalUrl?: string }).originalUrl = url;
