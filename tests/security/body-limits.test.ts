@@ -31,7 +31,7 @@ const ADDRESS_LIMIT = 2;
 
 let admin: TestAdmin;
 /** A console process served as `npm run admin` serves it (the harness's first one reads back-channel bodies itself). */
-let console_: AdminInstance;
+let consoleApp: AdminInstance;
 let operatorBrowser: BrowserSession;
 
 beforeAll(async () => {
@@ -40,7 +40,7 @@ beforeAll(async () => {
       env: { TRUSTED_PROXY_ADDRESSES: "127.0.0.1", SIGN_IN_ADDRESS_FAILURE_LIMIT: String(ADDRESS_LIMIT) },
     },
   });
-  console_ = await admin.startInstance();
+  consoleApp = await admin.startInstance();
   ({ browser: operatorBrowser } = await admin.signIn(await admin.operator()));
 });
 afterAll(() => admin?.close());
@@ -151,7 +151,7 @@ const routeKinds: RouteKind[] = [
     limit: FORM_LIMIT,
     tooLarge: consoleTooLarge(FORM_LIMIT),
     target: async () => ({
-      baseUrl: console_.baseUrl,
+      baseUrl: consoleApp.baseUrl,
       path: "/auth/backchannel-logout",
       headers: { "content-type": FORM },
     }),
@@ -161,12 +161,12 @@ const routeKinds: RouteKind[] = [
     limit: API_LIMIT,
     tooLarge: consoleTooLarge(API_LIMIT),
     target: async () => ({
-      baseUrl: console_.baseUrl,
+      baseUrl: consoleApp.baseUrl,
       path: "/api/operations/jobs",
       headers: {
         "content-type": "application/json",
         origin: admin.baseUrl,
-        cookie: operatorBrowser.cookieHeader(console_.baseUrl),
+        cookie: operatorBrowser.cookieHeader(consoleApp.baseUrl),
       },
     }),
   },
@@ -326,7 +326,7 @@ describe("a body the console forwards", () => {
     const directBody = await direct.text();
     expect(direct.status).toBe(400);
 
-    const forwarded = await operatorBrowser.fetch(`${console_.baseUrl}/api/operations/jobs`, {
+    const forwarded = await operatorBrowser.fetch(`${consoleApp.baseUrl}/api/operations/jobs`, {
       method: "POST",
       headers: { origin: admin.baseUrl, "content-type": "application/json" },
       body,
