@@ -7,8 +7,16 @@ import { loadPageAssets } from "./page/assets.ts";
 import { registerPage } from "./page/routes.ts";
 import type { AdminDeps, AdminEnv } from "./platform/context.ts";
 import type { Sql } from "./platform/db.ts";
-import { sameOriginJson, securityHeaders } from "./platform/http.ts";
-import { registerProxy } from "./proxy/routes.ts";
+import {
+  BodyTooLargeError,
+  bodyTooLarge,
+  closeWhenBodyUnread,
+  limitBody,
+  SMALL_BODY_MAX_BYTES,
+  sameOriginJson,
+  securityHeaders,
+} from "./platform/http.ts";
+import { PROXY_PATH, registerProxy } from "./proxy/routes.ts";
 import { readSessionId } from "./sessions/cookie.ts";
 import { BACKCHANNEL_LOGOUT_PATH, registerBackchannelLogout } from "./sign-in/backchannel-logout.ts";
 import { registerSignIn } from "./sign-in/routes.ts";
@@ -22,6 +30,8 @@ export interface AdminApp {
 }
 
 const DEFAULT_STREAM_CHECK_MS = 1000;
+/** The Manager's own default MAX_BODY_BYTES: a job the Manager takes passes the console too. */
+const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 /** Every 2 s: a refused token's stream ends well inside 5 s; a thousand streams cost the Manager ten requests. */
 const DEFAULT_STANDING_CHECK_MS = 2000;
 
@@ -35,9 +45,13 @@ export function createAdminApp(deps: AdminDeps & { sql: Sql; fetch?: typeof fetc
     logger: deps.logger,
   });
 
+  const proxyMaxBytes = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   app.use(securityHeaders());
+  app.use(closeWhenBodyUnread());
+  app.use(limitBody((path) => (path.startsWith(`${PROXY_PATH}/`) ? proxyMaxBytes : SMALL_BODY_MAX_BYTES)));
   app.use(sameOriginJson(deps.publicOrigin, [BACKCHANNEL_LOGOUT_PATH]));
   app.onError((error, c) => {
+    if (error instanceof BodyTooLargeError) return bodyTooLarge(c, error.maxBytes);
     const requestId = crypto.randomUUID();
     deps.logger.error("request failed", { requestId, path: c.req.path, error: String(error) });
     return c.json({ code: "INTERNAL", message: "internal error", requestId }, 500);

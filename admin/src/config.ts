@@ -15,6 +15,16 @@ export const configSchema = z.object({
   HOST: z.string().min(1).default("0.0.0.0"),
   PORT: port.default(8090),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  /**
+   * Bodies the API proxy takes (job submissions), refused with 413 past this while they stream;
+   * set it as the Manager's MAX_BODY_BYTES. The console's other routes take 16 KiB.
+   */
+  MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
 
   // PostgreSQL (the console's own admin_* tables, beside the Manager's or in a schema of their own)
   DATABASE_URL: url(["postgres", "postgresql"]),

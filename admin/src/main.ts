@@ -58,6 +58,7 @@ const sessions = new Sessions({
 const admin = createAdminApp({
   publicOrigin: config.ADMIN_PUBLIC_URL,
   managerUrl: config.MANAGER_URL,
+  maxBodyBytes: config.MAX_BODY_BYTES,
   sessions,
   relyingParty,
   cookie,

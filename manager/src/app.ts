@@ -61,8 +61,8 @@ export function createApp(deps: AppDeps) {
   );
   app.use("*", requestId);
   app.use("*", closeWhenBodyUnread);
+  app.use("*", limitBody(deps.maxBodyBytes));
   registerMetrics(app, deps.metrics);
-  app.use("/api/*", limitBody(deps.maxBodyBytes));
   const tokenAuth = createTokenAuth({
     tjm: deps.auth.tjm,
     externalOperator: deps.auth.externalOperator,

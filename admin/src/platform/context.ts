@@ -13,6 +13,8 @@ export interface AdminDeps {
   relyingParty: RelyingParty;
   cookie: SessionCookie;
   logger: Logger;
+  /** Bodies the proxy takes, at most (MAX_BODY_BYTES); 1 MiB by default. Other routes take 16 KiB. */
+  maxBodyBytes?: number;
   /** How often open event streams check that their session still stands; default 1 s. */
   streamCheckMs?: number;
   /** How often the Manager is asked whether open event streams' tokens still stand; default 2 s. */

@@ -15,9 +15,17 @@ interface ManagerAnswer {
   error?: unknown;
 }
 
-type Call = (client: TjmClient, c: Context<AdminEnv>) => Promise<ManagerAnswer>;
+/** `body`: the browser's JSON as it sent it, for the operations that take one. */
+type Call = (client: TjmClient, c: Context<AdminEnv>, body: never) => Promise<ManagerAnswer>;
 
 const asText = { parseAs: "text" } as const;
+
+/**
+ * A body goes to the Manager as the browser sent it: the Manager parses and judges it, and its
+ * answer comes back. Parsing it here and encoding it again broke on what the Manager refuses
+ * cleanly (JSON.stringify overflows the stack on a deeply nested body) and answered 502.
+ */
+const rawJson = { ...asText, bodySerializer: (body: unknown) => body } as const;
 
 /** Query parameters as the SDK takes them: repeated ones as arrays. */
 function queryOf(c: Context<AdminEnv>): never {
@@ -28,14 +36,17 @@ function queryOf(c: Context<AdminEnv>): never {
   return Object.fromEntries(entries) as never;
 }
 
-async function jsonBody(c: Context<AdminEnv>): Promise<never> {
+/** The request's body as text, bounded by the body limit; none is an empty object. */
+async function jsonText(c: Context<AdminEnv>): Promise<string> {
   const text = await c.req.text();
-  return (text === "" ? {} : JSON.parse(text)) as never;
+  return text === "" ? "{}" : text;
 }
 
 interface Operation {
   method: "get" | "post";
   path: string;
+  /** The operation sends the request's JSON body on. */
+  takesBody?: boolean;
   call: Call;
   /** The answer shows a secret once: no cache may keep it. */
   secret?: boolean;
@@ -53,7 +64,8 @@ export const operations: Operation[] = [
   {
     method: "post",
     path: "/jobs",
-    call: async (sdk, c) => sdk.POST("/api/v1/operations/jobs", { body: await jsonBody(c), ...asText }),
+    takesBody: true,
+    call: (sdk, _c, body) => sdk.POST("/api/v1/operations/jobs", { body, ...rawJson }),
   },
   {
     method: "get",
@@ -102,29 +114,31 @@ export const operations: Operation[] = [
     method: "post",
     path: "/enrollment-tokens",
     secret: true,
-    call: async (sdk, c) =>
-      sdk.POST("/api/v1/operations/enrollment-tokens", { body: await jsonBody(c), ...asText }),
+    takesBody: true,
+    call: (sdk, _c, body) => sdk.POST("/api/v1/operations/enrollment-tokens", { body, ...rawJson }),
   },
 ];
+
+export const PROXY_PATH = "/api/operations";
 
 /** Headers of the Manager's answer worth passing on; never its WWW-Authenticate or cookies. */
 const FORWARDED_HEADERS = ["content-type", "retry-after", "etag"];
 
 export function registerProxy(app: Hono<AdminEnv>, deps: AdminDeps, fetchImpl: typeof fetch = fetch) {
   for (const operation of operations) {
-    app.on(operation.method.toUpperCase(), `/api/operations${operation.path}`, async (c) => {
+    app.on(operation.method.toUpperCase(), `${PROXY_PATH}${operation.path}`, async (c) => {
       const session = c.get("session");
       const sdk = createTjmClient({
         baseUrl: deps.managerUrl,
         token: session.tokens.accessToken,
         fetch: fetchImpl,
       });
+      // Read before the Manager is called: a body the limit refuses is a 413, not a Manager failure.
+      const sent = (operation.takesBody ? await jsonText(c) : undefined) as never;
       let answer: ManagerAnswer;
       try {
-        answer = await operation.call(sdk, c);
+        answer = await operation.call(sdk, c, sent);
       } catch (error) {
-        if (error instanceof SyntaxError)
-          return c.json({ code: "INVALID_JSON", message: "the body is not JSON" }, 400);
         deps.logger.warn("the Manager did not answer", { error: String(error) });
         return c.json({ code: "MANAGER_UNAVAILABLE", message: "the Manager did not answer" }, 502);
       }

@@ -8,7 +8,13 @@ import { constantTimeEqual } from "@oslojs/crypto/subtle";
 import type { Logger } from "@tjm/platform";
 import type { Context } from "hono";
 import { ApiError, createErrorHandler } from "../platform/errors.ts";
-import { createRouter, requestId } from "../platform/http.ts";
+import {
+  closeWhenBodyUnread,
+  createRouter,
+  limitBody,
+  requestId,
+  SMALL_BODY_MAX_BYTES,
+} from "../platform/http.ts";
 import type { ManagerMetrics } from "./manager-metrics.ts";
 
 type Router = ReturnType<typeof createRouter>;
@@ -60,6 +66,8 @@ export function metricsApp(metrics: ManagerMetrics, logger: Logger): Router {
     c.json(new ApiError("NOT_FOUND", `No route ${c.req.method} ${c.req.path}`).body(), 404),
   );
   app.use("*", requestId);
+  app.use("*", closeWhenBodyUnread);
+  app.use("*", limitBody(SMALL_BODY_MAX_BYTES));
   app.get("/metrics", metricsHandler(metrics));
   return app;
 }

@@ -1,6 +1,6 @@
 import { OpenAPIHono, type RouteConfig, type RouteHandler, z } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
+import { boundBody } from "@tjm/platform/request-body";
+import type { Context, MiddlewareHandler } from "hono";
 import type { Operator, Tenant } from "./auth.ts";
 import { ApiError, dotPath, validationError } from "./errors.ts";
 
@@ -66,31 +66,33 @@ function announcesBody(request: Request): boolean {
  * client that reuses it. Reads only headers and bodyUsed: touching `body` on
  * @hono/node-server builds a whole web Request.
  */
-export const closeWhenBodyUnread: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const request = c.req.raw; // bodyLimit may swap c.req.raw for a wrapped request
+export const closeWhenBodyUnread: MiddlewareHandler = async (c, next) => {
+  const request = c.req.raw; // limitBody may swap c.req.raw for a counted request
   await next();
   if (announcesBody(request) && !request.bodyUsed) c.header("connection", "close");
 };
 
+/** Routes that take a form or no body at all (the provider's pages, the metrics port): 16 KiB. */
+export const SMALL_BODY_MAX_BYTES = 16 * 1024;
+
 /**
- * 413 for bodies over `maxBytes`. A declared Content-Length is judged from the header alone,
- * keeping the adapter's fast body path; only chunked bodies are counted as they stream.
+ * 413 for bodies over `maxBytes`, on every route it is put in front of, before the body is
+ * buffered: a declared Content-Length over the limit is refused from the header, a chunked
+ * body errors in the handler's read at the chunk that passes the limit (whatever the handler
+ * then made of that error, the answer is the 413). The connection closes after a 413: the rest
+ * of the body is never read.
  */
-export function limitBody(maxBytes: number): MiddlewareHandler<AppEnv> {
+export function limitBody(maxBytes: number): MiddlewareHandler {
   const tooLarge = () => new ApiError("PAYLOAD_TOO_LARGE", `Request body exceeds ${maxBytes} bytes`);
-  const counted = bodyLimit({
-    maxSize: maxBytes,
-    onError: () => {
-      throw tooLarge();
-    },
-  });
+  const answer = (c: Context) => c.json(tooLarge().body(), 413, { connection: "close" });
   return async (c, next) => {
-    const length = c.req.header("content-length");
-    if (c.req.header("transfer-encoding") === undefined) {
-      if (length !== undefined && Number(length) > maxBytes) throw tooLarge();
-      return next();
-    }
-    return counted(c, next);
+    const bounded = boundBody(c.req.raw, maxBytes, tooLarge);
+    if (bounded.declaredTooLarge) return answer(c);
+    c.req.raw = bounded.request;
+    await next();
+    if (!bounded.exceeded()) return;
+    c.res = undefined; // the handler's answer goes, headers and all
+    c.res = answer(c);
   };
 }
 

@@ -51,6 +51,11 @@ export interface SignInLimiter {
   succeeded(reservation: Reservation): Promise<void>;
   /** The password was wrong: the reservation already counted it. */
   failed(reservation: Reservation): Promise<void>;
+  /**
+   * Seconds until the address's refusal ends, undefined when it is not refused: read before
+   * the form is, so a refused address has none of its body read. Counts nothing.
+   */
+  addressRefusal(address: string): Promise<number | undefined>;
 }
 
 /**
@@ -134,5 +139,13 @@ export function createSignInLimiter(sql: Sql, settings: SignInLimitSettings): Si
     },
 
     async failed() {},
+
+    async addressRefusal(address) {
+      const [refusal] = await sql<{ seconds: number }[]>`
+        select extract(epoch from refused_until - now())::float8 as seconds
+        from sign_in_failures
+        where scope = 'address' and key = ${addressKey(address)} and refused_until > now()`;
+      return refusal === undefined ? undefined : retryAfterSeconds(refusal.seconds);
+    },
   };
 }

@@ -17,6 +17,7 @@ import {
 } from "../../identity/password-hashing.ts";
 import { clientAddress } from "../../platform/client-address.ts";
 import type { Sql } from "../../platform/db.ts";
+import { closeWhenBodyUnread, limitBody, SMALL_BODY_MAX_BYTES } from "../../platform/http.ts";
 import { findProviderAccount, findSignInCandidate } from "../accounts.ts";
 import { writeAuditEvent } from "../audit.ts";
 import { RESOURCE_ACCESS_SCOPE } from "../configuration.ts";
@@ -67,6 +68,9 @@ function indicators(params: Record<string, unknown>): string[] {
 export function interactionsApp(deps: InteractionDeps) {
   const { identity, sql, logger, limiter } = deps;
   const app = new Hono<Env>();
+  // Forms of a few fields: a body past 16 KiB is refused while it streams, never buffered.
+  app.use("*", closeWhenBodyUnread);
+  app.use("*", limitBody(SMALL_BODY_MAX_BYTES));
   const base = `${identity.mountPath}/interaction`;
   const catalogue = (c: Context<Env>) => catalogueFor(identity.catalogues, c.req.header("accept-language"));
   const address = (c: Context<Env>) =>
@@ -143,13 +147,14 @@ export function interactionsApp(deps: InteractionDeps) {
     if (!interaction || interaction.uid !== c.req.param("uid") || interaction.prompt.name !== "login") {
       return expired(c);
     }
-    const form = await c.req.parseBody();
-    const email = typeof form.email === "string" ? form.email.trim() : "";
-    const password = typeof form.password === "string" ? form.password : "";
     const clientId = interaction.params.client_id as string | undefined;
     const name = await clientName(clientId);
     const from = address(c);
-    const again = (problem: "invalid-credentials" | "too-many-attempts", retryAfterSeconds?: number) =>
+    const again = (
+      email: string,
+      problem: "invalid-credentials" | "too-many-attempts",
+      retryAfterSeconds?: number,
+    ) =>
       page(
         c,
         loginPage({
@@ -163,9 +168,7 @@ export function interactionsApp(deps: InteractionDeps) {
         problem === "too-many-attempts" ? 429 : 200,
         retryAfterSeconds,
       );
-
-    const reserved = await limiter.reserve({ email, address: from ?? "unknown" });
-    if (!reserved.allowed) {
+    const tooManyAttempts = async (email: string, retryAfterSeconds: number) => {
       await writeAuditEvent(sql, {
         event: "auth.sign-in",
         result: "failure",
@@ -174,8 +177,17 @@ export function interactionsApp(deps: InteractionDeps) {
         details: { reason: "too-many-attempts" },
       });
       logger.info("sign-in refused", { reason: "too-many-attempts", clientId, address: from });
-      return again("too-many-attempts", reserved.retryAfterSeconds);
-    }
+      return again(email, "too-many-attempts", retryAfterSeconds);
+    };
+
+    // A refused address is answered before its form is read.
+    const addressRefusedFor = await limiter.addressRefusal(from ?? "unknown");
+    if (addressRefusedFor !== undefined) return tooManyAttempts("", addressRefusedFor);
+    const form = await c.req.parseBody();
+    const email = typeof form.email === "string" ? form.email.trim() : "";
+    const password = typeof form.password === "string" ? form.password : "";
+    const reserved = await limiter.reserve({ email, address: from ?? "unknown" });
+    if (!reserved.allowed) return tooManyAttempts(email, reserved.retryAfterSeconds);
     const candidate = await findSignInCandidate(sql, email);
     // An unknown or disabled account costs one password verification too: the answer and its
     // timing are the same whether or not the account exists.
@@ -199,7 +211,7 @@ export function interactionsApp(deps: InteractionDeps) {
         clientId,
         address: from,
       });
-      return again("invalid-credentials");
+      return again(email, "invalid-credentials");
     }
     await limiter.succeeded(reserved.reservation);
     if (candidate.passwordHash && needsRehash(candidate.passwordHash)) {
