@@ -66,10 +66,7 @@ describe("one account attacked with many spellings of its e-mail address", () =>
      * PostgreSQL's lower() took each of these to the account's address, toLowerCase to a budget
      * of its own; `İ` is `i` with a dot above, which the key keeps apart from `i`.
      */
-    const dottedCapitals = [
-      `${local.replace("kiwi", "kİwi")}@example.com`,
-      upper.replace("KIWI", "KİWİ"),
-    ];
+    const dottedCapitals = [`${local.replace("kiwi", "kİwi")}@example.com`, upper.replace("KIWI", "KİWİ")];
     const pending = await start();
     const tooMany = en.text("login.tooManyAttempts", { minutes: "15" });
 
