@@ -8,7 +8,7 @@ import { type Manager, managerOptionsFromConfig, startManager } from "./manager.
 import { metricsApp } from "./metrics/index.ts";
 import { type Connect, createBroker } from "./platform/broker.ts";
 import { createSql, type Sql } from "./platform/db.ts";
-import { loadMigrations, migrate, pendingMigrations } from "./platform/migrations.ts";
+import { loadMigrations, MigrationRefusedError, migrate, pendingMigrations } from "./platform/migrations.ts";
 import { InstallationConflictError } from "./platform/presence.ts";
 import { createProject, ProjectExistsError } from "./projects/store.ts";
 import type { ProviderMount } from "./provider/node-listener.ts";
@@ -58,6 +58,9 @@ const SHUTDOWN_DEADLINE_MS = 10_000;
 
 /** Exit code when another installation is live on the subject prefix (2: configuration, 3: pending migrations). */
 const EXIT_PREFIX_TAKEN = 4;
+
+/** Exit code when a migration's code step refused the stored data (its message lists what to fix). */
+const EXIT_MIGRATION_REFUSED = 5;
 
 function loadConfig(runtime: Runtime): Config {
   const parsed = parseEnv(runtime.env);
@@ -179,7 +182,7 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
   runtime.onShutdownSignal(() => shutdown(0));
 }
 
-async function runMigrate(config: Config, logger: Logger): Promise<void> {
+async function runMigrate(runtime: Runtime, config: Config, logger: Logger): Promise<void> {
   const sql = openDatabase(config);
   try {
     const applied = await migrate(sql, config.DATABASE_SCHEMA, await loadMigrations());
@@ -187,6 +190,11 @@ async function runMigrate(config: Config, logger: Logger): Promise<void> {
       schema: config.DATABASE_SCHEMA,
       applied: applied.map((m) => `${m.version}_${m.name}`),
     });
+  } catch (err) {
+    if (!(err instanceof MigrationRefusedError)) throw err;
+    // The operator's to-do list, as written: not folded into a JSON log line.
+    runtime.writeStderr(err.message);
+    runtime.exit(EXIT_MIGRATION_REFUSED);
   } finally {
     await sql.end();
   }
@@ -265,7 +273,7 @@ export async function main(runtime: Runtime): Promise<void> {
   });
   try {
     if (command === "serve") await serve(runtime, config, logger);
-    else if (command === "migrate") await runMigrate(config, logger);
+    else if (command === "migrate") await runMigrate(runtime, config, logger);
     else if (command === "projects" && rest[0] === "create")
       await runProjectsCreate(runtime, config, rest.slice(1));
     else if (command === "accounts" && rest[0] === "create")

@@ -1,14 +1,32 @@
-/** Numbered, checksummed SQL migrations applied in one transaction under an advisory lock. */
+/**
+ * Numbered, checksummed SQL migrations applied in one transaction under an advisory lock. A
+ * change SQL cannot compute (a key made by TJM's own code) adds a code step: NNNN_name.ts beside
+ * NNNN_name.sql, exporting `prepare(tx)`, run just before the SQL in the same transaction.
+ */
 import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
-import type { Sql } from "postgres";
+import type { Sql, TransactionSql } from "postgres";
+
+/**
+ * A migration's code step. It leaves what it computed where its SQL reads it (a temporary
+ * table), so the SQL fails loudly if the step did not run, and the schema stays in the SQL.
+ */
+export type MigrationStep = (tx: TransactionSql) => Promise<void>;
 
 export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** Of the SQL only: the step runs once, and what it leaves is checked by the SQL after it. */
   checksum: string;
+  prepare?: MigrationStep;
 }
+
+/**
+ * A code step refused to go on (e.g. stored rows it cannot migrate without a person's decision):
+ * the transaction is rolled back, nothing is applied, and the message says what to do.
+ */
+export class MigrationRefusedError extends Error {}
 
 /**
  * Where a process records its migrations: the Manager's and the Admin console's share a schema
@@ -21,9 +39,23 @@ export interface MigrationLedger {
 
 const FILE_NAME = /^(\d{4})_([a-z0-9_]+)\.sql$/;
 
+async function loadStep(directory: URL, fileName: string): Promise<MigrationStep> {
+  const module: { prepare?: unknown } = await import(new URL(fileName, directory).href);
+  if (typeof module.prepare !== "function") {
+    throw new Error(`migration step ${fileName} does not export a function named prepare`);
+  }
+  return module.prepare as MigrationStep;
+}
+
 /** Reads the numbered .sql files in order; a gap or a stray file is an error, not a surprise later. */
 export async function loadMigrations(directory: URL): Promise<Migration[]> {
-  const names = (await readdir(directory)).filter((name) => name.endsWith(".sql")).sort();
+  const files = await readdir(directory);
+  const names = files.filter((name) => name.endsWith(".sql")).sort();
+  const steps = files.filter((name) => name.endsWith(".ts"));
+  for (const step of steps) {
+    if (!names.includes(step.replace(/\.ts$/, ".sql")))
+      throw new Error(`migration step ${step} has no migration NNNN_name.sql of the same name`);
+  }
   const migrations: Migration[] = [];
   for (const [index, fileName] of names.entries()) {
     const match = FILE_NAME.exec(fileName);
@@ -33,7 +65,9 @@ export async function loadMigrations(directory: URL): Promise<Migration[]> {
       throw new Error(`migration ${fileName} is out of sequence: expected number ${index + 1}`);
     const sql = await readFile(new URL(fileName, directory), "utf8");
     const checksum = createHash("sha256").update(sql).digest("hex");
-    migrations.push({ version, name: match[2] as string, sql, checksum });
+    const stepName = fileName.replace(/\.sql$/, ".ts");
+    const prepare = steps.includes(stepName) ? await loadStep(directory, stepName) : undefined;
+    migrations.push({ version, name: match[2] as string, sql, checksum, ...(prepare ? { prepare } : {}) });
   }
   return migrations;
 }
@@ -99,6 +133,7 @@ export async function migrate(
       )`;
     const pending = await pendingMigrations(tx as unknown as Sql, schema, migrations, ledger);
     for (const migration of pending) {
+      await migration.prepare?.(tx);
       await tx.unsafe(migration.sql);
       await tx`insert into ${tx(ledger.table)} (version, name, checksum) values (${migration.version}, ${migration.name}, ${migration.checksum})`;
     }

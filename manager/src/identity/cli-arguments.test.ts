@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { normalizeEmail, parseClientsCreate, parseOptions, redirectUriProblem } from "./cli-arguments.ts";
+import {
+  normalizeEmail,
+  parseAccountsCreate,
+  parseAccountsDisable,
+  parseClientsCreate,
+  parseOptions,
+  redirectUriProblem,
+} from "./cli-arguments.ts";
 
 describe("redirect URIs", () => {
   it.each([
@@ -31,6 +38,43 @@ describe("e-mail addresses", () => {
 
   it.each(["no-at-sign", "@example.com", "ada@", "ada lovelace@example.com"])("refuses %j", (email) => {
     expect(normalizeEmail(email)).toBeUndefined();
+  });
+});
+
+describe("--email of accounts create and accounts disable", () => {
+  const parsers = [
+    ["accounts create", parseAccountsCreate],
+    ["accounts disable", parseAccountsDisable],
+  ] as const;
+  const atBound = `${"a".repeat(254 - "@example.com".length)}@example.com`;
+
+  it.each(parsers)("%s accepts an address of 254 characters", (_, parse) => {
+    expect(parse(["--email", atBound])).toMatchObject({ ok: true, value: { email: atBound } });
+  });
+
+  it.each(
+    parsers.flatMap(([command, parse]) => [
+      [command, parse, "255 characters", `a${atBound}`],
+      [command, parse, "27 characters that NFKC makes 282", `${"\ufdfa".repeat(15)}@example.com`],
+      [command, parse, "ten megabytes", `${"a".repeat(10_000_000)}@example.com`],
+    ]),
+  )("%s refuses %s, saying why and without repeating it", (_, parse, _what, email) => {
+    const parsed = parse(["--email", email as string]);
+    expect(parsed.ok).toBe(false);
+    const problems = (parsed as { problems: string[] }).problems;
+    expect(problems).toEqual([
+      expect.stringMatching(/^--email is refused: an e-mail address is at most 254 characters/),
+    ]);
+    expect(problems[0]?.length).toBeLessThan(120);
+  });
+
+  it.each(parsers)("%s refuses NUL and other control characters", (_, parse) => {
+    expect(parse(["--email", "ada\u0000@example.com"])).toEqual({
+      ok: false,
+      problems: [
+        "--email is refused: an e-mail address holds only assigned Unicode characters, no control characters",
+      ],
+    });
   });
 });
 

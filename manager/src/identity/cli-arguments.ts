@@ -3,6 +3,7 @@
  * answer is the request or the full list of problems. A problem never repeats an argument that
  * was not recognised, since that argument may be a password typed in the wrong place.
  */
+import { emailKeyProblem, MAX_EMAIL_LENGTH } from "./identifiers.ts";
 import type { PasswordProblem } from "./passwords.ts";
 import { ACCOUNT_ROLES, type AccountRole } from "./store.ts";
 
@@ -59,14 +60,27 @@ export function parseOptions(args: string[], spec: Record<string, OptionKind>): 
 
 /**
  * Trimmed, with the domain lowercased (domains are case-insensitive, RFC 5321 §2.4); the local
- * part stays as typed, since only its owner's server may fold it. Uniqueness still ignores case
- * everywhere (the index is on lower(email)).
+ * part stays as typed, since only its owner's server may fold it. Uniqueness and lookups ignore
+ * case and spelling everywhere all the same: they go by the address's key (identifiers.ts).
  */
 export function normalizeEmail(email: string): string | undefined {
   const trimmed = email.trim();
   const at = trimmed.lastIndexOf("@");
-  if (at <= 0 || at === trimmed.length - 1 || /\s/.test(trimmed) || trimmed.length > 254) return undefined;
+  if (at <= 0 || at === trimmed.length - 1 || /\s/.test(trimmed)) return undefined;
   return `${trimmed.slice(0, at)}@${trimmed.slice(at + 1).toLowerCase()}`;
+}
+
+/**
+ * `--email`: the address as stored, or the problem. A long address is not repeated: it may be
+ * megabytes, or a password typed in the wrong place.
+ */
+function emailArgument(raw: string): { email: string } | { problem: string } {
+  const keyProblem = emailKeyProblem(raw);
+  if (keyProblem) return { problem: `--email is refused: ${keyProblem.message}` };
+  if (raw.trim().length > MAX_EMAIL_LENGTH)
+    return { problem: `--email is refused: an e-mail address is at most ${MAX_EMAIL_LENGTH} characters` };
+  const email = normalizeEmail(raw);
+  return email === undefined ? { problem: `--email '${raw}' is not an e-mail address` } : { email };
 }
 
 export interface AccountRequest {
@@ -81,9 +95,10 @@ export function parseAccountsCreate(args: string[]): Parsed<AccountRequest> {
   const { values } = options.value;
   const problems: string[] = [];
   const rawEmail = values.get("email")?.[0];
-  const email = rawEmail === undefined ? undefined : normalizeEmail(rawEmail);
-  if (rawEmail === undefined) problems.push("--email is required");
-  else if (email === undefined) problems.push(`--email '${rawEmail}' is not an e-mail address`);
+  const parsedEmail = rawEmail === undefined ? undefined : emailArgument(rawEmail);
+  const email = parsedEmail && "email" in parsedEmail ? parsedEmail.email : undefined;
+  if (parsedEmail === undefined) problems.push("--email is required");
+  else if ("problem" in parsedEmail) problems.push(parsedEmail.problem);
   const roles: AccountRole[] = [];
   for (const role of values.get("role") ?? []) {
     if (!(ACCOUNT_ROLES as readonly string[]).includes(role))
@@ -99,10 +114,9 @@ export function parseAccountsDisable(args: string[]): Parsed<{ email: string }> 
   const options = parseOptions(args, { email: "value" });
   if (!options.ok) return options;
   const rawEmail = options.value.values.get("email")?.[0];
-  const email = rawEmail === undefined ? undefined : normalizeEmail(rawEmail);
   if (rawEmail === undefined) return { ok: false, problems: ["--email is required"] };
-  if (email === undefined) return { ok: false, problems: [`--email '${rawEmail}' is not an e-mail address`] };
-  return { ok: true, value: { email } };
+  const parsed = emailArgument(rawEmail);
+  return "problem" in parsed ? { ok: false, problems: [parsed.problem] } : { ok: true, value: parsed };
 }
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);

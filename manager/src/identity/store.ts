@@ -3,6 +3,7 @@
  * same transaction: a creation is never stored without its trail, nor the trail without it.
  */
 import { isPgError, pgErrorCode, type Sql } from "../platform/db.ts";
+import { emailKey } from "./identifiers.ts";
 
 export const ACCOUNT_ROLES = ["operator", "client-admin"] as const;
 export type AccountRole = (typeof ACCOUNT_ROLES)[number];
@@ -21,7 +22,10 @@ export interface NewAccount {
   roles: AccountRole[];
 }
 
-/** Inserts the account and its roles; one audit row for the account and one per role. */
+/**
+ * Inserts the account and its roles; one audit row for the account and one per role. The address
+ * is stored as given and unique by its key: another spelling of it is the same account.
+ */
 export async function createAccount(
   sql: Sql,
   account: NewAccount,
@@ -29,8 +33,8 @@ export async function createAccount(
   try {
     return await sql.begin(async (tx) => {
       const [row] = await tx<{ id: string }[]>`
-        insert into accounts (email, display_name, password_hash)
-        values (${account.email}, ${account.displayName}, ${account.passwordHash})
+        insert into accounts (email, email_key, display_name, password_hash)
+        values (${account.email}, ${emailKey(account.email)}, ${account.displayName}, ${account.passwordHash})
         returning id`;
       const accountId = (row as { id: string }).id;
       await tx`
@@ -63,7 +67,7 @@ export async function disableAccount(
 ): Promise<{ accountId: string; disabledAt: string; alreadyDisabled: boolean }> {
   return sql.begin(async (tx) => {
     const [account] = await tx<{ id: string; disabledAt: Date | null }[]>`
-      select id, disabled_at from accounts where lower(email) = lower(${email}) for update`;
+      select id, disabled_at from accounts where email_key = ${emailKey(email)} for update`;
     if (!account) throw new UnknownAccountError(`no account has the e-mail address '${email}'`);
     if (account.disabledAt) {
       return { accountId: account.id, disabledAt: account.disabledAt.toISOString(), alreadyDisabled: true };

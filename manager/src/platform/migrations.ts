@@ -1,14 +1,19 @@
-/** The Manager's migrations: manager/migrations/NNNN_name.sql, recorded in schema_migrations. */
+/**
+ * The Manager's migrations: manager/migrations/NNNN_name.sql (with NNNN_name.ts where the change
+ * needs a code step), recorded in schema_migrations.
+ */
 import {
   loadMigrations as loadMigrationFiles,
   type Migration,
   type MigrationLedger,
+  MigrationRefusedError,
   migrate as migrateLedger,
   pendingMigrations as pendingInLedger,
 } from "@tjm/platform/migrations";
 import type { Sql } from "./db.ts";
 
 export type { Migration };
+export { MigrationRefusedError };
 
 const MANAGER_LEDGER: MigrationLedger = { table: "schema_migrations", lock: "tjm.migrations" };
 const MANAGER_MIGRATIONS = new URL("../../migrations/", import.meta.url);

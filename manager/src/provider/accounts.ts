@@ -3,6 +3,7 @@
  * whether a code or refresh token presented now was issued before the account revoked its
  * tokens (accounts.tokens_valid_after).
  */
+import { emailKey } from "../identity/identifiers.ts";
 import type { Sql } from "../platform/db.ts";
 
 export interface ProviderAccount {
@@ -34,11 +35,14 @@ export interface SignInCandidate {
   disabled: boolean;
 }
 
-/** The account an e-mail address names, compared as the unique index does (lower-case). */
+/**
+ * The account an e-mail address names, in any spelling: found by its key, as the unique column
+ * and the sign-in limit know it. Throws InvalidIdentifierError for an address no account can have.
+ */
 export async function findSignInCandidate(sql: Sql, email: string): Promise<SignInCandidate | undefined> {
   const [row] = await sql<SignInCandidate[]>`
     select id, password_hash, disabled_at is not null as disabled
-    from accounts where lower(email) = lower(${email.trim()})`;
+    from accounts where email_key = ${emailKey(email)}`;
   return row;
 }
 

@@ -5,6 +5,7 @@
  * get at most the limit's worth of verifications, never one each. A limit reached refuses for
  * one window, then counting starts afresh: never a permanent lock an attacker could cause.
  */
+import { emailKey } from "../identity/identifiers.ts";
 import type { Sql } from "../platform/db.ts";
 
 export interface SignInLimitSettings {
@@ -59,11 +60,13 @@ export interface SignInLimiter {
 }
 
 /**
- * The account key: the e-mail address as typed, trimmed and lowercased, whether or not an
- * account has it, so an unknown address is limited exactly like a known one.
+ * The account key: the e-mail address's key (identity/identifiers.ts), the very one that finds
+ * the account, so every spelling of an address shares one budget; whether or not an account has
+ * it, so an unknown address is limited exactly like a known one. Throws InvalidIdentifierError
+ * for an address no account can have.
  */
 export function accountKey(email: string): string {
-  return email.trim().toLowerCase();
+  return emailKey(email);
 }
 
 /** The address key: its text, with an IPv4-mapped IPv6 address (dual-stack sockets) as IPv4. */
@@ -119,11 +122,13 @@ export function createSignInLimiter(sql: Sql, settings: SignInLimitSettings): Si
 
   return {
     async reserve(attempt) {
+      // Keyed first: an address that has no key is refused before anything is counted.
+      const accountScope = accountKey(attempt.email);
       const address = await count("address", addressKey(attempt.address));
       if ("refusedForSeconds" in address) {
         return { allowed: false, retryAfterSeconds: address.refusedForSeconds };
       }
-      const account = await count("account", accountKey(attempt.email));
+      const account = await count("account", accountScope);
       if ("refusedForSeconds" in account) {
         return { allowed: false, retryAfterSeconds: account.refusedForSeconds };
       }

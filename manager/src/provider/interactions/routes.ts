@@ -9,6 +9,7 @@ import type { HttpBindings } from "@hono/node-server";
 import type { Logger } from "@tjm/platform";
 import type { Context } from "hono";
 import { Hono } from "hono";
+import { emailKeyProblem } from "../../identity/identifiers.ts";
 import {
   hashPassword,
   needsRehash,
@@ -186,6 +187,20 @@ export function interactionsApp(deps: InteractionDeps) {
     const form = await c.req.parseBody();
     const email = typeof form.email === "string" ? form.email.trim() : "";
     const password = typeof form.password === "string" ? form.password : "";
+    // Before the limiter, which counts by the address's key: an address no account can have
+    // (too long once normalised, or not text) is a bad request, not a failed sign-in.
+    const identifierProblem = emailKeyProblem(email);
+    if (identifierProblem) {
+      return page(
+        c,
+        errorPage({
+          catalogue: catalogue(c),
+          error: "invalid_request",
+          description: identifierProblem.message,
+        }),
+        400,
+      );
+    }
     const reserved = await limiter.reserve({ email, address: from ?? "unknown" });
     if (!reserved.allowed) return tooManyAttempts(email, reserved.retryAfterSeconds);
     const candidate = await findSignInCandidate(sql, email);
