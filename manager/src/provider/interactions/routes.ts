@@ -21,6 +21,7 @@ import { findProviderAccount, findSignInCandidate } from "../accounts.ts";
 import { writeAuditEvent } from "../audit.ts";
 import { RESOURCE_ACCESS_SCOPE } from "../configuration.ts";
 import type { IdentityProvider } from "../index.ts";
+import { hasControlCharacter, MAX_EMAIL_LENGTH, MAX_PASSWORD_LENGTH } from "../input-bounds.ts";
 import type { TjmResource } from "../resources.ts";
 import type { SignInLimiter } from "../sign-in-limits.ts";
 import { catalogueFor } from "./messages.ts";
@@ -146,6 +147,23 @@ export function interactionsApp(deps: InteractionDeps) {
     const form = await c.req.parseBody();
     const email = typeof form.email === "string" ? form.email.trim() : "";
     const password = typeof form.password === "string" ? form.password : "";
+    // No account can have such an address or password: refused before it is counted or looked up.
+    if (
+      email.length > MAX_EMAIL_LENGTH ||
+      hasControlCharacter(email) ||
+      password.length > MAX_PASSWORD_LENGTH
+    ) {
+      return page(
+        c,
+        errorPage({
+          catalogue: catalogue(c),
+          error: "invalid_request",
+          description: `The e-mail address must be at most ${MAX_EMAIL_LENGTH} characters without control characters, the password at most ${MAX_PASSWORD_LENGTH}.`,
+          backHref: `${base}/${interaction.uid}`,
+        }),
+        400,
+      );
+    }
     const clientId = interaction.params.client_id as string | undefined;
     const name = await clientName(clientId);
     const from = address(c);
