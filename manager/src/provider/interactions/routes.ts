@@ -3,7 +3,6 @@
  * request and its redirect back (sign-in, consent). oidc-provider keeps the interaction's state
  * and decides which prompt is due; these routes render it and hand the result back.
  */
-import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { HttpBindings } from "@hono/node-server";
 import type { Logger } from "@tjm/platform";
@@ -17,6 +16,7 @@ import {
 } from "../../identity/password-hashing.ts";
 import { clientAddress } from "../../platform/client-address.ts";
 import type { Sql } from "../../platform/db.ts";
+import { pageHeaders } from "../../platform/page-headers.ts";
 import { findProviderAccount, findSignInCandidate } from "../accounts.ts";
 import { writeAuditEvent } from "../audit.ts";
 import { RESOURCE_ACCESS_SCOPE } from "../configuration.ts";
@@ -25,7 +25,7 @@ import { hasControlCharacter, MAX_EMAIL_LENGTH, MAX_PASSWORD_LENGTH } from "../i
 import type { TjmResource } from "../resources.ts";
 import type { SignInLimiter } from "../sign-in-limits.ts";
 import { catalogueFor } from "./messages.ts";
-import { consentPage, errorPage, loginPage, PAGE_STYLE } from "./pages.ts";
+import { consentPage, errorPage, loginPage, PAGE_SOURCES } from "./pages.ts";
 
 export interface InteractionDeps {
   identity: IdentityProvider;
@@ -37,14 +37,11 @@ export interface InteractionDeps {
 
 type Env = { Bindings: HttpBindings };
 
-/** Pages that hold a sign-in form: never cached, never framed, no scripts, only their own style. */
+/** Pages that hold a sign-in form: never cached, and the page headers of their sources. */
 const PAGE_HEADERS = {
   "content-type": "text/html; charset=utf-8",
   "cache-control": "no-store",
-  "content-security-policy": `default-src 'none'; style-src 'sha256-${createHash("sha256").update(PAGE_STYLE).digest("base64")}'; frame-ancestors 'none'; base-uri 'none'`,
-  "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
-  "x-content-type-options": "nosniff",
+  ...pageHeaders(PAGE_SOURCES),
 };
 
 function page(c: Context<Env>, html: string, status: 200 | 400 | 429 = 200, retryAfterSeconds?: number) {
