@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { type PageSources, pageHeaders } from "@tjm/platform/page-headers";
 import type { AppEnv } from "../platform/http.ts";
-import { type PageSources, pageHeaders } from "../platform/page-headers.ts";
 
 export const OPENAPI_PATH = "/api/v1/openapi.json";
 export const DOCS_PATH = "/api/docs";

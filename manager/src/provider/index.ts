@@ -6,11 +6,11 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "@tjm/platform";
+import { pageHeaders, scriptHashes } from "@tjm/platform/page-headers";
 import type { Config } from "../config.ts";
 import { verifyClientSecret } from "../identity/secrets.ts";
 import type { Sql } from "../platform/db.ts";
 import { TickingTask } from "../platform/loop.ts";
-import { pageHeaders, scriptHashes } from "../platform/page-headers.ts";
 import { purgeExpiredRecords } from "./adapter.ts";
 import { writeAuditEvent } from "./audit.ts";
 import {

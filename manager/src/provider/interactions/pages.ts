@@ -4,7 +4,7 @@
  * can be computed once). Every value from outside goes through escapeHtml; catalogue texts are
  * plain text and are escaped too.
  */
-import { inlineHash, type PageSources } from "../../platform/page-headers.ts";
+import { inlineHash, type PageSources } from "@tjm/platform/page-headers";
 import type { ResourceName } from "../resources.ts";
 import type { Catalogue, MessageKey } from "./messages.ts";
 

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { HttpBindings } from "@hono/node-server";
 import type { Logger } from "@tjm/platform";
+import { pageHeaders } from "@tjm/platform/page-headers";
 import type { Context } from "hono";
 import { Hono } from "hono";
 import {
@@ -16,7 +17,6 @@ import {
 } from "../../identity/password-hashing.ts";
 import { clientAddress } from "../../platform/client-address.ts";
 import type { Sql } from "../../platform/db.ts";
-import { pageHeaders } from "../../platform/page-headers.ts";
 import { findProviderAccount, findSignInCandidate } from "../accounts.ts";
 import { writeAuditEvent } from "../audit.ts";
 import { RESOURCE_ACCESS_SCOPE } from "../configuration.ts";

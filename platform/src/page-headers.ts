@@ -1,7 +1,7 @@
 /**
- * The security headers of every HTML page the Manager serves (the provider's sign-in, consent,
- * error and logout pages, the API docs), built in one place from the page's own source list:
- * a page names what it loads, everything else is refused. Every page is never framed
+ * The security headers of every HTML page TJM serves (the Manager's provider pages and API
+ * docs, the Admin console's views), built in one place from the page's own source list: a page
+ * names what it loads, everything else is refused. Every page is never framed
  * (frame-ancestors and X-Frame-Options: a framed one-button page is a clickjacking target),
  * never sniffed and never leaks its URL (which may carry an interaction uid) as a Referer.
  */
@@ -16,9 +16,13 @@ export interface PageSources {
   font?: readonly string[];
   connect?: readonly string[];
   worker?: readonly string[];
+  /** Where its forms may post; not named, form-action is left out (see contentSecurityPolicy). */
+  formAction?: readonly string[];
 }
 
-const DIRECTIVES: Record<keyof PageSources, string> = {
+type FetchSources = Omit<PageSources, "formAction">;
+
+const DIRECTIVES: Record<keyof FetchSources, string> = {
   script: "script-src",
   style: "style-src",
   img: "img-src",
@@ -33,11 +37,12 @@ export function inlineHash(content: string): string {
 }
 
 /**
- * No form-action: browsers apply it to the redirects after a form is posted, and the sign-in
- * form's answer redirects to the client's registered redirect URI, on any origin.
+ * form-action only where a page names it: browsers apply it to the redirects after a form is
+ * posted, and the provider's sign-in form answers with a redirect to the client's registered
+ * redirect URI, on any origin.
  */
 export function contentSecurityPolicy(sources: PageSources): string {
-  const fetches = (Object.keys(DIRECTIVES) as (keyof PageSources)[]).map((name) => {
+  const fetches = (Object.keys(DIRECTIVES) as (keyof FetchSources)[]).map((name) => {
     const list = sources[name] ?? [];
     return `${DIRECTIVES[name]} ${list.length > 0 ? list.join(" ") : "'none'"}`;
   });
@@ -46,6 +51,7 @@ export function contentSecurityPolicy(sources: PageSources): string {
     ...fetches,
     "object-src 'none'",
     "base-uri 'none'",
+    ...(sources.formAction ? [`form-action ${sources.formAction.join(" ")}`] : []),
     "frame-ancestors 'none'",
   ].join("; ");
 }
