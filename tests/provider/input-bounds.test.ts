@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { type PendingAuthorization, startAuthorization } from "@tjm/devstack/oidc-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/provider/resources.ts";
-import { createSignInLimiter } from "../../manager/src/provider/sign-in-limits.ts";
+import { createSignInLimiter, storedKey } from "../../manager/src/provider/sign-in-limits.ts";
 import { createTestClient, resourceIndicator, type TestClient } from "../harness/identity.ts";
 import { TestManager } from "../harness/manager.ts";
 import { authorizationRequest, postSignInForm } from "./provider-requests.ts";
@@ -186,8 +186,9 @@ describe("the failure counter's key", () => {
       const first = await limiter.reserve({ email, address: "192.0.2.1" });
       expect(first.allowed).toBe(true);
       const [row] = await manager.sql<{ failures: number }[]>`
-        select failures from sign_in_failures where scope = 'account' and key = ${email}`;
+        select failures from sign_in_failures where scope = 'account' and key = ${storedKey(email)}`;
       expect(row?.failures).toBe(1);
     }
+    expect(storedKey("someone@example.com")).toBe("someone@example.com");
   });
 });
