@@ -87,7 +87,8 @@ export async function natsAuthenticator(config: Config): Promise<Authenticator |
   return credsAuthenticator(new Uint8Array(await readFile(config.NATS_CREDS_FILE)));
 }
 
-const scalarBundle = async () =>
+/** Scalar's browser bundle, from the installed package (never a CDN). */
+export const scalarBundle = async () =>
   new Uint8Array(await readFile(new URL(import.meta.resolve("@scalar/api-reference/browser/standalone.js"))));
 
 async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<void> {

@@ -120,6 +120,8 @@ export interface TestManagerOptions {
    * for none. Default: the harness's own issuer (`TestManager.issuer`).
    */
   externalOperatorIssuer?: string | null;
+  /** Scalar's real bundle where a browser renders /api/docs; a stub by default. */
+  scalarBundle?: () => Promise<Uint8Array>;
 }
 
 export interface CloseOptions {
@@ -265,7 +267,7 @@ export class TestManager {
         sql,
         broker,
         logger,
-        scalarBundle: async () => new TextEncoder().encode("/* scalar */"),
+        scalarBundle: options.scalarBundle ?? (async () => new TextEncoder().encode("/* scalar */")),
         sseKeepAliveMs: options.sseKeepAliveMs,
         background: options.background,
         onOutboxWritten: () => {

@@ -1,25 +1,23 @@
 /** What every response and every unsafe request of the console goes through. */
+import { type PageSources, pageHeaders } from "@tjm/platform/page-headers";
 import { boundBody } from "@tjm/platform/request-body";
 import type { Context, MiddlewareHandler } from "hono";
 
-/** No inline script or style anywhere; the console is never framed. */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join("; ");
+/**
+ * What the console's pages load: their script and style files, data: images, and requests to
+ * the console itself; no inline script or style anywhere; forms post only here.
+ */
+const CONSOLE_SOURCES: PageSources = {
+  script: ["'self'"],
+  style: ["'self'"],
+  img: ["'self'", "data:"],
+  connect: ["'self'"],
+  formAction: ["'self'"],
+};
 
+/** Every answer of the console carries them: its pages, and the API answers a page could be framed with. */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  "content-security-policy": CONTENT_SECURITY_POLICY,
-  "x-content-type-options": "nosniff",
-  "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
+  ...pageHeaders(CONSOLE_SOURCES),
   "cross-origin-opener-policy": "same-origin",
   "cross-origin-resource-policy": "same-origin",
 };

@@ -6,6 +6,12 @@
 import { type Adapter, type AdapterFactory, type AdapterPayload, errors } from "oidc-provider";
 import type { Sql } from "../platform/db.ts";
 import { findClientMetadata } from "./clients.ts";
+import {
+  containsNul,
+  isBoundedIdentifier,
+  MAX_CLIENT_ID_LENGTH,
+  MAX_RECORD_ID_LENGTH,
+} from "./input-bounds.ts";
 
 /** Models whose records belong to a grant: revoking the grant removes them all. */
 const GRANT_BOUND_MODELS = new Set([
@@ -15,6 +21,14 @@ const GRANT_BOUND_MODELS = new Set([
   "DeviceCode",
   "BackchannelAuthenticationRequest",
 ]);
+
+/**
+ * Ids and codes arrive from requests (tokens presented, cookies, user codes): one that no record
+ * could have is not looked up, so it is unknown rather than a database error.
+ */
+function isRecordId(id: unknown): id is string {
+  return isBoundedIdentifier(id, MAX_RECORD_ID_LENGTH);
+}
 
 /** The sids a Session hands out, one per client it signed in to (a token's `sid` claim). */
 function sessionSids(payload: AdapterPayload): string[] {
@@ -30,6 +44,9 @@ class RecordAdapter implements Adapter {
   ) {}
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+    // Request parameters (state, nonce, login_hint …) are kept in interactions and codes.
+    if (containsNul(payload))
+      throw new errors.InvalidRequest("request parameters must not contain NUL characters");
     const grantId = GRANT_BOUND_MODELS.has(this.model) ? (payload.grantId ?? null) : null;
     const sids = this.model === "Session" ? sessionSids(payload) : null;
     // A consumed record stays consumed: a rewrite of its payload must not bring it back.
@@ -52,6 +69,7 @@ class RecordAdapter implements Adapter {
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
+    if (!isRecordId(id)) return undefined;
     const [row] = await this.sql<{ payload: AdapterPayload }[]>`
       select ${this.payloadColumn()} from oidc_records
       where model = ${this.model} and id = ${id} and ${this.unexpired()}`;
@@ -59,6 +77,7 @@ class RecordAdapter implements Adapter {
   }
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    if (!isRecordId(uid)) return undefined;
     const [row] = await this.sql<{ payload: AdapterPayload }[]>`
       select ${this.payloadColumn()} from oidc_records
       where model = ${this.model} and uid = ${uid} and ${this.unexpired()}`;
@@ -66,6 +85,7 @@ class RecordAdapter implements Adapter {
   }
 
   async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+    if (!isRecordId(userCode)) return undefined;
     const [row] = await this.sql<{ payload: AdapterPayload }[]>`
       select ${this.payloadColumn()} from oidc_records
       where model = ${this.model} and user_code = ${userCode} and ${this.unexpired()}`;
@@ -73,6 +93,7 @@ class RecordAdapter implements Adapter {
   }
 
   async consume(id: string): Promise<void> {
+    if (!isRecordId(id)) throw new errors.InvalidGrant(`${this.model} not found`);
     const marked = await this.sql`
       update oidc_records set consumed_at = now()
       where model = ${this.model} and id = ${id} and consumed_at is null`;
@@ -81,6 +102,7 @@ class RecordAdapter implements Adapter {
   }
 
   async destroy(id: string): Promise<void> {
+    if (!isRecordId(id)) return;
     await this.sql`delete from oidc_records where model = ${this.model} and id = ${id}`;
   }
 
@@ -110,7 +132,13 @@ class RecordAdapter implements Adapter {
 class ClientAdapter implements Adapter {
   constructor(private readonly sql: Sql) {}
 
+  /**
+   * Every endpoint that names a client (authorization, token, logout, introspection …) looks it
+   * up here through Client.find: a client_id no client can have is unknown, which the provider
+   * answers with its invalid_client error.
+   */
   find(clientId: string): Promise<AdapterPayload | undefined> {
+    if (!isBoundedIdentifier(clientId, MAX_CLIENT_ID_LENGTH)) return Promise.resolve(undefined);
     return findClientMetadata(this.sql, clientId);
   }
 

@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "@tjm/platform";
+import { pageHeaders, scriptHashes } from "@tjm/platform/page-headers";
 import type { Config } from "../config.ts";
 import { verifyClientSecret } from "../identity/secrets.ts";
 import type { Sql } from "../platform/db.ts";
@@ -22,7 +23,7 @@ import {
 import { compareClientSecretsByHmac } from "./clients.ts";
 import { Provider, providerConfiguration } from "./configuration.ts";
 import { type Catalogue, catalogueFor, loadCatalogues } from "./interactions/messages.ts";
-import { errorPage, loggedOutPage, logoutConfirmPage } from "./interactions/pages.ts";
+import { errorPage, loggedOutPage, logoutConfirmPage, PAGE_SOURCES } from "./interactions/pages.ts";
 import { interactionsApp } from "./interactions/routes.ts";
 import { deriveKey, ensureSigningKey, type LoadedKeys, loadSigningKeys } from "./keys.ts";
 import type { ProviderMount } from "./node-listener.ts";
@@ -44,6 +45,24 @@ export function publicDocumentCacheControl(config: Config): string {
   );
   return `public, max-age=${Math.max(0, seconds)}`;
 }
+
+/** The provider's own pages (error, logout confirmation, logged out): never cached, never framed. */
+const PROVIDER_PAGE_HEADERS = { "cache-control": "no-store", ...pageHeaders(PAGE_SOURCES) };
+
+type ProviderMiddleware = Parameters<Provider["use"]>[0];
+
+/**
+ * Every answer of the provider starts with a page's headers that allow nothing, so a page it
+ * renders itself is covered too. The one such page, form_post's auto-submitting form, adds its
+ * inline script's hash to script-src (oidc-provider's response_modes/form_post.js): it is then
+ * served with exactly that script allowed.
+ */
+const providerPagesHeaders: ProviderMiddleware = async (ctx, next) => {
+  ctx.set(pageHeaders({}));
+  await next();
+  const inlineScripts = scriptHashes(ctx.response.get("content-security-policy"));
+  if (inlineScripts.length > 0) ctx.set(pageHeaders({ script: inlineScripts }));
+};
 
 export interface IdentityProviderOptions {
   config: Config;
@@ -157,6 +176,7 @@ export class IdentityProvider {
         sessionTtlSeconds: config.PROVIDER_SESSION_TTL_SECONDS,
         privateNetworkHosts: config.PROVIDER_PRIVATE_NETWORK_HOSTS,
         renderError: (ctx, out) => {
+          ctx.set(PROVIDER_PAGE_HEADERS);
           ctx.type = "html";
           ctx.body = errorPage({
             catalogue: catalogueOf(ctx.get("accept-language")),
@@ -165,6 +185,7 @@ export class IdentityProvider {
           });
         },
         logoutSource: (ctx, form) => {
+          ctx.set(PROVIDER_PAGE_HEADERS);
           ctx.type = "html";
           ctx.body = logoutConfirmPage({
             catalogue: catalogueOf(ctx.get("accept-language")),
@@ -174,6 +195,7 @@ export class IdentityProvider {
           });
         },
         postLogoutSuccessSource: (ctx) => {
+          ctx.set(PROVIDER_PAGE_HEADERS);
           ctx.type = "html";
           ctx.body = loggedOutPage({
             catalogue: catalogueOf(ctx.get("accept-language")),
@@ -182,6 +204,7 @@ export class IdentityProvider {
         },
       }),
     );
+    provider.use(providerPagesHeaders);
     // The listener sets or filters every forwarding header: X-Forwarded-Proto is the issuer's,
     // X-Forwarded-For is kept only from a trusted proxy (node-listener.ts).
     provider.proxy = true;

@@ -5,8 +5,10 @@
  * get at most the limit's worth of verifications, never one each. A limit reached refuses for
  * one window, then counting starts afresh: never a permanent lock an attacker could cause.
  */
+import { createHash } from "node:crypto";
 import { emailKey } from "../identity/identifiers.ts";
 import type { Sql } from "../platform/db.ts";
+import { hasControlCharacter } from "./input-bounds.ts";
 
 export interface SignInLimitSettings {
   /** Failures per account in a window before refusals. */
@@ -76,6 +78,22 @@ export function addressKey(address: string): string {
   return mapped ? (mapped[1] as string) : text;
 }
 
+/**
+ * Keys longer than this are stored as their hash: PostgreSQL refuses an index entry past ~2.7 kB
+ * (a third of a page), and the key is part of the primary key.
+ */
+const MAX_STORED_KEY_BYTES = 512;
+
+/**
+ * The key as stored: itself when it is short text, else its SHA-256. Callers bound what they
+ * pass (an e-mail is at most 254 characters), but no key may turn a counted attempt into a
+ * database error: an over-long or NUL-carrying key counts under its hash.
+ */
+export function storedKey(key: string): string {
+  if (Buffer.byteLength(key) <= MAX_STORED_KEY_BYTES && !hasControlCharacter(key)) return key;
+  return `sha256:${createHash("sha256").update(key).digest("hex")}`;
+}
+
 /** Seconds until a refusal ends, as a Retry-After wants them: whole, and at least one. */
 export function retryAfterSeconds(refusedForSeconds: number | null | undefined): number {
   return Math.max(1, Math.ceil(refusedForSeconds ?? 0));
@@ -99,7 +117,8 @@ export function createSignInLimiter(sql: Sql, settings: SignInLimitSettings): Si
    * A window that has passed, or a refusal that has ended, starts afresh at one failure. Else
    * the count goes up, and past the limit refused_until is set: this attempt is the first refused.
    */
-  async function count(scope: Scope, key: string): Promise<Counted | { refusedForSeconds: number }> {
+  async function count(scope: Scope, typedKey: string): Promise<Counted | { refusedForSeconds: number }> {
+    const key = storedKey(typedKey);
     const windowLength = sql`make_interval(secs => ${window})`;
     const startsAfresh = sql`(f.window_started_at <= now() - ${windowLength} or coalesce(f.refused_until <= now(), false))`;
     const [row] = await sql<{ windowStartedAt: string; refusedForSeconds: number | null }[]>`
@@ -149,7 +168,7 @@ export function createSignInLimiter(sql: Sql, settings: SignInLimitSettings): Si
       const [refusal] = await sql<{ seconds: number }[]>`
         select extract(epoch from refused_until - now())::float8 as seconds
         from sign_in_failures
-        where scope = 'address' and key = ${addressKey(address)} and refused_until > now()`;
+        where scope = 'address' and key = ${storedKey(addressKey(address))} and refused_until > now()`;
       return refusal === undefined ? undefined : retryAfterSeconds(refusal.seconds);
     },
   };

@@ -4,6 +4,7 @@
  * can be computed once). Every value from outside goes through escapeHtml; catalogue texts are
  * plain text and are escaped too.
  */
+import { inlineHash, type PageSources } from "@tjm/platform/page-headers";
 import type { ResourceName } from "../resources.ts";
 import type { Catalogue, MessageKey } from "./messages.ts";
 
@@ -39,6 +40,9 @@ button{flex:1 1 10rem;min-block-size:2.75rem;padding-block:.625rem;padding-inlin
 a{color:#1d4ed8}
 :focus-visible{outline:3px solid #1d4ed8;outline-offset:2px}
 `;
+
+/** What every page here loads: its one inline style, nothing else (platform/page-headers.ts). */
+export const PAGE_SOURCES: PageSources = { style: [inlineHash(PAGE_STYLE)] };
 
 const HTML_ESCAPES: Record<string, string> = {
   "&": "&amp;",

@@ -3,10 +3,10 @@
  * request and its redirect back (sign-in, consent). oidc-provider keeps the interaction's state
  * and decides which prompt is due; these routes render it and hand the result back.
  */
-import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { HttpBindings } from "@hono/node-server";
 import type { Logger } from "@tjm/platform";
+import { pageHeaders } from "@tjm/platform/page-headers";
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { emailKeyProblem } from "../../identity/identifiers.ts";
@@ -23,10 +23,11 @@ import { findProviderAccount, findSignInCandidate } from "../accounts.ts";
 import { writeAuditEvent } from "../audit.ts";
 import { RESOURCE_ACCESS_SCOPE } from "../configuration.ts";
 import type { IdentityProvider } from "../index.ts";
+import { MAX_PASSWORD_LENGTH } from "../input-bounds.ts";
 import type { TjmResource } from "../resources.ts";
 import type { SignInLimiter } from "../sign-in-limits.ts";
 import { catalogueFor } from "./messages.ts";
-import { consentPage, errorPage, loginPage, PAGE_STYLE } from "./pages.ts";
+import { consentPage, errorPage, loginPage, PAGE_SOURCES } from "./pages.ts";
 
 export interface InteractionDeps {
   identity: IdentityProvider;
@@ -38,14 +39,11 @@ export interface InteractionDeps {
 
 type Env = { Bindings: HttpBindings };
 
-/** Pages that hold a sign-in form: never cached, never framed, no scripts, only their own style. */
+/** Pages that hold a sign-in form: never cached, and the page headers of their sources. */
 const PAGE_HEADERS = {
   "content-type": "text/html; charset=utf-8",
   "cache-control": "no-store",
-  "content-security-policy": `default-src 'none'; style-src 'sha256-${createHash("sha256").update(PAGE_STYLE).digest("base64")}'; frame-ancestors 'none'; base-uri 'none'`,
-  "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
-  "x-content-type-options": "nosniff",
+  ...pageHeaders(PAGE_SOURCES),
 };
 
 function page(c: Context<Env>, html: string, status: 200 | 400 | 429 = 200, retryAfterSeconds?: number) {
@@ -187,16 +185,18 @@ export function interactionsApp(deps: InteractionDeps) {
     const form = await c.req.parseBody();
     const email = typeof form.email === "string" ? form.email.trim() : "";
     const password = typeof form.password === "string" ? form.password : "";
-    // Before the limiter, which counts by the address's key: an address no account can have
-    // (too long once normalised, or not text) is a bad request, not a failed sign-in.
+    // No account can have such an address or password: a bad request, refused before it is
+    // counted (the limiter counts by the address's key), looked up or hashed.
     const identifierProblem = emailKeyProblem(email);
-    if (identifierProblem) {
+    if (identifierProblem || password.length > MAX_PASSWORD_LENGTH) {
       return page(
         c,
         errorPage({
           catalogue: catalogue(c),
           error: "invalid_request",
-          description: identifierProblem.message,
+          description:
+            identifierProblem?.message ?? `a password is at most ${MAX_PASSWORD_LENGTH} characters`,
+          backHref: `${base}/${interaction.uid}`,
         }),
         400,
       );
