@@ -57,6 +57,32 @@ export function argumentsOf(message: string, locale: string = DEFAULT_LOCALE): s
   return [...names].sort();
 }
 
+/** The words of a message: its literal text, options of plurals and selects included. */
+function literalTextOf(message: string): string {
+  let text = "";
+  const walk = (elements: Element[]) => {
+    for (const element of elements) {
+      if (element.type === 0) text += String(element.value);
+      if (OPTION_TYPES.has(element.type)) {
+        for (const option of Object.values(element.options ?? {})) walk(option.value);
+      }
+      if (element.type === TAG_TYPE) walk(element.children ?? []);
+    }
+  };
+  walk(new IntlMessageFormat(message, DEFAULT_LOCALE).getAst() as Element[]);
+  return text;
+}
+
+/**
+ * The keys of `locale` whose message is English's own word for word although it has words to
+ * translate (a message of arguments and punctuation only, `{error}: {description}`, may be).
+ */
+export function untranslatedKeys(files: Record<Locale, Record<string, string>>, locale: Locale): string[] {
+  return Object.entries(files[DEFAULT_LOCALE]).flatMap(([key, english]) =>
+    files[locale][key] === english && /\p{L}/u.test(literalTextOf(english)) ? [key] : [],
+  );
+}
+
 function compile(locale: Locale, key: string, message: string): IntlMessageFormat {
   try {
     return new IntlMessageFormat(message, formattingLocale(locale), FORMATS, { ignoreTag: true });
