@@ -1,7 +1,8 @@
 /**
  * At least once across a crash: a message committed with its cause is sent by the next Manager
  * when the one that was sending it is killed (SIGKILL, the whole process group) in the middle
- * of the SMTP conversation. Real Manager processes (`npm run manager`), a real SMTP server;
+ * of the SMTP conversation; the Deno Manager sends too. Real Manager processes (`npm run manager`
+ * and `npm run manager:deno`), a real SMTP server;
  * neither Manager's output holds the code.
  */
 import { startManagerProcess } from "@tjm/devstack/manager-process";
@@ -29,6 +30,20 @@ afterAll(async () => {
   await deleteStreams(testServices().natsUrl, subjectPrefix);
   await schema?.drop();
 });
+
+/** Writes messages as a feature of another process would; never sends (not started). */
+const enqueueOnly = () =>
+  createDelivery(
+    {
+      email: { kind: "log" },
+      sms: { kind: "none" },
+      serviceName: "TJM",
+      retry: { maxAttempts: 8, baseDelayMs: 100, maxDelayMs: 100 },
+      sendTimeoutMs: 1500,
+      pollMs: 100,
+    },
+    { sql: schema.sql, logger: silentLogger },
+  );
 
 function managerEnv(): Record<string, string> {
   return {
@@ -62,21 +77,10 @@ it("a message committed with its cause is sent after the Manager sending it was 
   stops.push(() => first.kill());
 
   // The cause (an account) and its message in one transaction, as a feature writes them.
-  const enqueueOnly = createDelivery(
-    {
-      email: { kind: "log" },
-      sms: { kind: "none" },
-      serviceName: "TJM",
-      retry: { maxAttempts: 8, baseDelayMs: 100, maxDelayMs: 100 },
-      sendTimeoutMs: 1500,
-      pollMs: 100,
-    },
-    { sql: schema.sql, logger: silentLogger },
-  );
   const code = "739164";
   const id = await schema.sql.begin(async (tx) => {
     await tx`insert into accounts (email) values ('crash@example.test')`;
-    return enqueueOnly.enqueueMessage(tx, {
+    return enqueueOnly().enqueueMessage(tx, {
       channel: "email",
       recipient: "crash@example.test",
       locale: "en",
@@ -106,4 +110,21 @@ it("a message committed with its cause is sent after the Manager sending it was 
     expect(output).not.toContain(code);
   }
   expect(second.output()).toContain(`"msg":"message sent","service":"manager","messageId":"${id}"`);
+}, 60_000);
+
+it("the Deno Manager runs the same sender: nodemailer works there with its permissions", async () => {
+  const manager = await startManagerProcess("deno", managerEnv());
+  stops.push(() => manager.stop());
+  const id = await schema.sql.begin((tx) =>
+    enqueueOnly().enqueueMessage(tx, {
+      channel: "email",
+      recipient: "deno@example.test",
+      locale: "ps",
+      template: "password-changed",
+      params: { when: new Date("2026-11-27T10:00:00Z") },
+    }),
+  );
+  const [mail] = await mailbox.untilReceived("deno@example.test");
+  expect(mail?.parsed.messageId).toBe(`<${id}@tjm.example>`);
+  expect(mail?.parsed.html).toContain('<html lang="ps" dir="rtl">');
 }, 60_000);
