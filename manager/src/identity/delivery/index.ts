@@ -143,8 +143,7 @@ export function createDelivery(
         params,
         body: request.channel === "email" ? renderEmail(input) : renderSms(input),
         holdsCode: spec.holdsCode,
-        expiresAt:
-          spec.holdsCode && minutes !== undefined ? new Date(Date.now() + minutes * 60_000) : undefined,
+        expiresInMs: spec.holdsCode && minutes !== undefined ? minutes * 60_000 : undefined,
       });
     },
     wake: () => sender.wake(),

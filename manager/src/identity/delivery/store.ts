@@ -21,7 +21,8 @@ export interface NewMessage {
   params: StoredParams;
   body: RenderedEmail | RenderedSms;
   holdsCode: boolean;
-  expiresAt: Date | undefined;
+  /** From now on the database's clock, as every other time of the table; undefined: never. */
+  expiresInMs: number | undefined;
 }
 
 export interface ClaimedMessage {
@@ -40,7 +41,7 @@ export async function insertMessage(tx: TransactionSql, message: NewMessage): Pr
     insert into message_outbox (id, channel, recipient, locale, template, params, body, holds_code, expires_at)
     values (${message.id}, ${message.channel}, ${message.recipient}, ${message.locale}, ${message.template},
       ${tx.json(message.params)}, ${tx.json(message.body as never)}, ${message.holdsCode},
-      ${message.expiresAt ?? null})
+      now() + ${message.expiresInMs ?? null} * interval '1 millisecond')
     returning id`;
   return (row as { id: string }).id;
 }
