@@ -112,7 +112,7 @@ export function renderEmail(input: RenderInput): RenderedEmail {
   const subject = catalogue.text(key(template, "subject"), v);
   const text = [
     ...paragraphs,
-    ...(code === undefined ? [] : [`${catalogue.text("email.codeLabel")}: ${code}`]),
+    ...(code === undefined ? [] : [catalogue.text("email.codeLine", { code })]),
     ...after,
     "--",
     footer,
