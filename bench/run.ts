@@ -8,7 +8,8 @@
  * the built-in OpenID provider (sign-ins, client_credentials, the standing check's cost), and
  * the Admin console (the delay its SSE relay adds for 1,000 sessions, the jobs view's page load),
  * the Manager's Prometheus metrics (submit with them on and off, a scrape at 1M jobs), and
- * submit throughput on one Manager against two on the same PostgreSQL.
+ * submit throughput on one Manager against two on the same PostgreSQL, and messages sent per
+ * second from the message outbox to a local SMTP server and SMS webhook.
  * Prints markdown; asserts nothing. BENCH_SCENARIOS picks which run; each lives in its folder.
  */
 import { execFileSync } from "node:child_process";
@@ -21,6 +22,7 @@ import { findOrStartServices } from "@tjm/devstack/services";
 import { adminSseScenario } from "./admin-sse/index.ts";
 import { argon2Scenario } from "./argon2/index.ts";
 import { authScenario } from "./auth/index.ts";
+import { deliveryScenario } from "./delivery/index.ts";
 import { dispatchScenario } from "./dispatch/index.ts";
 import { heartbeatsScenario } from "./heartbeats/index.ts";
 import { listScenario } from "./list/index.ts";
@@ -55,6 +57,7 @@ const SCENARIO_RUNS: Record<ScenarioName, Scenario<unknown>> = {
   "admin-sse": adminSseScenario,
   metrics: metricsScenario,
   "scale-out": scaleOutScenario,
+  delivery: deliveryScenario,
 };
 
 const TOKEN_LIFETIME_S = 24 * 3600;

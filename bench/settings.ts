@@ -29,6 +29,7 @@ export const SCENARIOS = [
   "admin-sse",
   "metrics",
   "scale-out",
+  "delivery",
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 

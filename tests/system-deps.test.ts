@@ -26,6 +26,9 @@ const CHROMIUM_WHY =
 const PROMTOOL_WHY =
   "tests/deploy run it on the alert rules (check and unit tests) and the Prometheus config";
 const HAPROXY_WHY = "tests/deploy check the compose stack's gateway configuration with haproxy -c";
+const FONTS_WHY =
+  "pages and e-mails in Persian, Dari and Pashto render in Chromium with a font holding Pashto's letters";
+const FONTS_PRESENT = "  present     a font with Persian, Dari and Pashto letters";
 const EVERY_TOOL = [
   "bash",
   "sleep",
@@ -36,6 +39,7 @@ const EVERY_TOOL = [
   "chromium",
   "promtool",
   "haproxy",
+  "fc-list",
 ];
 
 /** Where a tool lives on this machine: the runner's PATH, then the sbin directories. */
@@ -120,9 +124,9 @@ const asRoot = it.skipIf(!runnerIsRoot);
 
 describe("scripts/system-deps --dry-run", () => {
   asRoot.each([
-    ["neither ffmpeg nor ffprobe", ["bash", "nats-server"]],
-    ["ffmpeg without ffprobe", ["bash", "nats-server", "ffmpeg"]],
-    ["ffprobe without ffmpeg", ["bash", "nats-server", "ffprobe"]],
+    ["neither ffmpeg nor ffprobe", ["bash", "nats-server", "fc-list"]],
+    ["ffmpeg without ffprobe", ["bash", "nats-server", "ffmpeg", "fc-list"]],
+    ["ffprobe without ffmpeg", ["bash", "nats-server", "ffprobe", "fc-list"]],
   ])("with %s on PATH: lists ffmpeg to install and why, runs nothing, exits 0", async (_, tools) => {
     const system = await fakeSystem(tools);
     const run = await systemDeps(["--dry-run", "demo"], { PATH: system.bin }, "root");
@@ -131,6 +135,7 @@ describe("scripts/system-deps --dry-run", () => {
       [
         "system-deps demo (dry run, nothing changes):",
         "  present     nats-server",
+        FONTS_PRESENT,
         `  to install  ffmpeg: ${FFMPEG_WHY}`,
         "would run (DEBIAN_FRONTEND=noninteractive, quiet):",
         "  apt-get update && apt-get install -y ffmpeg",
@@ -142,13 +147,14 @@ describe("scripts/system-deps --dry-run", () => {
   });
 
   it("as a user who cannot install: the plan, then the commands a real run would ask for", async () => {
-    const system = await fakeSystem(["bash", "nats-server"]);
+    const system = await fakeSystem(["bash", "nats-server", "fc-list"]);
     const run = await systemDeps(["--dry-run", "demo"], { PATH: system.bin }, "nobody");
     expect(run).toMatchObject({ code: 0, stderr: "" });
     expect(run.stdout).toBe(
       [
         "system-deps demo (dry run, nothing changes):",
         "  present     nats-server",
+        FONTS_PRESENT,
         `  to install  ffmpeg: ${FFMPEG_WHY}`,
         "not root: a run without --dry-run stops with exit code 1 and asks for:",
         "  sudo apt-get update && sudo apt-get install -y ffmpeg",
@@ -187,7 +193,7 @@ describe("scripts/system-deps --dry-run", () => {
 
 describe("scripts/system-deps when it cannot install", () => {
   it("not root, ffmpeg missing: exit 1 with what is missing, why, and the apt and Homebrew commands", async () => {
-    const system = await fakeSystem(["bash", "nats-server"]);
+    const system = await fakeSystem(["bash", "nats-server", "fc-list"]);
     const run = await systemDeps(["demo"], { PATH: system.bin }, "nobody");
     expect(run).toMatchObject({ code: 1, stdout: "" });
     expect(run.stderr).toBe(
@@ -219,14 +225,15 @@ describe("scripts/system-deps when it cannot install", () => {
           "system-deps: the tests need system packages that are missing (no apt-get here, so not installing them):",
           `  ffmpeg: ${FFMPEG_WHY}`,
           "  nats-server: tests start their own nats-server (JWT auth, restarts) besides the shared NATS",
+          `  fonts-noto-core: ${FONTS_WHY}`,
           `  OpenStack Swift: ${SWIFT_WHY}`,
           `  chromium: ${CHROMIUM_WHY}`,
           `  promtool: ${PROMTOOL_WHY}`,
           `  haproxy: ${HAPROXY_WHY}`,
           "Install them, then run this again. Debian or Ubuntu:",
-          `  apt-get update && apt-get install -y ffmpeg nats-server chromium && apt-get install -y --no-install-recommends ${SWIFT_PACKAGES} prometheus haproxy`,
+          `  apt-get update && apt-get install -y ffmpeg nats-server chromium && apt-get install -y --no-install-recommends fonts-noto-core ${SWIFT_PACKAGES} prometheus haproxy`,
           "macOS:",
-          "  brew install ffmpeg nats-server prometheus haproxy && brew install --cask chromium",
+          "  brew install ffmpeg nats-server prometheus haproxy && brew install --cask font-noto-naskh-arabic chromium",
           "  (OpenStack Swift is not on Homebrew: the tests that need it run on Linux only)",
           "",
         ].join("\n"),
@@ -254,7 +261,7 @@ describe("scripts/system-deps with everything present", () => {
 describe("scripts/system-deps: nats-server", () => {
   it("demo: not needed while a NATS answers at NATS_URL", async () => {
     const natsUrl = inject("natsUrl");
-    const system = await fakeSystem(["bash", "sleep", "ffmpeg", "ffprobe"]);
+    const system = await fakeSystem(["bash", "sleep", "ffmpeg", "ffprobe", "fc-list"]);
     const env = { PATH: system.bin, NATS_URL: natsUrl, NATS_SERVER_BIN: join(system.bin, "nats-server") };
     const plan = await systemDeps(["--dry-run", "demo"], env, "nobody");
     expect(plan.stdout).toBe(
@@ -262,6 +269,7 @@ describe("scripts/system-deps: nats-server", () => {
         "system-deps demo (dry run, nothing changes):",
         "  present     ffmpeg and ffprobe",
         `  present     NATS at ${new URL(natsUrl).host} (the demo uses it: no nats-server needed)`,
+        FONTS_PRESENT,
         "nothing to install",
         "",
       ].join("\n"),
@@ -272,7 +280,7 @@ describe("scripts/system-deps: nats-server", () => {
 
   it("demo: needed when NATS_URL points at a closed port (credentials in the URL are not shown)", async () => {
     const port = await freePort();
-    const system = await fakeSystem(["bash", "sleep", "ffmpeg", "ffprobe"]);
+    const system = await fakeSystem(["bash", "sleep", "ffmpeg", "ffprobe", "fc-list"]);
     const env = {
       PATH: system.bin,
       NATS_URL: `nats://user:secret@127.0.0.1:${port}`,
@@ -306,7 +314,9 @@ describe("scripts/system-deps as root with apt-get", () => {
   asRoot(
     "installs what is missing: one line saying why, apt-get update once, quiet and non-interactive",
     async () => {
-      const system = await fakeSystem(["bash", "nats-server"], { installs: ["ffmpeg", "ffprobe"] });
+      const system = await fakeSystem(["bash", "nats-server", "fc-list"], {
+        installs: ["ffmpeg", "ffprobe"],
+      });
       const run = await systemDeps(["demo"], { PATH: system.bin }, "root");
       expect(run).toEqual({
         code: 0,
@@ -331,6 +341,7 @@ describe("scripts/system-deps as root with apt-get", () => {
       "chromium",
       "promtool",
       "haproxy",
+      "fc-list",
     ]);
     const run = await systemDeps(["test"], { PATH: system.bin }, "root");
     expect(run.code).toBe(1);
@@ -345,7 +356,9 @@ describe("scripts/system-deps as root with apt-get", () => {
   });
 
   asRoot("a failing apt-get: its output is shown and the script exits 1", async () => {
-    const system = await fakeSystem(["bash", "nats-server"], { fails: "E: Unable to locate package ffmpeg" });
+    const system = await fakeSystem(["bash", "nats-server", "fc-list"], {
+      fails: "E: Unable to locate package ffmpeg",
+    });
     const run = await systemDeps(["demo"], { PATH: system.bin }, "root");
     expect(run.code).toBe(1);
     expect(run.stdout).toBe(`installing ffmpeg: ${FFMPEG_WHY}\n`);
@@ -353,6 +366,35 @@ describe("scripts/system-deps as root with apt-get", () => {
       "E: Unable to locate package ffmpeg\nsystem-deps: apt-get install -y -qq ffmpeg failed with exit code 100\n",
     );
   });
+});
+
+describe("scripts/system-deps: a font for Persian, Dari and Pashto", () => {
+  it("without fontconfig or such a font, both profiles ask for fonts-noto-core (no recommends) and say why", async () => {
+    const system = await fakeSystem(["bash", "nats-server", "ffmpeg", "ffprobe"]);
+    const run = await systemDeps(["--dry-run", "demo"], { PATH: system.bin }, "nobody");
+    expect(run.stdout).toBe(
+      [
+        "system-deps demo (dry run, nothing changes):",
+        "  present     ffmpeg and ffprobe",
+        "  present     nats-server",
+        `  to install  fonts-noto-core: ${FONTS_WHY}`,
+        "not root: a run without --dry-run stops with exit code 1 and asks for:",
+        "  sudo apt-get update && sudo apt-get install -y --no-install-recommends fonts-noto-core",
+        "  brew install --cask font-noto-naskh-arabic",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it.each(["ټ", "ډ", "ړ", "ښ", "ږ", "ګ", "ڼ", "ۍ", "ې"])(
+    "fc-list finds a font on this machine for %s",
+    async (letter) => {
+      const codePoint = (letter.codePointAt(0) as number).toString(16);
+      const fonts = await runProcess(locate("fc-list"), [`:charset=${codePoint}`, "family"], { env: {} });
+      expect(fonts.code).toBe(0);
+      expect(fonts.stdout).toMatch(/Noto (Naskh|Sans) Arabic/);
+    },
+  );
 });
 
 describe("scripts/system-deps usage", () => {

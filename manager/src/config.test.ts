@@ -191,6 +191,72 @@ describe("parseEnv", () => {
     expect(logged).not.toContain("client-secret-hmac-key");
   });
 
+  it("sends no message until a transport is configured, and checks each transport's settings", () => {
+    const none = parseEnv(valid);
+    expect(none).toMatchObject({ ok: true, config: { EMAIL_TRANSPORT: "none", SMS_TRANSPORT: "none" } });
+    const smtp = {
+      EMAIL_TRANSPORT: "smtp",
+      SMTP_HOST: "mail.example.com",
+      EMAIL_FROM: "no-reply@example.com",
+    };
+    expect(parseEnv({ ...valid, ...smtp })).toMatchObject({
+      ok: true,
+      config: { SMTP_PORT: 587, SMTP_TLS: "starttls", MESSAGE_MAX_ATTEMPTS: 8, MESSAGE_SERVICE_NAME: "TJM" },
+    });
+    const problems = (env: Record<string, string>) => {
+      const result = parseEnv({ ...valid, ...env });
+      return result.ok ? [] : result.problems;
+    };
+    expect(problems({ EMAIL_TRANSPORT: "smtp" })).toEqual([
+      expect.stringContaining("SMTP_HOST"),
+      expect.stringContaining("EMAIL_FROM"),
+    ]);
+    expect(problems({ ...smtp, SMTP_USERNAME: "tjm" })).toEqual([expect.stringContaining("go together")]);
+    expect(problems({ ...smtp, SMTP_TLS: "ssl" })).toEqual([expect.stringContaining("SMTP_TLS")]);
+    expect(problems({ SMS_TRANSPORT: "webhook" })).toEqual([
+      expect.stringContaining("SMS_WEBHOOK_URL"),
+      expect.stringContaining("SMS_WEBHOOK_SECRET"),
+    ]);
+    const secret = "sms-webhook-secret-0123456789abcdefgh";
+    expect(
+      problems({
+        SMS_TRANSPORT: "webhook",
+        SMS_WEBHOOK_URL: "http://sms.example.com/hook",
+        SMS_WEBHOOK_SECRET: secret,
+      }),
+    ).toEqual([expect.stringContaining("must be https (http only to a loopback address)")]);
+    expect(
+      problems({
+        SMS_TRANSPORT: "webhook",
+        SMS_WEBHOOK_URL: "http://127.0.0.1:9000/hook",
+        SMS_WEBHOOK_SECRET: secret,
+      }),
+    ).toEqual([]);
+    expect(problems({ MESSAGE_RETRY_BASE_MS: "5000", MESSAGE_RETRY_MAX_MS: "1000" })).toEqual([
+      expect.stringContaining("MESSAGE_RETRY_MAX_MS"),
+    ]);
+  });
+
+  it("strips the SMTP password and the webhook secret before the config is logged", () => {
+    const result = parseEnv({
+      ...valid,
+      EMAIL_TRANSPORT: "smtp",
+      SMTP_HOST: "mail.example.com",
+      EMAIL_FROM: "no-reply@example.com",
+      SMTP_USERNAME: "tjm",
+      SMTP_PASSWORD: "smtp-password-value",
+      SMS_TRANSPORT: "webhook",
+      SMS_WEBHOOK_URL: "https://gw:gateway-password@sms.example.com/hook",
+      SMS_WEBHOOK_SECRET: "sms-webhook-secret-0123456789abcdefgh",
+    });
+    if (!result.ok) throw new Error(`expected a valid config: ${result.problems.join("; ")}`);
+    const logged = JSON.stringify(redactConfig(result.config));
+    expect(logged).not.toContain("smtp-password-value");
+    expect(logged).not.toContain("sms-webhook-secret");
+    expect(logged).not.toContain("gateway-password");
+    expect(logged).toContain("sms.example.com");
+  });
+
   it("takes NATS_URL as a comma-separated list of servers, each entry trimmed, and 1 stream replica by default", () => {
     const result = parseEnv({
       ...valid,

@@ -248,6 +248,38 @@ export const configSchema = z
      * once a confidential client exists; changing it invalidates every client secret.
      */
     CLIENT_SECRET_HMAC_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+
+    // Messages people receive (e-mail, SMS), sent from the message outbox (docs/delivery.md)
+    /**
+     * How e-mail leaves: smtp (the SMTP_* settings), log (a log line says a message was written
+     * and not sent; for a machine without mail) or none (enqueueing an e-mail is refused).
+     */
+    EMAIL_TRANSPORT: z.enum(["none", "smtp", "log"]).default("none"),
+    SMTP_HOST: z.string().min(1).optional(),
+    SMTP_PORT: port.min(1).default(587),
+    /** none: plain text (a relay on loopback only); starttls: upgrade, refused without it; tls: TLS from the start (port 465). */
+    SMTP_TLS: z.enum(["none", "starttls", "tls"]).default("starttls"),
+    SMTP_USERNAME: z.string().min(1).optional(),
+    SMTP_PASSWORD: z.string().min(1).optional(),
+    /** The From address; its domain is the right side of every Message-ID. */
+    EMAIL_FROM: z.email({ error: "must be an e-mail address" }).optional(),
+    /** The name messages are sent from and signed with. */
+    MESSAGE_SERVICE_NAME: z.string().min(1).max(64).default("TJM"),
+    /** How SMS leave: webhook (the SMS_WEBHOOK_* settings), log, or none. */
+    SMS_TRANSPORT: z.enum(["none", "webhook", "log"]).default("none"),
+    /** Where SMS are POSTed, signed; https, or http to a loopback address only. */
+    SMS_WEBHOOK_URL: url(["http", "https"]).optional(),
+    /** The HMAC-SHA-256 key of the webhook's signature, shared with the receiver; 32+ characters. */
+    SMS_WEBHOOK_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+    /** A send (an SMTP conversation, a webhook request) taking longer fails and is retried. */
+    MESSAGE_SEND_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+    /** Attempts before a message is marked failed. */
+    MESSAGE_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(8),
+    /** The wait after a first failed attempt; it doubles with each further one, up to the max. */
+    MESSAGE_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(2000),
+    MESSAGE_RETRY_MAX_MS: z.coerce.number().int().min(10).max(86_400_000).default(600_000),
+    /** How often the sender looks for messages nobody woke it for (other replicas', retries due). */
+    MESSAGE_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   })
   .superRefine((config, context) => {
     const workerUrls = config.NATS_WORKER_URL ?? config.NATS_URL;
@@ -308,6 +340,46 @@ export const configSchema = z
         message: "must differ from PORT (leave it unset to serve /metrics on the API port)",
       });
     }
+    if (config.EMAIL_TRANSPORT === "smtp") {
+      for (const name of ["SMTP_HOST", "EMAIL_FROM"] as const) {
+        if (config[name] === undefined) {
+          context.addIssue({ code: "custom", path: [name], message: "required when EMAIL_TRANSPORT=smtp" });
+        }
+      }
+      if ((config.SMTP_USERNAME === undefined) !== (config.SMTP_PASSWORD === undefined)) {
+        context.addIssue({
+          code: "custom",
+          path: ["SMTP_PASSWORD"],
+          message:
+            "SMTP_USERNAME and SMTP_PASSWORD go together (both, or neither for a relay without authentication)",
+        });
+      }
+    }
+    if (config.SMS_TRANSPORT === "webhook") {
+      for (const name of ["SMS_WEBHOOK_URL", "SMS_WEBHOOK_SECRET"] as const) {
+        if (config[name] === undefined) {
+          context.addIssue({ code: "custom", path: [name], message: "required when SMS_TRANSPORT=webhook" });
+        }
+      }
+      if (config.SMS_WEBHOOK_URL !== undefined) {
+        const webhook = new URL(config.SMS_WEBHOOK_URL);
+        const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(webhook.hostname);
+        if (webhook.protocol === "http:" && !loopback) {
+          context.addIssue({
+            code: "custom",
+            path: ["SMS_WEBHOOK_URL"],
+            message: "must be https (http only to a loopback address): the requests carry codes",
+          });
+        }
+      }
+    }
+    if (config.MESSAGE_RETRY_MAX_MS < config.MESSAGE_RETRY_BASE_MS) {
+      context.addIssue({
+        code: "custom",
+        path: ["MESSAGE_RETRY_MAX_MS"],
+        message: `must be at least MESSAGE_RETRY_BASE_MS (${config.MESSAGE_RETRY_BASE_MS})`,
+      });
+    }
     if (config.WORKER_LOST_AFTER_MS <= 2 * config.HEARTBEAT_INTERVAL_MS) {
       context.addIssue({
         code: "custom",
@@ -348,5 +420,8 @@ export function redactConfig(config: Config): Record<string, unknown> {
     NATS_ACCOUNT_SIGNING_KEY_SEED: config.NATS_ACCOUNT_SIGNING_KEY_SEED && "***",
     S3_SECRET_ACCESS_KEY: "***",
     METRICS_BEARER_TOKEN: config.METRICS_BEARER_TOKEN && "***",
+    SMTP_PASSWORD: config.SMTP_PASSWORD && "***",
+    SMS_WEBHOOK_SECRET: config.SMS_WEBHOOK_SECRET && "***",
+    SMS_WEBHOOK_URL: config.SMS_WEBHOOK_URL && mask(config.SMS_WEBHOOK_URL),
   };
 }

@@ -10,6 +10,7 @@ import { type App, type AppDeps, createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { EventHub } from "./events/index.ts";
 import { createExecution, type Execution } from "./execution/index.ts";
+import { createDelivery, type Delivery, type DeliverySettings } from "./identity/delivery/index.ts";
 import { startJobCountCompaction } from "./jobs/count-compaction.ts";
 import { createManagerMetrics, type ManagerMetrics, type MetricsSettings } from "./metrics/index.ts";
 import { createOutboxRelay } from "./outbox/index.ts";
@@ -52,6 +53,8 @@ export interface ManagerOptions
     jobDeadlineHours: number;
   };
   metrics: MetricsSettings;
+  /** E-mail and SMS transports and how the message sender retries. */
+  delivery: DeliverySettings;
   /**
    * Run the background loops (default true). Only tests that drive the sweeps and monitors
    * by hand turn them off, so that nothing moves unless they call it.
@@ -133,6 +136,44 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
       ownPort: config.METRICS_PORT !== undefined,
       bearerToken: config.METRICS_BEARER_TOKEN,
     },
+    delivery: deliverySettingsFromConfig(config),
+  };
+}
+
+function deliverySettingsFromConfig(config: Config): DeliverySettings {
+  const timeoutMs = config.MESSAGE_SEND_TIMEOUT_MS;
+  return {
+    email:
+      config.EMAIL_TRANSPORT === "smtp"
+        ? {
+            kind: "smtp",
+            host: config.SMTP_HOST as string,
+            port: config.SMTP_PORT,
+            tls: config.SMTP_TLS,
+            username: config.SMTP_USERNAME,
+            password: config.SMTP_PASSWORD,
+            fromAddress: config.EMAIL_FROM as string,
+            fromName: config.MESSAGE_SERVICE_NAME,
+            timeoutMs,
+          }
+        : { kind: config.EMAIL_TRANSPORT },
+    sms:
+      config.SMS_TRANSPORT === "webhook"
+        ? {
+            kind: "webhook",
+            url: config.SMS_WEBHOOK_URL as string,
+            secret: config.SMS_WEBHOOK_SECRET as string,
+            timeoutMs,
+          }
+        : { kind: config.SMS_TRANSPORT },
+    serviceName: config.MESSAGE_SERVICE_NAME,
+    retry: {
+      maxAttempts: config.MESSAGE_MAX_ATTEMPTS,
+      baseDelayMs: config.MESSAGE_RETRY_BASE_MS,
+      maxDelayMs: config.MESSAGE_RETRY_MAX_MS,
+    },
+    sendTimeoutMs: timeoutMs,
+    pollMs: config.MESSAGE_POLL_MS,
   };
 }
 
@@ -145,6 +186,8 @@ export interface Manager {
   presence: InstallationPresence;
   /** Its instruments; the entrypoint serves them on METRICS_PORT when that is set. */
   metrics: ManagerMetrics;
+  /** Messages people receive: features enqueue them in their transactions, its sender sends them. */
+  delivery: Delivery;
   /** Stops the background work; the caller stops serving first and closes sql and broker after. */
   stop(): Promise<void>;
 }
@@ -223,6 +266,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     },
   });
   const commandConsumers = new CommandConsumerKeeper({ sql, broker, subjectPrefix, logger });
+  const delivery = createDelivery(options.delivery, { sql, logger, outcome: metrics.messageOutcome });
   const background = options.background !== false;
   let stopCompaction = async () => {};
   if (background) {
@@ -232,6 +276,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     commandConsumers.start();
     execution.start();
     stopCompaction = startJobCountCompaction(sql, logger);
+    delivery.start();
   }
   const app = createApp({
     sql,
@@ -275,8 +320,10 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     execution,
     presence,
     metrics,
+    delivery,
     async stop() {
       try {
+        await delivery.stop();
         await execution.stop();
         await monitor.stop();
         await commandConsumers.stop();

@@ -130,6 +130,7 @@ const LABEL_VALUES: Record<ManagerSeriesName, Record<string, readonly string[]>>
       "attempt-ended",
     ],
   },
+  tjm_messages_total: { channel: ["email", "sms"], outcome: ["sent", "retried", "failed", "expired"] },
   tjm_sse_subscribers: {},
   tjm_workers: { connectivity: CONNECTIVITY_STATES },
   tjm_nats_connected: {},

@@ -93,7 +93,7 @@ describe("replicas with the same PROVIDER_KEY_ENCRYPTION_KEY", () => {
     const browserRequests = requests.slice(startedOnFirst).filter((request) => !request.endsWith("/token"));
     expect(browserRequests.length).toBeGreaterThanOrEqual(2);
     for (const request of browserRequests) expect(request).toContain(second.baseUrl);
-    expect(browserRequests[0]).toMatch(/^POST .*\/oidc\/interaction\/[^/]+\/login$/);
+    expect(browserRequests[0]).toMatch(/^POST .*\/oidc\/interaction\/[^/]+\/login\?locale=en$/);
 
     expect(tokens.claims).toMatchObject({
       iss: first.issuerUrl,

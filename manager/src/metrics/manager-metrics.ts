@@ -15,11 +15,16 @@ import {
   KNOWN_FAILURE_CODES,
   MANAGER_SERIES,
   type ManagerSeriesName,
+  MESSAGE_CHANNELS,
+  MESSAGE_OUTCOMES,
   POOL_STATES,
   PRIORITY_BANDS,
   WORKER_POOLS,
 } from "./series.ts";
 import { dispatchLatencies, readStoredCounts } from "./store.ts";
+
+type MessageChannel = (typeof MESSAGE_CHANNELS)[number];
+type MessageOutcome = (typeof MESSAGE_OUTCOMES)[number];
 
 /** Where /metrics is served: the API port, a port of its own (METRICS_PORT), or nowhere. */
 export type MetricsEndpoint = "api-port" | "own-port" | "none";
@@ -50,6 +55,8 @@ export interface ManagerMetrics {
   /** The relay committed these rows as published: leases (dispatch latency) and attempts' ends. */
   outboxPublished(rows: readonly PublishedRow[]): void;
   staleReport(reason: StaleReason): void;
+  /** A message's attempt ended (identity/delivery). */
+  messageOutcome(channel: MessageChannel, outcome: MessageOutcome): void;
   /** The Prometheus text exposition. */
   scrape(): Promise<{ contentType: string; body: string }>;
 }
@@ -93,6 +100,7 @@ const DISABLED: ManagerMetrics = {
   timeSubmit: passThrough,
   outboxPublished() {},
   staleReport() {},
+  messageOutcome() {},
   scrape: () => Promise.reject(new Error("metrics are disabled (METRICS_ENABLED=false)")),
 };
 
@@ -121,6 +129,10 @@ export function createManagerMetrics(settings: MetricsSettings, sources: Metrics
   const outboxBacklog = new Gauge(spec("tjm_outbox_backlog"));
   const outboxOldestAge = new Gauge(spec("tjm_outbox_oldest_age_seconds"));
   const staleReports = new Counter(spec("tjm_stale_reports_total"));
+  const messages = new Counter(spec("tjm_messages_total"));
+  for (const channel of MESSAGE_CHANNELS) {
+    for (const outcome of MESSAGE_OUTCOMES) messages.inc({ channel, outcome }, 0);
+  }
   const sseSubscribers = new Gauge(spec("tjm_sse_subscribers"));
   const workers = new Gauge(spec("tjm_workers"));
   const natsConnected = new Gauge(spec("tjm_nats_connected"));
@@ -208,6 +220,9 @@ export function createManagerMetrics(settings: MetricsSettings, sources: Metrics
       }
       // Off the relay's path: one query per batch that carried leases.
       if (leased.length > 0) void observeDispatches(leased);
+    },
+    messageOutcome(channel, outcome) {
+      messages.inc({ channel, outcome });
     },
     staleReport(reason) {
       staleReports.inc({ reason });

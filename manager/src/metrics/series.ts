@@ -55,6 +55,11 @@ export const MANAGER_SERIES = {
     help: "Worker reports acked and ignored by the fencing check, by reason",
     labels: ["reason"],
   },
+  tjm_messages_total: {
+    type: "counter",
+    help: "Messages people receive (e-mail, SMS) by channel and outcome: sent, retried (an attempt failed, another follows), failed (attempts spent or refused), expired (its code expired unsent)",
+    labels: ["channel", "outcome"],
+  },
   tjm_sse_subscribers: {
     type: "gauge",
     help: "Open event streams (SSE) of this process",
@@ -99,6 +104,9 @@ export const priorityBand = (priority: number): PriorityBand =>
 
 export const ATTEMPT_OUTCOMES = ["succeeded", "failed", "cancelled"] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
+
+export const MESSAGE_CHANNELS = ["email", "sms"] as const;
+export const MESSAGE_OUTCOMES = ["sent", "retried", "failed", "expired"] as const;
 
 export const POOL_STATES = ["open", "busy", "max"] as const;
 

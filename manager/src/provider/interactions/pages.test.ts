@@ -112,7 +112,7 @@ describe("escaping", () => {
       expect(html).toContain(HOSTILE_ESCAPED);
     }
     expect(pages[0]).toContain(`<title>Sign in to ${HOSTILE_ESCAPED}</title>`);
-    expect(pages[0]).toContain(`action="/a&quot;${HOSTILE_ESCAPED}"`);
+    expect(pages[0]).toContain(`action="/a&quot;${HOSTILE_ESCAPED}?locale=en"`);
   });
 
   it("inserts the provider's logout form verbatim: it is the provider's own HTML", () => {
@@ -130,10 +130,26 @@ describe("escaping", () => {
 describe("login page", () => {
   const action = "/oidc/interaction/u1/login";
 
+  it("offers the page in every language, each named in itself, the current one marked", () => {
+    const html = loginPage({ catalogue: en, action, clientName: "Account portal" });
+    const nav = /<nav class="languages" aria-label="Language"><ul>(.*?)<\/ul><\/nav>/.exec(html)?.[1];
+    expect(nav).toBe(
+      [
+        `<li><a href="/oidc/interaction/u1?locale=en" lang="en" hreflang="en" aria-current="true">English</a></li>`,
+        `<li><a href="/oidc/interaction/u1?locale=fa" lang="fa" hreflang="fa">فارسی</a></li>`,
+        `<li><a href="/oidc/interaction/u1?locale=fa-AF" lang="fa-AF" hreflang="fa-AF">دری</a></li>`,
+        `<li><a href="/oidc/interaction/u1?locale=ps" lang="ps" hreflang="ps">پښتو</a></li>`,
+      ].join(""),
+    );
+    expect(PAGE_STYLE).toContain(
+      `html[dir="rtl"]{font-family:"Noto Naskh Arabic","Noto Sans Arabic",Vazirmatn,Tahoma,sans-serif`,
+    );
+  });
+
   it("posts e-mail and password to the action from one submit button", () => {
     const html = loginPage({ catalogue: en, action, clientName: "Account portal" });
     expect(html.match(/<form /g)).toHaveLength(1);
-    expect(html).toContain(`<form method="post" action="${action}">`);
+    expect(html).toContain(`<form method="post" action="${action}?locale=en">`);
     expect(html).toMatch(
       /<input id="email" name="email" type="email" dir="auto" autocomplete="username" [^>]*required autofocus/,
     );
@@ -201,12 +217,12 @@ describe("consent page", () => {
 
   it("posts decision=allow or decision=deny; deny goes to the abort action in a browser", () => {
     const html = page(["openid"], []);
-    expect(html).toContain(`<form method="post" action="/oidc/interaction/u1/consent">`);
+    expect(html).toContain(`<form method="post" action="/oidc/interaction/u1/consent?locale=en">`);
     expect(html).toMatch(
       /<button type="submit" class="primary" name="decision" value="allow">Allow<\/button>/,
     );
     expect(html).toMatch(
-      /<button type="submit" class="secondary" name="decision" value="deny" formaction="\/oidc\/interaction\/u1\/abort">Deny<\/button>/,
+      /<button type="submit" class="secondary" name="decision" value="deny" formaction="\/oidc\/interaction\/u1\/abort\?locale=en">Deny<\/button>/,
     );
     expect(html).toContain("<h1>Render farm wants to access your account</h1>");
   });
@@ -216,7 +232,8 @@ describe("consent page", () => {
       ["openid", "email", "profile", "offline_access", "openid", "jobs:read"],
       ["operations", "account-portal", "admin-console", "tenant", "tenant"],
     );
-    const items = [...html.matchAll(/<li>(.*?)<\/li>/g)].map((match) => match[1]);
+    const main = html.slice(html.indexOf("<main"), html.indexOf("</main>"));
+    const items = [...main.matchAll(/<li>(.*?)<\/li>/g)].map((match) => match[1]);
     expect(items).toEqual([
       english.messages["consent.resource.operations"],
       english.messages["consent.resource.account-portal"],

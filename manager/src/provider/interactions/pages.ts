@@ -5,6 +5,7 @@
  * plain text and are escaped too.
  */
 import { inlineHash, type PageSources } from "@tjm/platform/page-headers";
+import { LANGUAGE_NAMES, LOCALES } from "../../identity/delivery/locale.ts";
 import type { ResourceName } from "../resources.ts";
 import type { Catalogue, MessageKey } from "./messages.ts";
 
@@ -18,6 +19,10 @@ export type LoginProblem = "invalid-credentials" | "too-many-attempts";
 export const PAGE_STYLE = `
 *,*::before,*::after{box-sizing:border-box}
 html{color:#1f2328;background:#fff;font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans Arabic",sans-serif;font-size:100%;line-height:1.5}
+html[dir="rtl"]{font-family:"Noto Naskh Arabic","Noto Sans Arabic",Vazirmatn,Tahoma,sans-serif;line-height:1.7}
+.languages ul{display:flex;flex-wrap:wrap;gap:.25rem 1rem;list-style:none;margin:0;padding:0}
+.languages{max-inline-size:28rem;margin-inline:auto;padding-block:1rem 2rem;padding-inline:1rem;border-block-start:1px solid #d0d7de}
+.languages a[aria-current]{color:#1f2328;font-weight:600;text-decoration:none}
 body{margin:0}
 main{max-inline-size:28rem;margin-inline:auto;padding-block:2.5rem;padding-inline:1rem}
 h1{font-size:1.5rem;line-height:1.25;margin-block:0 1rem;overflow-wrap:anywhere}
@@ -57,7 +62,33 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (character) => HTML_ESCAPES[character] as string);
 }
 
-function htmlDocument(catalogue: Catalogue, title: string, body: string): string {
+/**
+ * Links to the same page in each language (`?locale=`), each named in its own language and
+ * marked with its `lang`; the current one is aria-current. Links, not a form with a script:
+ * the pages' CSP allows no script. After <main>, so the keyboard reaches the form first.
+ */
+function languageSwitch(catalogue: Catalogue, pageHref: string): string {
+  const links = LOCALES.map((locale) => {
+    const current = locale === catalogue.locale ? ` aria-current="true"` : "";
+    const href = `${pageHref}?locale=${encodeURIComponent(locale)}`;
+    return `<li><a href="${escapeHtml(href)}" lang="${locale}" hreflang="${locale}"${current}>${escapeHtml(LANGUAGE_NAMES[locale])}</a></li>`;
+  });
+  return `<nav class="languages" aria-label="${escapeHtml(catalogue.text("language.label"))}"><ul>${links.join("")}</ul></nav>
+`;
+}
+
+/**
+ * Where a form posts, keeping the page's language: the answer (a failed sign-in shown again)
+ * is in the language the person chose on the page, whatever their browser asks for.
+ */
+function withLocale(catalogue: Catalogue, action: string): string {
+  return `${action}${action.includes("?") ? "&" : "?"}locale=${encodeURIComponent(catalogue.locale)}`;
+}
+
+/** The interaction's page for a form action `<page>/<step>` (login, consent): where the switch leads. */
+const interactionPageOf = (action: string) => action.slice(0, action.lastIndexOf("/"));
+
+function htmlDocument(catalogue: Catalogue, title: string, body: string, switchHref?: string): string {
   return `<!doctype html>
 <html lang="${escapeHtml(catalogue.locale)}" dir="${catalogue.direction}">
 <head>
@@ -71,7 +102,7 @@ function htmlDocument(catalogue: Catalogue, title: string, body: string): string
 <main id="main">
 ${body}
 </main>
-</body>
+${switchHref === undefined ? "" : languageSwitch(catalogue, switchHref)}</body>
 </html>
 `;
 }
@@ -89,10 +120,7 @@ export interface LoginPageData {
 
 function problemText(catalogue: Catalogue, problem: LoginProblem, retryAfterMinutes: number | undefined) {
   if (problem === "invalid-credentials") return catalogue.text("login.invalidCredentials");
-  const minutes = Math.max(1, Math.ceil(retryAfterMinutes ?? 1));
-  return minutes === 1
-    ? catalogue.text("login.tooManyAttemptsOneMinute")
-    : catalogue.text("login.tooManyAttempts", { minutes: String(minutes) });
+  return catalogue.text("login.tooManyAttempts", { minutes: Math.max(1, Math.ceil(retryAfterMinutes ?? 1)) });
 }
 
 /**
@@ -114,7 +142,7 @@ export function loginPage(p: LoginPageData): string {
     `<h1>${escapeHtml(catalogue.text("login.heading", client))}</h1>
 <p class="context">${escapeHtml(catalogue.text("login.context", client))}</p>
 ${problem}
-<form method="post" action="${escapeHtml(p.action)}">
+<form method="post" action="${escapeHtml(withLocale(catalogue, p.action))}">
 <div class="field">
 <label for="email">${escapeHtml(catalogue.text("login.emailLabel"))} ${required}</label>
 <input id="email" name="email" type="email" dir="auto" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${escapeHtml(p.email ?? "")}"${described}${invalid}>
@@ -127,6 +155,7 @@ ${problem}
 <button type="submit" class="primary">${escapeHtml(catalogue.text("login.submit"))}</button>
 </div>
 </form>`,
+    interactionPageOf(p.action),
   );
 }
 
@@ -172,12 +201,13 @@ export function consentPage(p: ConsentPageData): string {
     `<h1>${escapeHtml(catalogue.text("consent.heading", client))}</h1>
 <p>${escapeHtml(catalogue.text("consent.intro", client))}</p>
 ${list}
-<form method="post" action="${escapeHtml(p.action)}">
+<form method="post" action="${escapeHtml(withLocale(catalogue, p.action))}">
 <div class="actions">
 <button type="submit" class="primary" name="decision" value="allow">${escapeHtml(catalogue.text("consent.allow"))}</button>
-<button type="submit" class="secondary" name="decision" value="deny" formaction="${escapeHtml(p.abortAction)}">${escapeHtml(catalogue.text("consent.deny"))}</button>
+<button type="submit" class="secondary" name="decision" value="deny" formaction="${escapeHtml(withLocale(catalogue, p.abortAction))}">${escapeHtml(catalogue.text("consent.deny"))}</button>
 </div>
 </form>`,
+    interactionPageOf(p.action),
   );
 }
 

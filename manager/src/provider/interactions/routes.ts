@@ -71,7 +71,8 @@ export function interactionsApp(deps: InteractionDeps) {
   app.use("*", closeWhenBodyUnread);
   app.use("*", limitBody(SMALL_BODY_MAX_BYTES));
   const base = `${identity.mountPath}/interaction`;
-  const catalogue = (c: Context<Env>) => catalogueFor(identity.catalogues, c.req.header("accept-language"));
+  const catalogue = (c: Context<Env>) =>
+    catalogueFor(identity.catalogues, c.req.header("accept-language"), c.req.query("locale"));
   const address = (c: Context<Env>) =>
     clientAddress(c.env.incoming.socket.remoteAddress, c.req.header("x-forwarded-for"), deps.trustedProxies);
   const resourceOf = (indicator: string): TjmResource | undefined =>
@@ -96,8 +97,7 @@ export function interactionsApp(deps: InteractionDeps) {
       errorPage({
         catalogue: catalogue(c),
         error: "invalid_request",
-        description:
-          "This sign-in has expired or was started in another browser. Go back to the application and sign in again.",
+        description: catalogue(c).text("error.expiredInteraction"),
       }),
       400,
     );
