@@ -81,9 +81,8 @@ export function start({ jobId }) {
   const plan = document.getElementById("job-plan");
   let job;
   let live;
-  /** The attempt whose log is shown, and the one being fetched. */
+  /** The attempt whose log was last asked for. */
   let logShown;
-  let logLoading;
 
   const current = () => job.attempts.find((attempt) => attempt.id === job.currentAttemptId);
 
@@ -223,11 +222,11 @@ export function start({ jobId }) {
   };
 
   const showLog = async (attempt) => {
-    logLoading = attempt.id;
+    // Asked once per attempt on its own; a failure is not retried on every refetch.
+    logShown = attempt.id;
     setStatus("log-status", `Loading the log of attempt ${attempt.attemptNumber}…`);
     try {
       const tail = await getJson(`/api/operations/jobs/${jobId}/attempts/${attempt.id}/log`);
-      logShown = attempt.id;
       log.textContent = tail.text;
       log.hidden = false;
       setStatus(
@@ -237,8 +236,6 @@ export function start({ jobId }) {
     } catch (error) {
       log.hidden = true;
       setStatus("log-status", `No log for attempt ${attempt.attemptNumber}: ${errorMessage(error)}`);
-    } finally {
-      logLoading = undefined;
     }
   };
 
@@ -285,7 +282,7 @@ export function start({ jobId }) {
     );
     // The newest attempt with a log is shown without asking: that is where a failure is explained.
     const latest = job.attempts.findLast((attempt) => attempt.logsUri);
-    if (latest && logShown !== latest.id && logLoading !== latest.id) void showLog(latest);
+    if (latest && logShown !== latest.id) void showLog(latest);
   };
 
   const render = () => {
