@@ -601,7 +601,7 @@ export interface paths {
         };
         /**
          * Read the tail of an attempt's log
-         * @description The last 64 KiB of the attempt's ffmpeg log, read from its logsUri. The Worker uploads the log when the attempt ends (completed or failed), so a running attempt has none yet: 404, as for a job or attempt that does not exist, or a log no longer in storage.
+         * @description The last 64 KiB of the attempt's ffmpeg log, read from its logsUri. The Worker uploads the log when the attempt ends (completed or failed), so a running attempt has none yet: 404, as for a job or attempt that does not exist, an attempt that ended without a log (it never ran, or its Worker could not upload one), or a log no longer in storage.
          */
         get: operations["getAttemptLog"];
         put?: never;

@@ -225,7 +225,7 @@ describe("the log route's 404s", () => {
     );
   });
 
-  it("an attempt that never started has no start time", async () => {
+  it("an attempt that never started: no start time, and no log", async () => {
     const jobId = await manager.submitJob(
       sampleSubmission(projectId, { requirements: { requiredCapabilities: ["h264_nvenc"] } }),
     );
@@ -235,6 +235,11 @@ describe("the log route's 404s", () => {
     expect(job.state).toBe("CANCELLED");
     expect(job.attempts[0]).toMatchObject({ workerId: null, startedAt: null, state: "CANCELLED" });
     expect(job.attempts[0].endedAt).toEqual(expect.any(String));
+    const log = await logOf(jobId, job.attempts[0].id);
+    expect(log.status).toBe(404);
+    expect((await log.json()).message).toBe(
+      `Attempt ${job.attempts[0].id} ended without a log (it never ran, or its Worker could not upload one)`,
+    );
   });
 
   it("needs an operator token", async () => {

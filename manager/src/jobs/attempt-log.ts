@@ -15,7 +15,7 @@ export const getAttemptLogRoute = operatorRoute({
   operationId: "getAttemptLog",
   tags: ["jobs"],
   summary: "Read the tail of an attempt's log",
-  description: `The last ${LOG_TAIL_BYTES / 1024} KiB of the attempt's ffmpeg log, read from its logsUri. The Worker uploads the log when the attempt ends (completed or failed), so a running attempt has none yet: 404, as for a job or attempt that does not exist, or a log no longer in storage.`,
+  description: `The last ${LOG_TAIL_BYTES / 1024} KiB of the attempt's ffmpeg log, read from its logsUri. The Worker uploads the log when the attempt ends (completed or failed), so a running attempt has none yet: 404, as for a job or attempt that does not exist, an attempt that ended without a log (it never ran, or its Worker could not upload one), or a log no longer in storage.`,
   request: { params: AttemptLogParamsSchema },
   responses: { 200: jsonResponse("The log's tail", AttemptLogSchema) },
   errors: ["NOT_FOUND", "SERVICE_UNAVAILABLE"],
@@ -36,8 +36,13 @@ export const getAttemptLog =
     const attempt = await findAttemptLog(deps.sql, jobId, attemptId);
     if (!attempt) throw notFound(`Job ${jobId} has no attempt ${attemptId}`);
     const { logsUri } = attempt;
-    if (!logsUri)
-      throw notFound(`Attempt ${attemptId} has no log yet: the Worker uploads it when the attempt ends`);
+    if (!logsUri) {
+      throw notFound(
+        attempt.endedAt
+          ? `Attempt ${attemptId} ended without a log (it never ran, or its Worker could not upload one)`
+          : `Attempt ${attemptId} has no log yet: the Worker uploads it when the attempt ends`,
+      );
+    }
     let tail: Awaited<ReturnType<JobsDeps["readLogTail"]>>;
     try {
       tail = await deps.readLogTail(logsUri, LOG_TAIL_BYTES);

@@ -141,14 +141,17 @@ export async function findJobDetail(
   return { job, attempts };
 }
 
-/** An attempt of a job and where its log is (null until the Worker uploaded it); undefined: no such attempt. */
+/**
+ * Where an attempt's log is (null until the Worker uploaded it) and whether the attempt ended;
+ * undefined when the job has no such attempt.
+ */
 export async function findAttemptLog(
   sql: Sql,
   jobId: string,
   attemptId: string,
-): Promise<{ logsUri: string | null } | undefined> {
-  const [row] = await sql<{ logsUri: string | null }[]>`
-    select logs_uri from attempts where id = ${attemptId} and job_id = ${jobId}`;
+): Promise<{ logsUri: string | null; endedAt: Date | null } | undefined> {
+  const [row] = await sql<{ logsUri: string | null; endedAt: Date | null }[]>`
+    select logs_uri, ended_at from attempts where id = ${attemptId} and job_id = ${jobId}`;
   return row;
 }
 
