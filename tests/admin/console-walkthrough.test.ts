@@ -203,7 +203,9 @@ describe("an operator walks the console", () => {
 
     const attempt = page.locator("#attempts-table tbody tr").first();
     const attemptCells = await attempt.locator("td").allTextContents();
-    expect(attemptCells[2]).toBe(workerId.slice(0, 8));
+    await expect
+      .poll(() => attempt.locator(`[data-worker-id="${workerId}"]`).textContent())
+      .toBe(`walker ${workerId.slice(0, 8)}`);
     expect(attemptCells[3]).toBe("100 %");
     expect(attemptCells[6]).toMatch(/UTC$/);
     expect(await text('[data-field="progress"]')).toBe("100 %");

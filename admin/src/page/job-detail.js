@@ -239,6 +239,28 @@ export function start({ jobId }) {
     }
   };
 
+  /** Worker names by id, asked once each; a Worker no longer listed keeps its id. */
+  const workerNames = new Map();
+  const workerCell = (workerId) => {
+    if (!workerNames.has(workerId)) {
+      workerNames.set(workerId, undefined);
+      void getJson(`/api/operations/workers/${workerId}`).then(
+        (worker) => {
+          workerNames.set(workerId, worker.name);
+          renderAttempts();
+        },
+        () => {},
+      );
+    }
+    const name = workerNames.get(workerId);
+    return el(
+      "span",
+      { "data-worker-id": workerId, title: workerId },
+      name === undefined ? "" : `${name} `,
+      el("code", { text: workerId.slice(0, 8) }),
+    );
+  };
+
   const renderAttempts = () => {
     attempts.replaceChildren(
       ...job.attempts.map((attempt) => {
@@ -257,17 +279,7 @@ export function start({ jobId }) {
           { "data-attempt-id": attempt.id },
           el("td", { text: attempt.attemptNumber }),
           el("td", { text: attempt.state }),
-          el(
-            "td",
-            {},
-            attempt.workerId
-              ? el("code", {
-                  title: attempt.workerId,
-                  "aria-label": `Worker ${attempt.workerId}`,
-                  text: attempt.workerId.slice(0, 8),
-                })
-              : "Not dispatched",
-          ),
+          el("td", {}, attempt.workerId ? workerCell(attempt.workerId) : "Not dispatched"),
           el("td", {
             "data-attempt-progress": attempt.id,
             text: formatPercent(attempt.id === job.currentAttemptId ? currentPercent() : attempt.progress),
