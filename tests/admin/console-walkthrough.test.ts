@@ -4,8 +4,8 @@
  * project, start from a template (every missing field named at once), submit the tiniest real
  * job, watch it go live to COMPLETED, open its detail with the outputs, the manifest and the
  * log, see one progress figure in the list, the summary and the attempt; drain the Worker
- * (confirmed), cancel a queued job (confirmed, after declining once), undrain the Worker; a
- * job that does not exist is one message. axe-core checks each view (no serious or critical
+ * (confirmed), cancel a queued job (confirmed, after declining once), undrain the Worker, see a
+ * job it failed with its failure in the summary; a job that does not exist is one message. axe-core checks each view (no serious or critical
  * violation), and every step leaves a screenshot in test-artifacts/console-walkthrough/
  * (gitignored), kept after the run.
  */
@@ -287,6 +287,20 @@ describe("an operator walks the console", () => {
     await screenshot("06-worker-undrained");
   });
 
+  it("shows a failed job's failure and when it failed in the summary (run by the undrained Worker)", async () => {
+    const plan = tinyPlan("/media-out/walkthrough-failed").executionPlan;
+    const failing = await admin.manager.submitJob({
+      projectId,
+      executionPlan: { ...plan, input: { uri: "s3://media-in/no-such-clip.mp4" } },
+    });
+    await page.goto(`${admin.baseUrl}/jobs/${failing}`);
+    await expect.poll(() => text('[data-field="state"]'), { timeout: 15_000 }).toBe("FAILED");
+    expect(await text('[data-field="failure"]')).toMatch(/^INPUT_NOT_FOUND .*no-such-clip\.mp4/);
+    expect(await text("#job-summary")).toMatch(/Failed.*UTC/);
+    await screenshot("07-job-failed");
+    await expectAccessible("a failed job");
+  });
+
   it("says in one message that a job does not exist", async () => {
     const missing = crypto.randomUUID();
     await page.goto(`${admin.baseUrl}/jobs/${missing}`);
@@ -294,7 +308,7 @@ describe("an operator walks the console", () => {
       .poll(() => text("#view-status"))
       .toBe(`There is no job ${missing}. It may have been mistyped; see all jobs.`);
     expect(await page.locator("#job-sections").isHidden()).toBe(true);
-    await screenshot("07-job-not-found");
+    await screenshot("08-job-not-found");
     await expectAccessible("a job that does not exist");
     expect(cspViolations).toEqual([]);
   });
