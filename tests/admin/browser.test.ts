@@ -278,8 +278,11 @@ describe("an operator's session in the console", () => {
     const response = await answered;
     expect(response.status()).toBe(201);
     expect(response.headers()["cache-control"]).toBe("no-store");
+    // The page fills the field after the answer arrives: wait for it, not for the answer.
+    await expect
+      .poll(async () => (await page.getByLabel("Enrollment token").inputValue()).length)
+      .toBeGreaterThan(20);
     const token = await page.getByLabel("Enrollment token").inputValue();
-    expect(token.length).toBeGreaterThan(20);
     expect(await page.locator("#token-details").textContent()).toContain("label: render-07");
     await page.getByRole("button", { name: "Copy" }).click();
     await expect.poll(() => page.locator("#copy-result").textContent()).toBe("Copied to the clipboard.");
