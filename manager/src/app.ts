@@ -12,6 +12,7 @@ import type { Broker } from "./platform/broker.ts";
 import type { Sql } from "./platform/db.ts";
 import { ApiError, createErrorHandler } from "./platform/errors.ts";
 import { closeWhenBodyUnread, createRouter, limitBody, requestId } from "./platform/http.ts";
+import { projectsOperationsApp } from "./projects/index.ts";
 import { type WorkersDeps, workerApp, workersOperationsApp } from "./workers/index.ts";
 
 export interface AppDeps {
@@ -40,7 +41,7 @@ export interface AppDeps {
     WorkersDeps,
     "subjectPrefix" | "natsUrl" | "credentials" | "heartbeatIntervalMs" | "monitor" | "hooks" | "statistics"
   >;
-  jobs: Pick<JobsDeps, "jobDeadlineHours" | "cancelHeldAttempt" | "resumeUploads">;
+  jobs: Pick<JobsDeps, "jobDeadlineHours" | "cancelHeldAttempt" | "resumeUploads" | "readLogTail">;
   /** Interval of the SSE keep-alive comment; 15 s unless a test shortens it. */
   sseKeepAliveMs?: number | undefined;
   /** How often open SSE streams re-check their tokens' standing (SSE_STANDING_CHECK_MS); 5 s by default. */
@@ -87,6 +88,7 @@ export function createApp(deps: AppDeps) {
   app.route("/api/v1/operations", jobsApp(jobs));
   app.route("/api/v1/projects", tenantJobsApp(jobs));
   app.route("/api/v1/operations", enrollmentApp({ sql: deps.sql, hashToken }));
+  app.route("/api/v1/operations", projectsOperationsApp({ sql: deps.sql }));
   app.route(
     "/api/v1/operations",
     eventsApp({

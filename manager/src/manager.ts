@@ -310,6 +310,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
       jobDeadlineHours: options.execution.jobDeadlineHours,
       cancelHeldAttempt: execution.cancelHeldAttempt,
       resumeUploads: execution.resumeUploads,
+      readLogTail: execution.readLogTail,
     },
   });
   return {

@@ -16,6 +16,7 @@ import type {
   RejectedReport,
   ResumeUploadsCommand,
   StartedReport,
+  UndrainCommand,
   UploadPausedReport,
   UploadResumedReport,
   WorkerChallenge,
@@ -210,6 +211,7 @@ const resumeUploads: ResumeUploadsCommand = {
   fencingToken,
 };
 const drain: DrainCommand = { type: "drain", protocolVersion };
+const undrain: UndrainCommand = { type: "undrain", protocolVersion };
 
 const accepted: AcceptedReport = { type: "accepted", ...onAttempt };
 const rejected: RejectedReport = {
@@ -237,6 +239,8 @@ const completed: CompletedReport = {
       sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
       durationMs: 5_000,
       codecs: ["h264", "aac"],
+      widthPx: 1280,
+      heightPx: 720,
     },
   ],
   logsUri: `s3://media-out/.tjm-logs/${jobId}/attempt-1.log`,
@@ -261,7 +265,7 @@ export const examples = {
   workerCredentials,
   heartbeat,
   progress,
-  commands: { lease, cancel, resumeUploads, drain },
+  commands: { lease, cancel, resumeUploads, drain, undrain },
   reports: {
     accepted,
     rejected,

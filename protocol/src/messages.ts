@@ -50,6 +50,8 @@ export const messageLimits = {
   speedMax: 10_000,
   /** About three years; also bounds durations and ETAs. */
   durationMsMax: 100_000_000_000,
+  /** Of an output's width or height, in pixels: beyond any encoder's (AV1's is 65,536). */
+  frameSizeMax: 65_536,
 } as const;
 
 const limits = messageLimits;
@@ -397,11 +399,15 @@ export const ResumeUploadsCommandSchema = z.object({
 
 export const DrainCommandSchema = z.object({ type: z.literal("drain"), protocolVersion });
 
+/** An operator resumed a draining or drained Worker: it takes leases again. */
+export const UndrainCommandSchema = z.object({ type: z.literal("undrain"), protocolVersion });
+
 export const CommandSchema = z.discriminatedUnion("type", [
   LeaseCommandSchema,
   CancelCommandSchema,
   ResumeUploadsCommandSchema,
   DrainCommandSchema,
+  UndrainCommandSchema,
 ]);
 
 /**
@@ -455,6 +461,9 @@ export const OutputResultSchema = z.object({
   sha256: z.string().regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hexadecimal digits"),
   durationMs: z.number().int().min(0).max(limits.durationMsMax),
   codecs: z.array(nameToken).max(limits.codecsPerOutput),
+  /** The video stream's size as ffprobe reads it; absent for audio-only outputs (and from older Workers). */
+  widthPx: z.number().int().min(1).max(limits.frameSizeMax).optional(),
+  heightPx: z.number().int().min(1).max(limits.frameSizeMax).optional(),
 });
 
 /** Every output is in its staging key; the Manager promotes them and writes the manifest. */
@@ -512,6 +521,7 @@ export type LeaseCommand = z.infer<typeof LeaseCommandSchema>;
 export type CancelCommand = z.infer<typeof CancelCommandSchema>;
 export type ResumeUploadsCommand = z.infer<typeof ResumeUploadsCommandSchema>;
 export type DrainCommand = z.infer<typeof DrainCommandSchema>;
+export type UndrainCommand = z.infer<typeof UndrainCommandSchema>;
 export type Command = z.infer<typeof CommandSchema>;
 export type CommandEnvelope = z.infer<typeof CommandEnvelopeSchema>;
 export type AcceptedReport = z.infer<typeof AcceptedReportSchema>;

@@ -592,6 +592,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/operations/jobs/{jobId}/attempts/{attemptId}/log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the tail of an attempt's log
+         * @description The last 64 KiB of the attempt's ffmpeg log, read from its logsUri. The Worker uploads the log when the attempt ends (completed or failed), so a running attempt has none yet: 404, as for a job or attempt that does not exist, an attempt that ended without a log (it never ran, or its Worker could not upload one), or a log no longer in storage.
+         */
+        get: operations["getAttemptLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/operations/jobs/{jobId}/cancel": {
         parameters: {
             query?: never;
@@ -1310,6 +1330,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/operations/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List projects
+         * @description Every project jobs can be submitted to, by organization name then project name, with the total. Projects are created with `npm run manager -- projects create`.
+         */
+        get: operations["listProjects"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/operations/events": {
         parameters: {
             query?: never;
@@ -1952,6 +1992,26 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/operations/workers/{workerId}/undrain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undrain (resume) a Worker
+         * @description Ends a drain: the DRAINING (or DRAINED) Worker takes leases again. A Worker that is not draining, or is disabled, answers 409.
+         */
+        post: operations["undrainWorker"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3161,6 +3221,15 @@ export interface components {
             executionPlan: components["schemas"]["ExecutionPlan"];
             /** @description Every attempt, oldest first */
             attempts: components["schemas"]["Attempt"][];
+            /** @description What the job produced, from its completed attempt's report, at their destinations; empty until the job is COMPLETED */
+            outputs: components["schemas"]["JobOutput"][];
+            /**
+             * @description The manifest written to executionPlan.manifestUri, as written; null until the job is COMPLETED and for plans without a manifestUri
+             * @example null
+             */
+            manifest: {
+                [key: string]: unknown;
+            } | null;
         };
         /** @description The stored, normalised plan (defaults filled in, legacy codec and preset names replaced) */
         ExecutionPlan: {
@@ -3285,6 +3354,24 @@ export interface components {
              */
             progress: number | null;
             /**
+             * Format: uuid
+             * @description The Worker the attempt was leased to; null until it is dispatched
+             * @example 3f2b8c1e-7d4a-4e59-9b2c-6a1d0e8f7c35
+             */
+            workerId: string | null;
+            /**
+             * Format: date-time
+             * @description When the Worker started it; null for an attempt that never started
+             * @example null
+             */
+            startedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When it reached SUCCEEDED, FAILED or CANCELLED; null until then
+             * @example null
+             */
+            endedAt: string | null;
+            /**
              * @description DISPATCH_TIMEOUT, WORKER_LOST, or an execution failure code
              * @example null
              */
@@ -3331,6 +3418,68 @@ export interface components {
              */
             updatedAt: string;
         };
+        JobOutput: {
+            /**
+             * @description The plan's output id
+             * @example 720p
+             */
+            id: string;
+            /**
+             * @description Its destination
+             * @example s3://media-out/movies/42/720p.mp4
+             */
+            uri: string;
+            /** @example 5242880 */
+            bytes: number;
+            /** @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 */
+            sha256: string;
+            /** @example 5000 */
+            durationMs: number;
+            /**
+             * @description As ffprobe names them
+             * @example [
+             *       "h264",
+             *       "aac"
+             *     ]
+             */
+            codecs: string[];
+            /**
+             * @description null for an audio-only output (or from a Worker that did not say)
+             * @example 1280
+             */
+            widthPx: number | null;
+            /** @example 720 */
+            heightPx: number | null;
+        };
+        AttemptLog: {
+            /**
+             * Format: uuid
+             * @example 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d
+             */
+            jobId: string;
+            /**
+             * Format: uuid
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            attemptId: string;
+            /** @example s3://media-out/.tjm-logs/0b7e7a4e/attempt-1.log */
+            logsUri: string;
+            /**
+             * @description The whole log's size
+             * @example 183204
+             */
+            totalBytes: number;
+            /**
+             * @description true when the log is longer than the tail: `text` then starts at a line boundary
+             * @example true
+             */
+            truncated: boolean;
+            /**
+             * @description The log's last 64 KiB at most (UTF-8; an invalid sequence becomes U+FFFD)
+             * @example frame=  125 fps= 48 q=-1.0 Lsize=     412kB time=00:00:05.00 bitrate= 675.2kbits/s speed=1.9x
+             */
+            text: string;
+        };
         EnrollmentToken: {
             /**
              * Format: uuid
@@ -3374,6 +3523,39 @@ export interface components {
              */
             label?: string;
         };
+        ProjectList: {
+            items: components["schemas"]["Project"][];
+            /**
+             * @description Projects in the installation
+             * @example 1
+             */
+            total: number;
+            /** @example 50 */
+            limit: number;
+            /** @example 0 */
+            offset: number;
+        };
+        Project: {
+            /**
+             * Format: uuid
+             * @example 2c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f
+             */
+            id: string;
+            /** @example trailers */
+            name: string;
+            /**
+             * Format: uuid
+             * @example 6f1c2a90-1d7e-4f39-8b7a-1f0e2d3c4b5a
+             */
+            organizationId: string;
+            /** @example studio */
+            organizationName: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            createdAt: string;
+        };
         EventEnvelope: {
             /**
              * @description Event id, unique across databases and installations (the outbox row's message id, also its Nats-Msg-Id; job.progress ids are progress-<n>); clients dedupe by it. Not a sequence number: events arrive in order.
@@ -3391,7 +3573,7 @@ export interface components {
              */
             occurredAt: string;
             /**
-             * @description job.created: {jobId, organizationId, projectId, state, workerPool, priority, attemptId, occurredAt}. job.updated: {jobId, attemptId, organizationId, projectId, from, to, occurredAt}; a manual retry adds attemptNumber, workerPool, priority; a failed attempt adds failureCode and, when the job goes on, nextAttemptId and nextAttemptNumber; a pause adds reason, uploadPausedAt, uploadPauseExpiresAt. job.progress (at most once a second per job, from Manager memory, id prefixed progress-): {jobId, attemptId, workerId, percent, fps, bitrateKbps, speed, etaSeconds}. worker.registered: {workerId, instanceId, name, pool, certification, connectivity}. worker.updated: {workerId, instanceId, change} where change is connectivity (from, to), instance (previousInstanceId, from, to), drain (drainRequestedAt), drained, or disable (disabledAt).
+             * @description job.created: {jobId, organizationId, projectId, state, workerPool, priority, attemptId, occurredAt}. job.updated: {jobId, attemptId, organizationId, projectId, from, to, occurredAt}; a manual retry adds attemptNumber, workerPool, priority; a failed attempt adds failureCode and, when the job goes on, nextAttemptId and nextAttemptNumber; a pause adds reason, uploadPausedAt, uploadPauseExpiresAt. job.progress (at most once a second per job, from Manager memory, id prefixed progress-): {jobId, attemptId, workerId, percent, fps, bitrateKbps, speed, etaSeconds}. worker.registered: {workerId, instanceId, name, pool, certification, connectivity}. worker.updated: {workerId, instanceId, change} where change is connectivity (from, to), instance (previousInstanceId, from, to), drain (drainRequestedAt), drained, undrain, or disable (disabledAt).
              * @example {
              *       "jobId": "0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d",
              *       "attemptId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
@@ -3839,4 +4021,349 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    getAttemptLog: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                jobId: string;
+                attemptId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The log's tail */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttemptLog"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency needed to answer is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Token verification is unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listProjects: {
+        parameters: {
+            query?: {
+                /** @description 1..100, default 50 */
+                limit?: number;
+                /** @description 0..100000, default 0 */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of projects */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectList"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    undrainWorker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Drain ended; the Worker is told through its commands */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Worker"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The resource is not in a state that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "Job is COMPLETED and can no longer be cancelled"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+}

@@ -14,7 +14,7 @@ export {
   StorageUnavailableError,
   toStorageError,
 } from "./errors.ts";
-export { deleteObject, deletePrefix, putSmallObject } from "./objects.ts";
+export { deleteObject, deletePrefix, type ObjectTail, putSmallObject, readObjectTail } from "./objects.ts";
 export { GIB, MAX_PARTS, MIB, type PartRange, planParts } from "./parts.ts";
 export { presignGet } from "./presign.ts";
 export {

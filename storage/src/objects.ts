@@ -1,9 +1,12 @@
 /**
- * Small whole-object operations: writing a log or manifest from memory, removing one object
- * (a promoted staging object) or everything under a prefix (an attempt's staging area).
+ * Small whole-object operations: writing a log or manifest from memory, reading the tail of a
+ * log, removing one object (a promoted staging object) or everything under a prefix (an
+ * attempt's staging area).
  */
 import {
   DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
@@ -101,5 +104,48 @@ export async function deletePrefix(
     return deleted;
   } catch (error) {
     throw toStorageError(error, "delete prefix", prefixUri, signal);
+  }
+}
+
+/** The last bytes of an object, where they start, and the object's whole size. */
+export interface ObjectTail {
+  bytes: Uint8Array;
+  start: number;
+  totalBytes: number;
+}
+
+/**
+ * The last `maxBytes` of an object (a log), read with HeadObject then one ranged GetObject.
+ * An explicit first-last range rather than a suffix range (`bytes=-N`): s3rver reads a suffix
+ * range as `bytes=0-N`, the head of the object. A missing object is InputNotFoundError.
+ */
+export async function readObjectTail(
+  client: S3Client,
+  uri: string,
+  maxBytes: number,
+  options: RetryOptions = {},
+): Promise<ObjectTail> {
+  const { bucket, key } = splitS3Uri(uri);
+  try {
+    const head = await withRetry(
+      () => client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: options.signal }),
+      retryContext("head", uri, options),
+    );
+    const totalBytes = head.ContentLength ?? 0;
+    if (totalBytes === 0) return { bytes: new Uint8Array(), start: 0, totalBytes };
+    const start = Math.max(0, totalBytes - maxBytes);
+    const bytes = await withRetry(
+      async () => {
+        const answer = await client.send(
+          new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${start}-${totalBytes - 1}` }),
+          { abortSignal: options.signal },
+        );
+        return (await answer.Body?.transformToByteArray()) ?? new Uint8Array();
+      },
+      retryContext("get", uri, options),
+    );
+    return { bytes, start, totalBytes };
+  } catch (error) {
+    throw toStorageError(error, "read the tail of", uri, options.signal);
   }
 }

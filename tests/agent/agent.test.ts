@@ -104,7 +104,7 @@ describe("the Worker agent (bun worker-agent/src/main.ts) against a Manager", ()
     expect((await second.stop()).code).toBe(0);
   });
 
-  it("logs that it is draining when an operator drains it, and acks the command", async () => {
+  it("logs that it is draining when an operator drains it and that it is not once undrained, and acks both commands", async () => {
     const { env } = await environment({ ENROLLMENT_TOKEN: await issueToken(manager) });
     const agent = startAgent(env);
     const workerId = (await agent.waitForMessage("worker registered")).workerId as string;
@@ -120,13 +120,23 @@ describe("the Worker agent (bun worker-agent/src/main.ts) against a Manager", ()
       "DRAINING",
     );
 
-    // Acked, so a restart does not see the command again.
+    // Undrained: it takes leases again.
+    const undrain = await manager.request(`/api/v1/operations/workers/${workerId}/undrain`, {
+      method: "POST",
+    });
+    expect(undrain.status).toBe(202);
+    expect((await undrain.json()).conditions).toEqual([]);
+    expect(await agent.waitForMessage("undrained: this Worker takes leases again")).toMatchObject({
+      level: "info",
+    });
+
+    // Acked, so a restart does not see the commands again.
     expect((await agent.stop()).code).toBe(0);
     const { ENROLLMENT_TOKEN: _spent, ...withoutToken } = env;
     const restarted = startAgent(withoutToken);
     await restarted.waitForMessage("consuming commands");
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(restarted.logs.filter((line) => line.msg.startsWith("draining"))).toEqual([]);
+    expect(restarted.logs.filter((line) => /^(un)?drain/.test(line.msg))).toEqual([]);
     expect((await restarted.stop()).code).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-/** Download, small puts, copy and prefix delete against s3rver. */
+/** Download, small puts, copy, prefix delete and reading a tail against s3rver. */
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +10,7 @@ import {
   deletePrefix,
   InputNotFoundError,
   putSmallObject,
+  readObjectTail,
   StorageRefusedError,
 } from "@tjm/storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -140,5 +141,42 @@ describe("deletePrefix", () => {
 
   it("refuses a missing bucket", async () => {
     await expect(deletePrefix(client, "s3://no-such-bucket/x/")).rejects.toBeInstanceOf(StorageRefusedError);
+  });
+});
+
+describe("readObjectTail", () => {
+  it("reads the last bytes with one ranged GET (s3rver reads a suffix range as the head)", async () => {
+    const body = Buffer.from(Array.from({ length: 1000 }, (_, i) => String(i % 10)).join(""));
+    await put("logs/long.log", body);
+    const recorded = createS3Client(s3.settings);
+    try {
+      const requests = recordRequests(recorded);
+      const tail = await readObjectTail(recorded, `s3://${BUCKET}/logs/long.log`, 100);
+      expect(tail).toMatchObject({ start: 900, totalBytes: 1000 });
+      expect(Buffer.from(tail.bytes).toString()).toBe(body.subarray(900).toString());
+      expect(requests.map((request) => request.command)).toEqual(["HeadObjectCommand", "GetObjectCommand"]);
+    } finally {
+      recorded.destroy();
+    }
+  });
+
+  it("reads all of a shorter object, and nothing of an empty one", async () => {
+    await put("logs/short.log", "one line\n");
+    expect(await readObjectTail(client, `s3://${BUCKET}/logs/short.log`, 100)).toMatchObject({
+      start: 0,
+      totalBytes: 9,
+      bytes: new TextEncoder().encode("one line\n"),
+    });
+    await put("logs/empty.log", Buffer.alloc(0));
+    expect(await readObjectTail(client, `s3://${BUCKET}/logs/empty.log`, 100)).toMatchObject({
+      start: 0,
+      totalBytes: 0,
+    });
+  });
+
+  it("a missing key is InputNotFoundError", async () => {
+    await expect(readObjectTail(client, `s3://${BUCKET}/logs/none.log`, 100)).rejects.toBeInstanceOf(
+      InputNotFoundError,
+    );
   });
 });

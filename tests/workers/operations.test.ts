@@ -11,6 +11,7 @@ import {
 } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
+import { ProtocolWorker } from "../harness/protocol-worker.ts";
 import { subscribeEvents } from "../harness/sse.ts";
 import { challenge, credentialsBody, enroll, postJson } from "../harness/workers.ts";
 
@@ -106,10 +107,11 @@ describe("operator Worker routes", () => {
     expect(body.details.map((detail: { path: string }) => detail.path).sort()).toEqual(paths);
   });
 
-  it("get, drain and disable answer 400 for a malformed id and 404 for an unknown one", async () => {
+  it("get, drain, undrain and disable answer 400 for a malformed id and 404 for an unknown one", async () => {
     for (const [method, suffix] of [
       ["GET", ""],
       ["POST", "/drain"],
+      ["POST", "/undrain"],
       ["POST", "/disable"],
     ] as const) {
       const malformed = await manager.request(`/api/v1/operations/workers/not-a-uuid${suffix}`, { method });
@@ -128,6 +130,7 @@ describe("operator Worker routes", () => {
       ["GET", "/api/v1/operations/workers"],
       ["GET", `/api/v1/operations/workers/${worker.workerId}`],
       ["POST", `/api/v1/operations/workers/${worker.workerId}/drain`],
+      ["POST", `/api/v1/operations/workers/${worker.workerId}/undrain`],
       ["POST", `/api/v1/operations/workers/${worker.workerId}/disable`],
     ];
     for (const [method, path] of routes) {
@@ -165,6 +168,86 @@ describe("operator Worker routes", () => {
     });
     commands = [...commands, ...(await pullCommands(worker.workerId))];
     expect(commands).toEqual([{ type: "drain", protocolVersion: PROTOCOL_VERSION }]);
+  });
+
+  it("undrain: only a draining or drained Worker, which takes leases again; 409 otherwise", async () => {
+    const worker = await enroll(manager);
+    const undrain = () =>
+      manager.request(`/api/v1/operations/workers/${worker.workerId}/undrain`, { method: "POST" });
+    const notDraining = await undrain();
+    expect(notDraining.status).toBe(409);
+    expect(await notDraining.json()).toMatchObject({
+      statusCode: 409,
+      message: `Worker ${worker.workerId} is not draining`,
+    });
+
+    // Drained at once (it holds nothing), then undrained: both conditions end.
+    await manager.request(`/api/v1/operations/workers/${worker.workerId}/drain`, { method: "POST" });
+    const first = await undrain();
+    expect(first.status).toBe(202);
+    expect((await first.json()).conditions).toEqual([]);
+    expect((await undrain()).status).toBe(409);
+    const listed = await get(`/api/v1/operations/workers?draining=true&limit=100`);
+    expect(listed.body.items.map((w: { workerId: string }) => w.workerId)).not.toContain(worker.workerId);
+
+    // Draining again works after an undrain.
+    const again = await manager.request(`/api/v1/operations/workers/${worker.workerId}/drain`, {
+      method: "POST",
+    });
+    expect((await again.json()).conditions.map((c: { type: string }) => c.type)).toEqual([
+      "DRAINING",
+      "DRAINED",
+    ]);
+
+    const commands: unknown[] = [];
+    await waitFor("the drain, undrain and drain commands", async () => {
+      commands.push(...(await pullCommands(worker.workerId)));
+      return commands.length >= 3;
+    });
+    expect(commands).toEqual([
+      { type: "drain", protocolVersion: PROTOCOL_VERSION },
+      { type: "undrain", protocolVersion: PROTOCOL_VERSION },
+      { type: "drain", protocolVersion: PROTOCOL_VERSION },
+    ]);
+
+    // A disabled Worker stays out, drained or not.
+    await manager.request(`/api/v1/operations/workers/${worker.workerId}/disable`, { method: "POST" });
+    const disabled = await undrain();
+    expect(disabled.status).toBe(409);
+    expect((await disabled.json()).message).toBe(
+      `Worker ${worker.workerId} is disabled and cannot be undrained`,
+    );
+  });
+
+  it("an undrained Worker is leased jobs again", async () => {
+    const { projectId } = await manager.createProject();
+    // The only intel Worker here: no other one can take the job.
+    const worker = await ProtocolWorker.start(manager, {
+      overrides: {
+        pool: "intel",
+        probe: {
+          ffmpegVersion: "7.1",
+          capabilities: ["h264_qsv", "aac"],
+          hardwareEncoders: [{ name: "h264_qsv", status: "PASSED" }],
+          certification: { status: "READY", reasons: [] },
+          capacity: 2,
+        },
+      },
+    });
+    try {
+      await manager.request(`/api/v1/operations/workers/${worker.workerId}/drain`, { method: "POST" });
+      const jobId = await manager.submitJob(
+        sampleSubmission(projectId, { requirements: { requiredCapabilities: ["h264_qsv"] } }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(worker.leases()).toEqual([]);
+      expect((await manager.job(jobId)).state).toBe("QUEUED");
+      await manager.request(`/api/v1/operations/workers/${worker.workerId}/undrain`, { method: "POST" });
+      expect((await worker.nextLease(jobId)).jobId).toBe(jobId);
+      expect(worker.commands.map((command) => command.type)).toEqual(["drain", "undrain", "lease"]);
+    } finally {
+      await worker.stop();
+    }
   });
 
   it("disable: 202 DISABLED; the Worker loses its consumer and cannot re-register or refresh credentials", async () => {

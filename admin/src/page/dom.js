@@ -22,8 +22,27 @@ export function setStatus(id, text) {
   if (region) region.textContent = text;
 }
 
+/** A time with its date and its time zone ("27 Nov 2026, 10:04:05 UTC"); "—" for none. */
 export function formatTime(iso) {
-  return iso ? new Date(iso).toLocaleString() : "—";
+  return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "long" }) : "—";
+}
+
+/** The one progress figure of every view: whole percent, rounded down. */
+export function formatPercent(percent) {
+  return percent === null || percent === undefined ? "—" : `${Math.floor(percent)} %`;
+}
+
+/** Bytes as people read them, with the exact count: "1.5 MiB (1,572,864 bytes)". */
+export function formatBytes(bytes) {
+  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  const exact = `${bytes.toLocaleString()} bytes`;
+  return unit === 0 ? exact : `${value.toFixed(1)} ${units[unit]} (${exact})`;
 }
 
 export function formatSeconds(seconds) {
@@ -38,8 +57,10 @@ export function formatSeconds(seconds) {
 
 /** "42 % · 30 fps · 1.50× · ETA 12 s"; figures ffmpeg has not reported are left out. */
 export function describeProgress(progress) {
-  const parts = [`${Math.floor(progress.percent ?? 0)} %`];
-  if (progress.fps !== null && progress.fps !== undefined) parts.push(`${Math.round(progress.fps)} fps`);
+  const parts = [formatPercent(progress.percent ?? 0)];
+  // ffmpeg's last block says 0 fps: nothing worth showing.
+  if (progress.fps !== null && progress.fps !== undefined && progress.fps > 0)
+    parts.push(`${Math.round(progress.fps)} fps`);
   if (progress.speed !== null && progress.speed !== undefined) parts.push(`${progress.speed.toFixed(2)}×`);
   if (progress.etaSeconds !== null && progress.etaSeconds !== undefined)
     parts.push(`ETA ${formatSeconds(progress.etaSeconds)}`);

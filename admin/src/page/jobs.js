@@ -1,6 +1,6 @@
 /** The jobs list: state and pool filters, pages of 20, live states and progress bars. */
 import { errorMessage, getJson } from "./api.js";
-import { debounce, el, formatTime, progressView, setStatus } from "./dom.js";
+import { debounce, el, formatPercent, formatTime, progressView, setStatus } from "./dom.js";
 import { followEvents } from "./live.js";
 
 const PAGE_SIZE = 20;
@@ -27,10 +27,17 @@ export function start() {
     return query;
   };
 
-  /** Running jobs' progress cells, which job.progress events update in place. */
+  /**
+   * Running jobs' progress bars, which job.progress events update in place; other jobs show
+   * the figure the job's page shows (100 % once completed).
+   */
   const progressCell = (job) => {
-    if (job.state !== "RUNNING" && job.state !== "CANCEL_REQUESTED") return el("td", { text: "—" });
-    const live = progressByJob.get(job.id) ?? { percent: job.currentAttempt.progress ?? 0 };
+    if (job.state !== "RUNNING" && job.state !== "CANCEL_REQUESTED")
+      return el("td", { text: formatPercent(job.currentAttempt.progress) });
+    const event = progressByJob.get(job.id);
+    // An event of an earlier attempt (before a retry) says nothing about this one.
+    const live =
+      event?.attemptId === job.currentAttemptId ? event : { percent: job.currentAttempt.progress ?? 0 };
     const cell = el("td", {}, progressView(live, `Progress of job ${job.id.slice(0, 8)}`));
     progressCells.set(job.id, cell);
     return cell;

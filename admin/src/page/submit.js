@@ -1,83 +1,379 @@
 /**
- * The submit form: the plan as JSON, sent as the Manager takes it. A 400's `details` are shown
- * each at its path: under the field it names, the plan's paths relative to the plan.
+ * The submit form: a project from the projects the Manager knows, a template that fills the
+ * form, and the plan's fields with its codecs, presets and containers offered as choices (the
+ * page's data-* attributes carry the plan's enums). Every missing field is named at once before
+ * anything is sent; a 400's `details` are shown each under the field its path names.
  */
-import { ApiError, errorMessage, postJson } from "./api.js";
+import { ApiError, errorMessage, getJson, postJson } from "./api.js";
 import { detailItems, el } from "./dom.js";
+
+const TEMPLATES = {
+  demo: {
+    label: "The demo's job: 360p H.264 + 240p VP9, 5–8 s cut out",
+    inputUri: "s3://media-in/demo/clip.mp4",
+    manifestUri: "s3://media-out/demo/manifest.json",
+    removedSegments: "5000-8000",
+    outputs: [
+      {
+        id: "360p",
+        container: "mp4",
+        destinationUri: "s3://media-out/demo/360p.mp4",
+        video: { codec: "h264", height: 360, preset: "fastest" },
+        audio: { codec: "aac", bitrateKbps: 128 },
+      },
+      {
+        id: "240p",
+        container: "webm",
+        destinationUri: "s3://media-out/demo/240p.webm",
+        video: { codec: "vp9", height: 240, preset: "fastest" },
+        audio: { codec: "opus", bitrateKbps: 96 },
+      },
+    ],
+  },
+  ladder: {
+    label: "H.264 ladder: 1080p, 720p, 480p",
+    inputUri: "s3://media-in/source.mp4",
+    manifestUri: "s3://media-out/ladder/manifest.json",
+    removedSegments: "",
+    outputs: [1080, 720, 480].map((height) => ({
+      id: `${height}p`,
+      container: "mp4",
+      destinationUri: `s3://media-out/ladder/${height}p.mp4`,
+      video: { codec: "h264", height, preset: "medium" },
+      audio: { codec: "aac", bitrateKbps: 128 },
+    })),
+  },
+  audio: {
+    label: "Audio only: AAC 128 kb/s",
+    inputUri: "s3://media-in/source.mp4",
+    manifestUri: "",
+    removedSegments: "",
+    outputs: [
+      {
+        id: "audio",
+        container: "mp4",
+        destinationUri: "s3://media-out/audio/audio.m4a",
+        audio: { codec: "aac", bitrateKbps: 128 },
+      },
+    ],
+  },
+};
+
+const EMPTY_OUTPUT = {
+  id: "",
+  container: "mp4",
+  destinationUri: "",
+  video: { codec: "h264", height: undefined, preset: "medium" },
+  audio: { codec: "aac", bitrateKbps: 128 },
+};
 
 const PLAN_PREFIX = "executionPlan.";
 
-/** Which field a detail's path belongs to; undefined: the form as a whole. */
-function fieldOf(path) {
-  if (path === "projectId") return "project-id";
-  if (path === "priority") return "priority";
-  if (path === "executionPlan" || path.startsWith(PLAN_PREFIX)) return "execution-plan";
-  return undefined;
+function select(id, name, values, selected, none) {
+  return el(
+    "select",
+    { id, name, "aria-describedby": `${id}-errors` },
+    ...(none ? [el("option", { value: "", text: none })] : []),
+    ...values.map((value) => el("option", { value, text: value, selected: value === selected })),
+  );
 }
 
-export function start() {
+function field(id, label, control) {
+  return el(
+    "div",
+    { class: "field" },
+    el("label", { for: id, text: label }),
+    control,
+    el("ul", { id: `${id}-errors`, class: "field-errors" }),
+  );
+}
+
+function input(id, name, value, attributes = {}) {
+  return el("input", {
+    id,
+    name,
+    value: value ?? "",
+    autocomplete: "off",
+    spellcheck: "false",
+    "aria-describedby": `${id}-errors`,
+    ...attributes,
+  });
+}
+
+const isS3 = (value) => /^s3:\/\/[^/]+\/.+/.test(value);
+
+export function start(data) {
+  const enums = {
+    containers: data.containers.split(","),
+    videoCodecs: data.videoCodecs.split(","),
+    videoPresets: data.videoPresets.split(","),
+    audioCodecs: data.audioCodecs.split(","),
+  };
   const form = document.getElementById("submit-form");
   const summary = document.getElementById("submit-errors");
-  const fields = ["project-id", "priority", "execution-plan"];
+  const outputs = document.getElementById("outputs");
+  const projects = document.getElementById("project-id");
+  const templates = document.getElementById("template");
+  let count = 0;
+
+  /** One output's fieldset; `n` numbers it for people, its element ids use its index. */
+  const outputFieldset = (output) => {
+    const i = count++;
+    const id = (name) => `output-${i}-${name}`;
+    const fieldset = el(
+      "fieldset",
+      { class: "output", "data-output": i },
+      el("legend", { text: `Output ${outputs.children.length + 1}` }),
+      el(
+        "div",
+        { class: "row" },
+        field(id("id"), "Output id", input(id("id"), "id", output.id)),
+        field(
+          id("container"),
+          "Container",
+          select(id("container"), "container", enums.containers, output.container),
+        ),
+        el(
+          "div",
+          { class: "field wide" },
+          el("label", { for: id("destinationUri"), text: "Destination (s3://bucket/key)" }),
+          input(id("destinationUri"), "destinationUri", output.destinationUri),
+          el("ul", { id: `${id("destinationUri")}-errors`, class: "field-errors" }),
+        ),
+      ),
+      el(
+        "div",
+        { class: "row" },
+        field(
+          id("video-codec"),
+          "Video codec",
+          select(id("video-codec"), "videoCodec", enums.videoCodecs, output.video?.codec ?? "", "No video"),
+        ),
+        field(
+          id("video-height"),
+          "Height in pixels (empty: the input's)",
+          input(id("video-height"), "videoHeight", output.video?.height, { type: "number", min: 2, step: 2 }),
+        ),
+        field(
+          id("video-preset"),
+          "Preset",
+          select(id("video-preset"), "videoPreset", enums.videoPresets, output.video?.preset ?? "medium"),
+        ),
+        field(
+          id("audio-codec"),
+          "Audio codec",
+          select(id("audio-codec"), "audioCodec", enums.audioCodecs, output.audio?.codec ?? "", "No audio"),
+        ),
+        field(
+          id("audio-bitrateKbps"),
+          "Audio bitrate (kb/s)",
+          input(id("audio-bitrateKbps"), "audioBitrate", output.audio?.bitrateKbps ?? 128, {
+            type: "number",
+            min: 8,
+          }),
+        ),
+      ),
+      el("ul", { id: `output-${i}-errors`, class: "field-errors" }),
+      el("button", {
+        type: "button",
+        class: "secondary",
+        "data-remove-output": i,
+        text: "Remove this output",
+        onclick: () => {
+          fieldset.remove();
+          renumber();
+        },
+      }),
+    );
+    return fieldset;
+  };
+
+  const renumber = () => {
+    [...outputs.children].forEach((fieldset, n) => {
+      fieldset.querySelector("legend").textContent = `Output ${n + 1}`;
+      fieldset.querySelector("[data-remove-output]").disabled = outputs.children.length === 1;
+    });
+  };
+
+  const fill = (template) => {
+    form.elements.inputUri.value = template.inputUri;
+    form.elements.manifestUri.value = template.manifestUri;
+    document.getElementById("removed-segments").value = template.removedSegments;
+    // Every fieldset is new: their ids start again at output-0.
+    count = 0;
+    outputs.replaceChildren();
+    outputs.append(...template.outputs.map(outputFieldset));
+    renumber();
+  };
+
+  templates.append(
+    ...Object.entries(TEMPLATES).map(([name, template]) =>
+      el("option", { value: name, text: template.label }),
+    ),
+  );
+  templates.addEventListener("change", () => {
+    if (templates.value) fill(TEMPLATES[templates.value]);
+  });
+  document.getElementById("add-output").addEventListener("click", () => {
+    outputs.append(outputFieldset(EMPTY_OUTPUT));
+    renumber();
+  });
+  outputs.append(outputFieldset(EMPTY_OUTPUT));
+  renumber();
+
+  void getJson("/api/operations/projects?limit=100").then(
+    (page) => {
+      projects.replaceChildren(
+        el("option", { value: "", text: page.items.length === 0 ? "No project yet" : "Choose a project…" }),
+        ...page.items.map((project) =>
+          el("option", { value: project.id, text: `${project.organizationName} / ${project.name}` }),
+        ),
+      );
+    },
+    (error) => {
+      projects.replaceChildren(el("option", { value: "", text: "The projects could not be loaded" }));
+      summary.replaceChildren(el("p", { text: `Could not load the projects: ${errorMessage(error)}` }));
+    },
+  );
 
   const clear = () => {
     summary.replaceChildren();
-    for (const id of fields) {
-      document.getElementById(id).removeAttribute("aria-invalid");
-      document.getElementById(`${id}-errors`).replaceChildren();
+    for (const invalid of form.querySelectorAll('[aria-invalid="true"]'))
+      invalid.removeAttribute("aria-invalid");
+    for (const list of form.querySelectorAll(".field-errors")) list.replaceChildren();
+  };
+
+  /** The form's element a detail's path names, or the nearest enclosing one with an error list. */
+  const targetOf = (path) => {
+    if (path === "projectId") return "project-id";
+    if (path === "priority") return "priority";
+    if (!path.startsWith(PLAN_PREFIX)) return undefined;
+    const planPath = path.slice(PLAN_PREFIX.length);
+    if (planPath.startsWith("input")) return "input-uri";
+    if (planPath.startsWith("manifestUri")) return "manifest-uri";
+    if (planPath.startsWith("transforms.removedSegments")) return "removed-segments";
+    const match = /^outputs\.(\d+)(.*)$/.exec(planPath);
+    if (!match) return planPath.startsWith("outputs") ? "outputs" : undefined;
+    // The Manager numbers the outputs it was sent; the form's ids number the fieldsets made.
+    const fieldset = outputs.children[Number(match[1])];
+    if (!fieldset) return "outputs";
+    let rest = match[2].replace(/^\./, "").split(".");
+    while (rest.length > 0) {
+      const id = `output-${fieldset.dataset.output}-${rest.join("-")}`;
+      if (document.getElementById(`${id}-errors`)) return id;
+      rest = rest.slice(0, -1);
     }
+    return `output-${fieldset.dataset.output}`;
   };
 
   /** Every problem under its field, and a summary at the top that takes the focus. */
   const show = (message, details) => {
-    const byField = new Map();
     const general = [];
     for (const detail of details) {
-      const field = fieldOf(detail.path);
-      if (field === undefined) general.push(detail);
-      else byField.set(field, [...(byField.get(field) ?? []), detail]);
-    }
-    for (const [field, problems] of byField) {
-      document.getElementById(field).setAttribute("aria-invalid", "true");
-      document
-        .getElementById(`${field}-errors`)
-        .replaceChildren(...detailItems(problems, field === "execution-plan" ? PLAN_PREFIX : ""));
+      const target = targetOf(detail.path);
+      const list = target && document.getElementById(`${target}-errors`);
+      if (!list) {
+        general.push(detail);
+        continue;
+      }
+      document.getElementById(target)?.setAttribute("aria-invalid", "true");
+      list.append(...detailItems([{ ...detail, path: "" }]));
     }
     summary.replaceChildren(el("p", { text: message }));
     if (general.length > 0) summary.append(el("ul", {}, ...detailItems(general)));
     summary.focus();
   };
 
+  /** The plan the form describes, and every field missing or malformed (paths as the Manager's). */
+  const read = () => {
+    const problems = [];
+    const value = (id) => document.getElementById(id).value.trim();
+    const projectId = value("project-id");
+    if (!projectId) problems.push({ path: "projectId", message: "choose a project" });
+    const inputUri = value("input-uri");
+    if (!isS3(inputUri))
+      problems.push({ path: "executionPlan.input.uri", message: "an s3://bucket/key location is required" });
+    const manifestUri = value("manifest-uri");
+    if (manifestUri && !isS3(manifestUri))
+      problems.push({ path: "executionPlan.manifestUri", message: "must be an s3://bucket/key location" });
+    const removedSegments = [];
+    for (const part of value("removed-segments")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean)) {
+      const match = /^(\d+)\s*-\s*(\d+)$/.exec(part);
+      if (match) removedSegments.push({ startMs: Number(match[1]), endMs: Number(match[2]) });
+      else
+        problems.push({
+          path: "executionPlan.transforms.removedSegments",
+          message: `"${part}" is not start-end in milliseconds`,
+        });
+    }
+    const planOutputs = [...outputs.children].map((fieldset, n) => {
+      const i = fieldset.dataset.output;
+      const at = (name) => document.getElementById(`output-${i}-${name}`).value.trim();
+      const path = `executionPlan.outputs.${n}`;
+      const output = {
+        id: at("id"),
+        kind: "FILE",
+        container: at("container"),
+        destinationUri: at("destinationUri"),
+      };
+      if (!output.id) problems.push({ path: `${path}.id`, message: "an output id is required" });
+      if (!isS3(output.destinationUri))
+        problems.push({ path: `${path}.destinationUri`, message: "an s3://bucket/key location is required" });
+      if (at("video-codec")) {
+        output.video = { codec: at("video-codec"), preset: at("video-preset") };
+        if (at("video-height")) output.video.height = Number(at("video-height"));
+      }
+      if (at("audio-codec")) {
+        output.audio = { codec: at("audio-codec") };
+        if (at("audio-bitrateKbps")) output.audio.bitrateKbps = Number(at("audio-bitrateKbps"));
+      }
+      if (!output.video && !output.audio)
+        problems.push({
+          path: `${path}.video.codec`,
+          message: "choose a video codec, an audio codec, or both",
+        });
+      return output;
+    });
+    if (planOutputs.length === 0)
+      problems.push({ path: "executionPlan.outputs", message: "add at least one output" });
+    const executionPlan = {
+      input: { uri: inputUri },
+      outputs: planOutputs,
+      ...(removedSegments.length > 0 ? { transforms: { removedSegments } } : {}),
+      ...(manifestUri ? { manifestUri } : {}),
+    };
+    const priority = value("priority");
+    return {
+      body: { projectId, ...(priority === "" ? {} : { priority: Number(priority) }), executionPlan },
+      problems,
+    };
+  };
+
+  const describe = (count) => (count === 1 ? "1 problem" : `${count} problems`);
+
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     clear();
-    let executionPlan;
-    try {
-      executionPlan = JSON.parse(form.elements.executionPlan.value);
-    } catch (error) {
-      show("The job was not sent: the plan is not JSON.", [
-        { path: "executionPlan", message: `not valid JSON (${error.message})` },
-      ]);
+    const { body, problems } = read();
+    if (problems.length > 0) {
+      show(`The job was not sent (${describe(problems.length)}): fill in the fields marked below.`, problems);
       return;
     }
-    const priority = form.elements.priority.value.trim();
     const button = form.querySelector('button[type="submit"]');
     button.disabled = true;
     try {
-      const job = await postJson("/api/operations/jobs", {
-        projectId: form.elements.projectId.value.trim(),
-        ...(priority === "" ? {} : { priority: Number(priority) }),
-        executionPlan,
-      });
+      const job = await postJson("/api/operations/jobs", body);
       location.assign(`/jobs/${job.id}`);
     } catch (error) {
       button.disabled = false;
       const details =
         error instanceof ApiError && Array.isArray(error.body?.details) ? error.body.details : [];
-      const problems = details.length === 1 ? "1 problem" : `${details.length} problems`;
       show(
         details.length > 0
-          ? `The Manager refused the job (${problems}): ${errorMessage(error)}`
+          ? `The Manager refused the job (${describe(details.length)}): ${errorMessage(error)}`
           : `The job was not submitted: ${errorMessage(error)}`,
         details,
       );

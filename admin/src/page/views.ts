@@ -19,6 +19,40 @@ const JOB_STATES = [
 
 const WORKER_POOLS = ["cpu", "nvidia", "intel", "amd"] as const satisfies readonly Schemas["WorkerPool"][];
 
+/** The plan's enums as the API document states them: the submit form offers these. */
+const CONTAINERS = [
+  "mp4",
+  "mov",
+  "mkv",
+  "webm",
+  "mpegts",
+] as const satisfies readonly Schemas["PlanOutput"]["container"][];
+const VIDEO_CODECS = [
+  "h264",
+  "hevc",
+  "av1",
+  "vp9",
+] as const satisfies readonly Schemas["PlanVideo"]["codec"][];
+const VIDEO_PRESETS = [
+  "fastest",
+  "fast",
+  "medium",
+  "slow",
+  "slowest",
+] as const satisfies readonly Schemas["PlanVideo"]["preset"][];
+const AUDIO_CODECS = ["aac", "opus", "mp3"] as const satisfies readonly Schemas["PlanAudio"]["codec"][];
+
+type Unlisted<List extends readonly string[], Union extends string> = Exclude<Union, List[number]>;
+// Fails to compile when the API gains a value one of the lists above lacks.
+const _everyValueListed: [
+  Unlisted<typeof CONTAINERS, Schemas["PlanOutput"]["container"]>,
+  Unlisted<typeof VIDEO_CODECS, Schemas["PlanVideo"]["codec"]>,
+  Unlisted<typeof VIDEO_PRESETS, Schemas["PlanVideo"]["preset"]>,
+  Unlisted<typeof AUDIO_CODECS, Schemas["PlanAudio"]["codec"]>,
+] extends [never, never, never, never]
+  ? true
+  : never = true;
+
 function options(values: readonly string[], anyLabel: string): string {
   return [
     `<option value="">${anyLabel}</option>`,
@@ -61,21 +95,37 @@ export function jobView(jobId: string): string {
     `<h1>Job <code>${escapeHtml(jobId)}</code></h1>
 <p><a href="/jobs">All jobs</a></p>
 <p id="view-status" class="status" role="status"></p>
+<div id="job-sections">
 <section aria-labelledby="summary-heading"><h2 id="summary-heading">Summary</h2><dl id="job-summary" class="summary"></dl></section>
 <section aria-labelledby="progress-heading"><h2 id="progress-heading">Progress</h2><div id="job-progress"></div></section>
 <section aria-labelledby="actions-heading"><h2 id="actions-heading">Actions</h2>
 <ul id="job-actions" class="actions"></ul>
 <p id="action-result" class="status" role="status"></p>
 </section>
+<section aria-labelledby="outputs-heading"><h2 id="outputs-heading">Outputs</h2>
+<p id="outputs-status"></p>
+<table id="outputs-table" hidden>
+<thead><tr><th scope="col">Output</th><th scope="col">Location</th><th scope="col">Size</th><th scope="col">Duration</th><th scope="col">Resolution</th><th scope="col">Codecs</th></tr></thead>
+<tbody></tbody>
+</table>
+<h3 id="manifest-heading">Manifest</h3>
+<p id="manifest-status"></p>
+<pre id="job-manifest" class="plan" tabindex="0" aria-labelledby="manifest-heading" hidden></pre>
+</section>
 <section aria-labelledby="attempts-heading"><h2 id="attempts-heading">Attempts</h2>
 <table id="attempts-table">
-<thead><tr><th scope="col">Attempt</th><th scope="col">State</th><th scope="col">Progress</th><th scope="col">Failure code</th><th scope="col">Failure message</th><th scope="col">Started</th></tr></thead>
+<thead><tr><th scope="col">Attempt</th><th scope="col">State</th><th scope="col">Worker</th><th scope="col">Progress</th><th scope="col">Failure code</th><th scope="col">Failure message</th><th scope="col">Started</th><th scope="col">Ended</th><th scope="col">Log</th></tr></thead>
 <tbody></tbody>
 </table>
 </section>
+<section aria-labelledby="log-heading"><h2 id="log-heading">Log</h2>
+<p id="log-status">The Worker uploads an attempt's log when the attempt ends.</p>
+<pre id="attempt-log" class="log" tabindex="0" aria-labelledby="log-heading" hidden></pre>
+</section>
 <section aria-labelledby="plan-heading"><h2 id="plan-heading">Execution plan</h2>
 <pre id="job-plan" class="plan" tabindex="0" aria-labelledby="plan-heading"></pre>
-</section>`,
+</section>
+</div>`,
     { "job-id": jobId },
   );
 }
@@ -87,18 +137,36 @@ export function submitView(): string {
     `<h1>Submit a job</h1>
 <div id="submit-errors" class="errors" role="alert" tabindex="-1"></div>
 <form id="submit-form" class="stacked" novalidate>
-<div class="field"><label for="project-id">Project id</label>
-<input id="project-id" name="projectId" required autocomplete="off" spellcheck="false" aria-describedby="project-id-errors">
+<div class="row">
+<div class="field"><label for="template">Start from a template</label>
+<select id="template" name="template"><option value="">Choose a template…</option></select></div>
+<div class="field wide"><label for="project-id">Project</label>
+<select id="project-id" name="projectId" required aria-describedby="project-id-errors"><option value="">Loading the projects…</option></select>
 <ul id="project-id-errors" class="field-errors"></ul></div>
 <div class="field"><label for="priority">Priority (−1000 to 1000, higher first)</label>
 <input id="priority" name="priority" type="number" value="0" min="-1000" max="1000" aria-describedby="priority-errors">
 <ul id="priority-errors" class="field-errors"></ul></div>
-<div class="field"><label for="execution-plan">Execution plan (JSON)</label>
-<p id="execution-plan-hint" class="hint">The <code>executionPlan</code> object: input, outputs, transforms.</p>
-<textarea id="execution-plan" name="executionPlan" rows="18" required spellcheck="false" aria-describedby="execution-plan-hint execution-plan-errors"></textarea>
-<ul id="execution-plan-errors" class="field-errors"></ul></div>
+</div>
+<div class="field"><label for="input-uri">Input (s3://bucket/key)</label>
+<input id="input-uri" name="inputUri" required autocomplete="off" spellcheck="false" aria-describedby="input-uri-errors">
+<ul id="input-uri-errors" class="field-errors"></ul></div>
+<div class="field"><label for="manifest-uri">Manifest (optional, s3://bucket/key)</label>
+<input id="manifest-uri" name="manifestUri" autocomplete="off" spellcheck="false" aria-describedby="manifest-uri-errors">
+<ul id="manifest-uri-errors" class="field-errors"></ul></div>
+<div class="field"><label for="removed-segments">Cut out (optional): start-end in milliseconds, comma-separated</label>
+<input id="removed-segments" name="removedSegments" autocomplete="off" spellcheck="false" placeholder="5000-8000" aria-describedby="removed-segments-errors">
+<ul id="removed-segments-errors" class="field-errors"></ul></div>
+<div id="outputs"></div>
+<ul id="outputs-errors" class="field-errors"></ul>
+<p><button type="button" id="add-output" class="secondary">Add an output</button></p>
 <button type="submit">Submit the job</button>
 </form>`,
+    {
+      containers: CONTAINERS.join(","),
+      "video-codecs": VIDEO_CODECS.join(","),
+      "video-presets": VIDEO_PRESETS.join(","),
+      "audio-codecs": AUDIO_CODECS.join(","),
+    },
   );
 }
 

@@ -1,6 +1,7 @@
 /**
- * The Workers: connectivity, certification, capacity in use and cap, encoders, current jobs,
- * and drain / disable (each confirmed first), live from worker and job events.
+ * The Workers: connectivity, certification, capacity in use and cap, the encoders that work
+ * and the hardware ones that failed their self-test (with the reason), current jobs, and
+ * drain / undrain / disable (each confirmed first), live from worker and job events.
  */
 import { errorMessage, getJson, postJson } from "./api.js";
 import { debounce, el, formatTime, setStatus } from "./dom.js";
@@ -22,6 +23,18 @@ const ACTIONS = [
           : undefined,
   },
   {
+    name: "undrain",
+    label: "Undrain",
+    question: (worker) => `Undrain ${worker.name}? It takes new jobs again.`,
+    done: (worker) => `${worker.name} takes new jobs again.`,
+    refusal: (conditions) =>
+      conditions.has("DISABLED")
+        ? "Undrain: the Worker is disabled"
+        : conditions.has("DRAINING")
+          ? undefined
+          : "Undrain: the Worker is not draining",
+  },
+  {
     name: "disable",
     label: "Disable",
     question: (worker) =>
@@ -40,20 +53,82 @@ function capacityText(worker) {
   return `${inUse} of ${worker.capacity} in use (host ${worker.profile.hostCapacity}, ${cap})`;
 }
 
+/**
+ * The software encoders plans use (protocol/src/encoders.ts: the cpu pool's video encoders
+ * and the audio ones); a host lists a hundred more, shown on request.
+ */
+const PLAN_SOFTWARE_ENCODERS = new Set([
+  "libx264",
+  "libx265",
+  "libsvtav1",
+  "libvpx-vp9",
+  "aac",
+  "libopus",
+  "libmp3lame",
+]);
+
+/**
+ * What the Worker can encode with: the hardware encoders that passed their self-test and its
+ * software encoders (bare names among its capabilities: decoders, filters and hwaccels carry a
+ * prefix); then, apart, the hardware encoders that failed it and why.
+ */
 function encoders(worker) {
-  if (worker.hardwareEncoders.length === 0) return el("td", { text: "Software only" });
+  const hardware = new Set(worker.hardwareEncoders.map((encoder) => encoder.name));
+  const software = worker.capabilities.filter((name) => !name.includes(":") && !hardware.has(name));
+  const planned = software.filter((name) => PLAN_SOFTWARE_ENCODERS.has(name));
+  const passed = worker.hardwareEncoders.filter((encoder) => encoder.status === "PASSED");
+  const failed = worker.hardwareEncoders.filter((encoder) => encoder.status === "FAILED");
+  const working = [...passed.map((encoder) => `${encoder.name} (hardware)`), ...planned];
   return el(
     "td",
     {},
-    el(
-      "ul",
-      { class: "plain" },
-      ...worker.hardwareEncoders.map((encoder) =>
-        el("li", {
-          text: `${encoder.name}: ${encoder.status}${encoder.reason ? ` (${encoder.reason})` : ""}`,
-        }),
-      ),
-    ),
+    el("p", { class: "encoders-working" }, el("strong", { text: "Working: " }), working.join(", ") || "none"),
+    software.length > planned.length
+      ? el(
+          "details",
+          {},
+          el("summary", { text: `All ${software.length} software encoders` }),
+          el("p", { text: software.join(", ") }),
+        )
+      : null,
+    failed.length === 0
+      ? null
+      : el(
+          "div",
+          { class: "encoders-failed" },
+          el("strong", { text: "Failed their self-test:" }),
+          el(
+            "ul",
+            { class: "plain" },
+            ...failed.map((encoder) =>
+              el(
+                "li",
+                { class: "encoder-failed", "data-encoder": encoder.name },
+                el("code", { text: encoder.name }),
+                `: ${encoder.reason ?? "no reason given"}`,
+              ),
+            ),
+          ),
+        ),
+  );
+}
+
+/** DRAINING until it holds nothing, then DRAINED: one of the two, never both. */
+function conditionBadges(worker) {
+  const since = new Map(worker.conditions.map((condition) => [condition.type, condition.since]));
+  const badges = [];
+  if (since.has("DRAINED")) {
+    badges.push({
+      type: "DRAINED",
+      text: `DRAINED since ${formatTime(since.get("DRAINED"))} (drain asked ${formatTime(since.get("DRAINING"))})`,
+    });
+  } else if (since.has("DRAINING")) {
+    badges.push({ type: "DRAINING", text: `DRAINING since ${formatTime(since.get("DRAINING"))}` });
+  }
+  if (since.has("DISABLED"))
+    badges.push({ type: "DISABLED", text: `DISABLED since ${formatTime(since.get("DISABLED"))}` });
+  return badges.map((badge) =>
+    el("span", { class: "condition", "data-condition": badge.type, text: badge.text }),
   );
 }
 
@@ -114,13 +189,7 @@ export function start() {
         worker.name,
         el("br"),
         el("small", { text: worker.workerId }),
-        ...worker.conditions.map((condition) =>
-          el("span", {
-            class: "condition",
-            "data-condition": condition.type,
-            text: `${condition.type} since ${formatTime(condition.since)}`,
-          }),
-        ),
+        ...conditionBadges(worker),
       ),
       el("td", { text: worker.pool }),
       el("td", { text: `${worker.connectivity} since ${formatTime(worker.connectivityChangedAt)}` }),
@@ -144,7 +213,8 @@ export function start() {
             const reasonId = `reason-${action.name}-${worker.workerId}`;
             const button = el("button", {
               type: "button",
-              class: action.name === "disable" ? "danger" : undefined,
+              class:
+                action.name === "disable" ? "danger" : action.name === "undrain" ? "secondary" : undefined,
               "data-action": action.name,
               "aria-label": `${action.label} ${worker.name}`,
               "aria-describedby": refusal === undefined ? undefined : reasonId,

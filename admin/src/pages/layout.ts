@@ -17,6 +17,7 @@ export function escapeHtml(value: string): string {
 function head(title: string, script: boolean): string {
   return `<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)} · TJM Admin console</title>
+<link rel="icon" href="${ASSETS_PATH}/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${ASSETS_PATH}/style.css">${
     script ? `\n<script type="module" src="${ASSETS_PATH}/app.js"></script>` : ""
   }</head>`;

@@ -73,6 +73,17 @@ export const operations: Operation[] = [
     call: (sdk, c) => sdk.GET("/api/v1/operations/jobs/{jobId}", { params: jobId(c), ...asText }),
   },
   {
+    method: "get",
+    path: "/jobs/:jobId/attempts/:attemptId/log",
+    call: (sdk, c) =>
+      sdk.GET("/api/v1/operations/jobs/{jobId}/attempts/{attemptId}/log", {
+        params: {
+          path: { jobId: c.req.param("jobId") as string, attemptId: c.req.param("attemptId") as string },
+        },
+        ...asText,
+      }),
+  },
+  {
     method: "post",
     path: "/jobs/:jobId/cancel",
     call: (sdk, c) => sdk.POST("/api/v1/operations/jobs/{jobId}/cancel", { params: jobId(c), ...asText }),
@@ -106,9 +117,20 @@ export const operations: Operation[] = [
   },
   {
     method: "post",
+    path: "/workers/:workerId/undrain",
+    call: (sdk, c) =>
+      sdk.POST("/api/v1/operations/workers/{workerId}/undrain", { params: workerId(c), ...asText }),
+  },
+  {
+    method: "post",
     path: "/workers/:workerId/disable",
     call: (sdk, c) =>
       sdk.POST("/api/v1/operations/workers/{workerId}/disable", { params: workerId(c), ...asText }),
+  },
+  {
+    method: "get",
+    path: "/projects",
+    call: (sdk, c) => sdk.GET("/api/v1/operations/projects", { params: { query: queryOf(c) }, ...asText }),
   },
   {
     method: "post",

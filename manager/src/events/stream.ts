@@ -34,7 +34,7 @@ export const EventEnvelopeSchema = z
         "job.updated: {jobId, attemptId, organizationId, projectId, from, to, occurredAt}; a manual retry adds attemptNumber, workerPool, priority; a failed attempt adds failureCode and, when the job goes on, nextAttemptId and nextAttemptNumber; a pause adds reason, uploadPausedAt, uploadPauseExpiresAt. " +
         "job.progress (at most once a second per job, from Manager memory, id prefixed progress-): {jobId, attemptId, workerId, percent, fps, bitrateKbps, speed, etaSeconds}. " +
         "worker.registered: {workerId, instanceId, name, pool, certification, connectivity}. " +
-        "worker.updated: {workerId, instanceId, change} where change is connectivity (from, to), instance (previousInstanceId, from, to), drain (drainRequestedAt), drained, or disable (disabledAt).",
+        "worker.updated: {workerId, instanceId, change} where change is connectivity (from, to), instance (previousInstanceId, from, to), drain (drainRequestedAt), drained, undrain, or disable (disabledAt).",
       example: {
         jobId: "0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d",
         attemptId: "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",

@@ -5,7 +5,7 @@
 
 import type { Logger } from "@tjm/platform";
 import type { StorageSettings } from "@tjm/protocol";
-import { createS3Client } from "@tjm/storage";
+import { createS3Client, readObjectTail } from "@tjm/storage";
 import type { EventHub } from "../events/index.ts";
 import { isTerminalAttemptState, type Loop } from "../lifecycle/index.ts";
 import type { ManagerMetrics } from "../metrics/index.ts";
@@ -18,6 +18,8 @@ import { Promoter } from "./promoter.ts";
 import { ReportsConsumer } from "./reports.ts";
 import { resumeUploads } from "./resume.ts";
 import { Sweeper } from "./sweeper.ts";
+
+const LOG_READ_RETRY = { maxAttempts: 1, budgetMs: 0, initialDelayMs: 0, maxDelayMs: 0 };
 
 export interface ExecutionOptions {
   sql: Sql;
@@ -103,6 +105,9 @@ export function createExecution(options: ExecutionOptions) {
     hooks: workerLifecycleHooks(options.maxAttempts),
     cancelHeldAttempt,
     resumeUploads,
+    // One try and no waiting: an operator is looking at the page.
+    readLogTail: (logsUri: string, maxBytes: number) =>
+      readObjectTail(storage(), logsUri, maxBytes, { retry: LOG_READ_RETRY, logger }),
     start() {
       progress.start();
       reports.start();

@@ -25,7 +25,13 @@ import { CopyMismatchError, copyObject, deleteObject, putSmallObject, type Retry
 import type { Loop } from "../lifecycle/index.ts";
 import type { Sql } from "../platform/db.ts";
 import { WakeableLoop } from "../platform/loop.ts";
-import { applyTrigger, lockPendingPromotions, markOutputPromoted, type PromotedOutput } from "./store.ts";
+import {
+  applyTrigger,
+  lockPendingPromotions,
+  markOutputPromoted,
+  type PromotedOutput,
+  recordManifest,
+} from "./store.ts";
 
 /**
  * Promotion runs inside the transaction that holds the attempts' row locks, and the next pass
@@ -84,6 +90,7 @@ export class Promoter extends WakeableLoop {
               "application/json",
               this.storageOptions,
             );
+            await recordManifest(tx, attempt.attemptId, manifest);
           }
         } catch (err) {
           this.counters.failures++;

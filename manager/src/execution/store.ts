@@ -538,6 +538,16 @@ export async function markOutputPromoted(
     where id = ${attemptId} and not (${outputId} = any(promoted_output_ids))`;
 }
 
+/**
+ * The manifest as written to the plan's manifestUri, kept beside the completed report's outputs
+ * (in `result`) for the job's detail, which then needs no read from the store.
+ */
+export async function recordManifest(tx: TransactionSql, attemptId: string, manifest: object): Promise<void> {
+  await tx`
+    update attempts set result = result || jsonb_build_object('manifest', ${tx.json(manifest as never)}::jsonb)
+    where id = ${attemptId}`;
+}
+
 export interface PromotedOutput {
   id: string;
   uri: string;
@@ -545,4 +555,6 @@ export interface PromotedOutput {
   sha256: string;
   durationMs: number;
   codecs: string[];
+  widthPx?: number;
+  heightPx?: number;
 }

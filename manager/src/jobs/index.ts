@@ -1,4 +1,5 @@
 import { createRouter } from "../platform/http.ts";
+import { getAttemptLog, getAttemptLogRoute } from "./attempt-log.ts";
 import { cancelJob, cancelJobRoute } from "./cancel.ts";
 import type { JobsDeps } from "./deps.ts";
 import { getJob, getJobRoute } from "./get.ts";
@@ -18,6 +19,7 @@ export function jobsApp(deps: JobsDeps) {
     .openapi(submitJobRoute, submitJob(deps))
     .openapi(listJobsRoute, listJobsHandler(deps))
     .openapi(getJobRoute, getJob(deps))
+    .openapi(getAttemptLogRoute, getAttemptLog(deps))
     .openapi(cancelJobRoute, cancelJob(deps))
     .openapi(retryJobRoute, retryJob(deps))
     .openapi(resumeUploadsRoute, resumeUploadsHandler(deps));

@@ -141,6 +141,12 @@ export const AttemptSchema = z
       .number()
       .nullable()
       .openapi({ description: "Percent, or null until the Worker reports", example: 0 }),
+    workerId: z.uuid().nullable().openapi({
+      description: "The Worker the attempt was leased to; null until it is dispatched",
+      example: "3f2b8c1e-7d4a-4e59-9b2c-6a1d0e8f7c35",
+    }),
+    startedAt: nullableTimestamp("When the Worker started it; null for an attempt that never started"),
+    endedAt: nullableTimestamp("When it reached SUCCEEDED, FAILED or CANCELLED; null until then"),
     failureCode: z
       .string()
       .nullable()
@@ -162,10 +168,60 @@ export const AttemptSchema = z
   })
   .openapi("Attempt");
 
+export const JobOutputSchema = z
+  .object({
+    id: z.string().openapi({ description: "The plan's output id", example: "720p" }),
+    uri: z.string().openapi({ description: "Its destination", example: "s3://media-out/movies/42/720p.mp4" }),
+    bytes: z.number().int().openapi({ example: 5242880 }),
+    sha256: z
+      .string()
+      .openapi({ example: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" }),
+    durationMs: z.number().int().openapi({ example: 5000 }),
+    codecs: z.array(z.string()).openapi({ description: "As ffprobe names them", example: ["h264", "aac"] }),
+    widthPx: z.number().int().nullable().openapi({
+      description: "null for an audio-only output (or from a Worker that did not say)",
+      example: 1280,
+    }),
+    heightPx: z.number().int().nullable().openapi({ example: 720 }),
+  })
+  .openapi("JobOutput");
+
 export const JobDetailSchema = JobSchema.extend({
   executionPlan: ExecutionPlanSchema,
   attempts: z.array(AttemptSchema).openapi({ description: "Every attempt, oldest first" }),
+  outputs: z.array(JobOutputSchema).openapi({
+    description:
+      "What the job produced, from its completed attempt's report, at their destinations; empty until the job is COMPLETED",
+  }),
+  manifest: z.record(z.string(), z.unknown()).nullable().openapi({
+    description:
+      "The manifest written to executionPlan.manifestUri, as written; null until the job is COMPLETED and for plans without a manifestUri",
+    example: null,
+  }),
 }).openapi("JobDetail");
+
+export const AttemptLogParamsSchema = z.object({
+  jobId: uuidPathParam("jobId", "0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d"),
+  attemptId: uuidPathParam("attemptId", "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"),
+});
+
+export const AttemptLogSchema = z
+  .object({
+    jobId: z.uuid().openapi({ example: "0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d" }),
+    attemptId: z.uuid().openapi({ example: "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d" }),
+    logsUri: z.string().openapi({ example: "s3://media-out/.tjm-logs/0b7e7a4e/attempt-1.log" }),
+    totalBytes: z.number().int().openapi({ description: "The whole log's size", example: 183204 }),
+    truncated: z.boolean().openapi({
+      description: "true when the log is longer than the tail: `text` then starts at a line boundary",
+      example: true,
+    }),
+    text: z.string().openapi({
+      description: "The log's last 64 KiB at most (UTF-8; an invalid sequence becomes U+FFFD)",
+      example:
+        "frame=  125 fps= 48 q=-1.0 Lsize=     412kB time=00:00:05.00 bitrate= 675.2kbits/s speed=1.9x\n",
+    }),
+  })
+  .openapi("AttemptLog");
 
 export const JobListSchema = pageOf("JobList", JobSchema, "Jobs matching the filters");
 
@@ -181,3 +237,5 @@ export const jobDetailAccepted = (description: string) => ({
 export type Job = z.infer<typeof JobSchema>;
 export type JobDetail = z.infer<typeof JobDetailSchema>;
 export type Attempt = z.infer<typeof AttemptSchema>;
+export type JobOutput = z.infer<typeof JobOutputSchema>;
+export type AttemptLog = z.infer<typeof AttemptLogSchema>;

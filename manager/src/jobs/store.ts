@@ -34,10 +34,30 @@ export interface JobDetailRow extends JobRow {
   executionPlan: ExecutionPlan;
 }
 
+/** An output as the attempt's completed report described it (its staging location in `uri`). */
+export interface ReportedOutput {
+  id: string;
+  uri: string;
+  bytes: number;
+  sha256: string;
+  durationMs: number;
+  codecs: string[];
+  widthPx?: number;
+  heightPx?: number;
+}
+
 export interface AttemptRow {
   id: string;
   attemptNumber: number;
   state: AttemptState;
+  workerId: string | null;
+  acceptedAt: Date | null;
+  endedAt: Date | null;
+  /**
+   * The completed report's outputs, once the Manager accepted the completion, and the manifest
+   * it wrote once it promoted them (plans with a manifestUri).
+   */
+  result: { outputs: ReportedOutput[]; logsUri: string; manifest?: Record<string, unknown> } | null;
   failureCode: string | null;
   failureMessage: string | null;
   logsUri: string | null;
@@ -114,11 +134,25 @@ export async function findJobDetail(
     where j.id = ${jobId}`;
   if (!job) return undefined;
   const attempts = await sql<AttemptRow[]>`
-    select id, attempt_number, state, failure_code, failure_message, logs_uri, encoding_recovery_count,
-           upload_recovery_count, upload_paused_at, upload_pause_expires_at, upload_resume_requested_at,
-           created_at, updated_at
+    select id, attempt_number, state, worker_id, accepted_at, ended_at, result, failure_code,
+           failure_message, logs_uri, encoding_recovery_count, upload_recovery_count, upload_paused_at,
+           upload_pause_expires_at, upload_resume_requested_at, created_at, updated_at
     from attempts where job_id = ${jobId} order by attempt_number`;
   return { job, attempts };
+}
+
+/**
+ * Where an attempt's log is (null until the Worker uploaded it) and whether the attempt ended;
+ * undefined when the job has no such attempt.
+ */
+export async function findAttemptLog(
+  sql: Sql,
+  jobId: string,
+  attemptId: string,
+): Promise<{ logsUri: string | null; endedAt: Date | null } | undefined> {
+  const [row] = await sql<{ logsUri: string | null; endedAt: Date | null }[]>`
+    select logs_uri, ended_at from attempts where id = ${attemptId} and job_id = ${jobId}`;
+  return row;
 }
 
 export interface JobFilter {

@@ -1,5 +1,5 @@
 import { attemptProgress } from "../lifecycle/index.ts";
-import type { Attempt, Job, JobDetail } from "./schema.ts";
+import type { Attempt, Job, JobDetail, JobOutput } from "./schema.ts";
 import type { AttemptRow, JobDetailRow, JobRow } from "./store.ts";
 
 /** Live progress per attempt id, held in Manager memory only (fed by Workers in a later stage). */
@@ -35,6 +35,9 @@ function toAttempt(row: AttemptRow, live: LiveProgress): Attempt {
     attemptNumber: row.attemptNumber,
     state: row.state,
     progress: attemptProgress(row.state, live(row.id)),
+    workerId: row.workerId,
+    startedAt: iso(row.acceptedAt),
+    endedAt: iso(row.endedAt),
     failureCode: row.failureCode,
     failureMessage: row.failureMessage,
     logsUri: row.logsUri,
@@ -48,10 +51,32 @@ function toAttempt(row: AttemptRow, live: LiveProgress): Attempt {
   };
 }
 
+/**
+ * A completed job's outputs: its current attempt's reported outputs, each at the destination
+ * the plan gave it (the report names the staging copy the Manager promoted from).
+ */
+function outputsOf(job: JobDetailRow, current: AttemptRow | undefined): JobOutput[] {
+  if (job.state !== "COMPLETED" || !current?.result) return [];
+  const destinations = new Map(job.executionPlan.outputs.map((output) => [output.id, output.destinationUri]));
+  return current.result.outputs.map((output) => ({
+    id: output.id,
+    uri: destinations.get(output.id) ?? output.uri,
+    bytes: output.bytes,
+    sha256: output.sha256,
+    durationMs: output.durationMs,
+    codecs: output.codecs,
+    widthPx: output.widthPx ?? null,
+    heightPx: output.heightPx ?? null,
+  }));
+}
+
 export function toJobDetail(job: JobDetailRow, attempts: AttemptRow[], live: LiveProgress): JobDetail {
+  const current = attempts.find((attempt) => attempt.id === job.currentAttemptId);
   return {
     ...toJob(job, live),
     executionPlan: job.executionPlan,
     attempts: attempts.map((attempt) => toAttempt(attempt, live)),
+    outputs: outputsOf(job, current),
+    manifest: job.state === "COMPLETED" ? (current?.result?.manifest ?? null) : null,
   };
 }

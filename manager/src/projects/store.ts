@@ -33,3 +33,27 @@ export async function createProject(
     throw err;
   }
 }
+
+export interface ProjectRow {
+  id: string;
+  name: string;
+  organizationId: string;
+  organizationName: string;
+  createdAt: Date;
+}
+
+/** By organization name, then project name, with the number of projects. */
+export async function listProjects(
+  sql: Sql,
+  limit: number,
+  offset: number,
+): Promise<{ rows: ProjectRow[]; total: number }> {
+  const [rows, [count]] = await Promise.all([
+    sql<ProjectRow[]>`
+      select p.id, p.name, p.organization_id, o.name as organization_name, p.created_at
+      from projects p join organizations o on o.id = p.organization_id
+      order by o.name, p.name, p.id limit ${limit} offset ${offset}`,
+    sql<{ total: number }[]>`select count(*)::int as total from projects`,
+  ]);
+  return { rows, total: count?.total ?? 0 };
+}

@@ -8,6 +8,7 @@ import { listWorkersHandler, listWorkersRoute } from "./list.ts";
 import { reRegisterWorker, reRegisterWorkerRoute } from "./re-registration.ts";
 import { refreshCredentials, refreshCredentialsRoute } from "./refresh-credentials.ts";
 import { registerWorker, registerWorkerRoute } from "./registration.ts";
+import { undrainWorkerHandler, undrainWorkerRoute } from "./undrain.ts";
 
 /** Worker-facing routes, mounted under /api/v1/worker; Workers prove themselves by token or NKey. */
 export function workerApp(deps: WorkersDeps) {
@@ -24,6 +25,7 @@ export function workersOperationsApp(deps: WorkersDeps) {
     .openapi(listWorkersRoute, listWorkersHandler(deps))
     .openapi(getWorkerRoute, getWorkerHandler(deps))
     .openapi(drainWorkerRoute, drainWorkerHandler(deps))
+    .openapi(undrainWorkerRoute, undrainWorkerHandler(deps))
     .openapi(disableWorkerRoute, disableWorkerHandler(deps));
 }
 

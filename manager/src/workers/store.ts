@@ -257,6 +257,25 @@ export function requestDrain(tx: TransactionSql, workerId: string) {
   return stampOnce(tx, workerId, "drain_requested_at");
 }
 
+/**
+ * Ends a Worker's drain (drained or not) unless it is disabled; what stood in the way
+ * otherwise. The row lock orders it with a concurrent drain, disable or lease.
+ */
+export async function endDrain(
+  tx: TransactionSql,
+  workerId: string,
+): Promise<{ kind: "ended"; row: WorkerRow } | { kind: "unknown" | "not-draining" | "disabled" }> {
+  const [current] = await tx<{ drainRequestedAt: Date | null; disabledAt: Date | null }[]>`
+    select drain_requested_at, disabled_at from workers where id = ${workerId} for update`;
+  if (!current) return { kind: "unknown" };
+  if (current.disabledAt) return { kind: "disabled" };
+  if (!current.drainRequestedAt) return { kind: "not-draining" };
+  const [row] = await tx<WorkerRow[]>`
+    update workers set drain_requested_at = null, drained_at = null, updated_at = now()
+    where id = ${workerId} returning *`;
+  return { kind: "ended", row: row as WorkerRow };
+}
+
 /** Disables the Worker once; undefined when it does not exist. */
 export function disableWorker(tx: TransactionSql, workerId: string, operator: string) {
   return stampOnce(tx, workerId, "disabled_at", tx`disabled_by = coalesce(w.disabled_by, ${operator})`);
@@ -266,7 +285,7 @@ export function disableWorker(tx: TransactionSql, workerId: string, operator: st
 export async function announceWorkerChange(
   tx: TransactionSql,
   worker: { id: string; instanceId: string },
-  change: "connectivity" | "instance" | "drain" | "disable",
+  change: "connectivity" | "instance" | "drain" | "undrain" | "disable",
   details: Record<string, unknown>,
 ): Promise<void> {
   await enqueueOutbox(tx, "worker.updated", {

@@ -242,7 +242,13 @@ export class Attempt {
     for (const output of plan.outputs) {
       const path = outputPaths[output.id] as string;
       const produced = await probeMedia(path, { ffprobePath: this.env.ffprobePath });
-      outputs.push({ id: output.id, path, durationMs: produced.durationMs, codecs: codecsOf(produced) });
+      outputs.push({
+        id: output.id,
+        path,
+        durationMs: produced.durationMs,
+        codecs: codecsOf(produced),
+        ...(produced.video ? { widthPx: produced.video.width, heightPx: produced.video.height } : {}),
+      });
     }
     this.record = { ...this.record, phase: "uploading", outputs };
     await this.env.records.save(this.record);
@@ -278,6 +284,9 @@ export class Attempt {
             sha256: uploaded.sha256,
             durationMs: output.durationMs,
             codecs: output.codecs,
+            ...(output.widthPx && output.heightPx
+              ? { widthPx: output.widthPx, heightPx: output.heightPx }
+              : {}),
           });
         }
         await this.uploadLog();

@@ -15,6 +15,8 @@ export const ENCODED_OUTPUT = z.object({
   path: z.string(),
   durationMs: z.number().int().min(0),
   codecs: z.array(z.string()),
+  widthPx: z.number().int().min(1).optional(),
+  heightPx: z.number().int().min(1).optional(),
 });
 export type EncodedOutput = z.infer<typeof ENCODED_OUTPUT>;
 

@@ -31,6 +31,15 @@ describe("decideCommand", () => {
     });
   });
 
+  it("acks an undrain", () => {
+    const undrain = envelope(ENVELOPE_B, { type: "undrain", protocolVersion: PROTOCOL_VERSION });
+    expect(decideCommand(undrain, new RecentIds())).toEqual({
+      action: "ack",
+      kind: "undrain",
+      envelopeId: ENVELOPE_B,
+    });
+  });
+
   it("acks a redelivered envelope without acting on it again", () => {
     const seen = new RecentIds();
     decideCommand(drain(ENVELOPE_A), seen);

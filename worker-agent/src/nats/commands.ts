@@ -18,6 +18,7 @@ export type CommandDecision =
   | { action: "term"; kind: "invalid"; reason: string }
   | { action: "ack"; kind: "duplicate"; envelopeId: string; type: Command["type"] }
   | { action: "ack"; kind: "drain"; envelopeId: string }
+  | { action: "ack"; kind: "undrain"; envelopeId: string }
   | { action: "ack"; kind: "lease"; envelopeId: string; command: LeaseCommand }
   | { action: "ack"; kind: "cancel"; envelopeId: string; command: CancelCommand }
   | { action: "ack"; kind: "resume-uploads"; envelopeId: string; command: ResumeUploadsCommand };
@@ -54,6 +55,8 @@ export function decideCommand(data: Uint8Array, seen: RecentIds): CommandDecisio
   switch (command.type) {
     case "drain":
       return { action: "ack", kind: "drain", envelopeId: id };
+    case "undrain":
+      return { action: "ack", kind: "undrain", envelopeId: id };
     case "lease":
       return { action: "ack", kind: "lease", envelopeId: id, command };
     case "cancel":

@@ -327,6 +327,16 @@ export class NatsSession {
         }
         msg.ack();
         return;
+      case "undrain":
+        if (this.draining) {
+          this.draining = false;
+          this.logger.info("undrained: this Worker takes leases again", {
+            ...fields,
+            commandId: decision.envelopeId,
+          });
+        }
+        msg.ack();
+        return;
       case "lease":
         // Acked once handed over: the attempt answers with accepted or rejected itself.
         msg.ack();
