@@ -90,7 +90,7 @@ describe("links in the repository's Markdown", () => {
   it("refuses a link above the root even where the machine has that file", () => {
     const parent = relative(REPOSITORY_ROOT, dirname(REPOSITORY_ROOT));
     expect(brokenLink(REPOSITORY_ROOT, "README.md", `${parent}/`)).toBe("points outside the repository");
-    expect(brokenLink(REPOSITORY_ROOT, "docs/api.md", "../../shared/SPEC.md")).toBe(
+    expect(brokenLink(REPOSITORY_ROOT, "docs/api.md", "../../elsewhere/SPEC.md")).toBe(
       "points outside the repository",
     );
   });
