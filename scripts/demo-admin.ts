@@ -1,7 +1,8 @@
 /**
  * The demo's Admin console: `npm run admin` as a child process of its own (its own process group,
- * so npm, tsx and the console stop together), at `http://localhost:<port>` on loopback, where
- * browsers accept its `__Host-` session cookie over plain http.
+ * so npm, tsx and the console stop together), at `http://127.0.0.1:<port>`: the host of every other
+ * URL the demo prints, and a loopback address, where browsers accept its `__Host-` session cookie
+ * over plain http.
  */
 import { spawn } from "node:child_process";
 import { REPOSITORY_ROOT } from "@tjm/devstack/manager-process";
@@ -44,7 +45,7 @@ export async function chooseConsoleUrl(previousOrigin: string | undefined): Prom
   return consoleUrl(await freePort());
 }
 
-const consoleUrl = (port: number) => `http://localhost:${port}`;
+const consoleUrl = (port: number) => `http://127.0.0.1:${port}`;
 
 /** Starts the console at `url` and resolves once it answers `GET /api/session` with 401 (no session yet). */
 export async function startAdminConsole(url: string, settings: AdminConsoleSettings): Promise<AdminConsole> {

@@ -5,7 +5,7 @@
  * headless session with the built-in provider.
  */
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { runScript } from "@tjm/devstack/manager-process";
@@ -69,6 +69,19 @@ export interface ConsoleClient {
 export function statePath(schema: string): string {
   const cache = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
   return join(cache, "tjm-demo", `${schema}.env`);
+}
+
+/** Where the operator's current access token is kept while the demo serves (`$(cat …)` in a shell). */
+export function tokenPath(schema: string): string {
+  return statePath(schema).replace(/\.env$/, ".token");
+}
+
+/** Replaces the token file's content in one rename, so a reader never sees half a token. */
+async function writeTokenFile(path: string, token: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const partial = `${path}.${process.pid}.partial`;
+  await writeFile(partial, `${token}\n`, { mode: 0o600 });
+  await rename(partial, path);
 }
 
 async function readState(path: string): Promise<Partial<DemoState>> {
@@ -261,19 +274,27 @@ export async function makeConsoleClient(
 /**
  * The operator's tokens from the built-in provider: one sign-in through the authorization-code
  * flow (the HTTP a browser would make), then the access token refreshed with the refresh token
- * shortly before it expires, for as long as the demo serves.
+ * shortly before it expires, for as long as the demo serves. The current access token is also in
+ * `tokenFile`, rewritten at every refresh (tokens live 10 minutes), for the printed curl hint.
  */
 export class OperatorSession {
   private refreshing: Promise<void> | undefined;
+  private renewal: ReturnType<typeof setInterval> | undefined;
 
   private constructor(
     private readonly issuer: string,
     private readonly clientId: string,
     private tokens: Tokens,
     private refreshAt: number,
+    readonly tokenFile: string,
   ) {}
 
-  static async signIn(issuer: string, clientId: string, password: string): Promise<OperatorSession> {
+  static async signIn(
+    issuer: string,
+    clientId: string,
+    password: string,
+    tokenFile: string,
+  ): Promise<OperatorSession> {
     const signedIn = await signIn({
       issuer,
       clientId,
@@ -286,7 +307,21 @@ export class OperatorSession {
     say(
       `• operator ${OPERATOR_EMAIL} signed in through the provider (${signedIn.roundTrips} HTTP requests, no browser)`,
     );
-    return new OperatorSession(issuer, clientId, signedIn, OperatorSession.refreshTime(signedIn));
+    await writeTokenFile(tokenFile, signedIn.accessToken);
+    return new OperatorSession(issuer, clientId, signedIn, OperatorSession.refreshTime(signedIn), tokenFile);
+  }
+
+  /** Refreshes whenever due, so the token file stays current while nothing else asks for a token. */
+  keepRenewing(checkEveryMs: number, onError: (error: Error) => void): void {
+    this.renewal ??= setInterval(() => {
+      this.accessToken().catch(onError);
+    }, checkEveryMs);
+  }
+
+  /** Stops renewing and removes the token file: the token in it dies with the demo's Manager. */
+  async end(): Promise<void> {
+    clearInterval(this.renewal);
+    await rm(this.tokenFile, { force: true });
   }
 
   private static refreshTime(tokens: Tokens): number {
@@ -314,5 +349,6 @@ export class OperatorSession {
     });
     this.tokens = tokens;
     this.refreshAt = OperatorSession.refreshTime(tokens);
+    await writeTokenFile(this.tokenFile, tokens.accessToken);
   }
 }

@@ -44,6 +44,7 @@ import {
   OperatorSession,
   registeredConsoleOrigin,
   statePath,
+  tokenPath,
 } from "./demo-identity.ts";
 
 const run = promisify(execFile);
@@ -130,9 +131,13 @@ async function cleanUp(): Promise<void> {
 
 /**
  * On Ctrl-C npm passes the terminal's SIGINT on to its script as well, and tsx to the demo: a
- * repeat this soon after the first is the same keypress, not a second one.
+ * repeat this soon after the first is the same keypress, not a second one. A signal sent to npm
+ * alone (`kill <pid>`) reaches the demo too because the npm script `exec`s tsx: without it the
+ * shell between them died of the signal and left the demo running.
  */
 const SIGNAL_ECHO_MS = 1000;
+/** How often a serving demo checks whether the operator's token is due for its refresh. */
+const TOKEN_RENEWAL_CHECK_MS = 15_000;
 let firstSignalAt = 0;
 
 function onSignal(signal: NodeJS.Signals): void {
@@ -194,9 +199,16 @@ async function demo(): Promise<void> {
     makeConsoleClient(database, env, state, consoleUrl),
   );
   const manager = await step("start the Manager", () => startManager(env, port));
-  const operator = await step("sign the operator in through the OpenID provider", () =>
-    OperatorSession.signIn(env.OIDC_ISSUER_URL, clientId, state.DEMO_OPERATOR_PASSWORD),
-  );
+  const operator = await step("sign the operator in through the OpenID provider", async () => {
+    const session = await OperatorSession.signIn(
+      env.OIDC_ISSUER_URL,
+      clientId,
+      state.DEMO_OPERATOR_PASSWORD,
+      tokenPath(schema),
+    );
+    onCleanup("the operator's token file", () => session.end());
+    return session;
+  });
   const adminConsole = await step("start the Admin console", () =>
     startConsole(consoleUrl, manager, env, consoleClient, state),
   );
@@ -213,10 +225,13 @@ async function demo(): Promise<void> {
   await step("run the job", () => watch(client, jobId, events, agent));
   await step("inspect the outputs", () => inspectOutputs(s3, scratch));
   await step("read the manifest", () => printManifest(s3));
-  printNextSteps(manager, s3, clientId, consoleClient, await operator.accessToken(), jobId);
+  printNextSteps(manager, s3, clientId, consoleClient, operator, jobId);
   printConsoleSignIn(adminConsole, state);
 
   if (once) return;
+  operator.keepRenewing(TOKEN_RENEWAL_CHECK_MS, (error) =>
+    say(`  could not renew the operator's token: ${error.message}`),
+  );
   say(
     `\nServing until Ctrl-C; it stops the Worker, the Admin console, the Manager and s3rver and removes the temp files.`,
   );
@@ -316,7 +331,7 @@ async function startConsole(
   });
   onCleanup("the Admin console", () => adminConsole.stop());
   say(
-    `• Admin console at ${adminConsole.url} (pid ${adminConsole.pid}): GET /api/session answered 401 (no session yet)`,
+    `• Admin console at ${adminConsole.url} (pid ${adminConsole.pid}), ready: it answers and asks a browser to sign in`,
   );
   return adminConsole;
 }
@@ -334,6 +349,7 @@ async function makeProject(services: Services): Promise<string> {
   const sql = createSql({ url: services.databaseUrl, schema, poolMax: 1, applicationName: "tjm-demo" });
   try {
     const { projectId } = await createProject(sql, "demo", `demo-${new Date().toISOString()}`);
+    say(`• project ${projectId} (organization "demo"): the job below is submitted to it`);
     return projectId;
   } finally {
     await sql.end();
@@ -557,7 +573,7 @@ function printNextSteps(
   s3: S3Server,
   clientId: string,
   consoleClient: ConsoleClient,
-  token: string,
+  operator: OperatorSession,
   jobId: string,
 ): void {
   const issuer = `${manager.baseUrl}/oidc`;
@@ -572,9 +588,10 @@ function printNextSteps(
     `  console client:   ${consoleClient.clientId} (confidential, client_secret_basic; secret in ${statePath(schema)})`,
   );
   say(
-    `Operator access token (10 min; sign in as the operator below with any OIDC client for a new one): ${token}`,
+    `Operator access token: in ${operator.tokenFile} (tokens live 10 minutes; the demo renews the file while it serves)`,
   );
-  say(`Try: curl -H "authorization: Bearer $TOKEN" ${manager.baseUrl}/api/v1/operations/jobs/${jobId}`);
+  say(`Try: export TOKEN=$(cat ${operator.tokenFile})`);
+  say(`     curl -H "authorization: Bearer $TOKEN" ${manager.baseUrl}/api/v1/operations/jobs/${jobId}`);
   say(
     `     AWS_ACCESS_KEY_ID=${S3RVER_CREDENTIALS.accessKeyId} AWS_SECRET_ACCESS_KEY=${S3RVER_CREDENTIALS.secretAccessKey} aws --endpoint-url ${s3.endpoint} s3 ls s3://media-out/demo/${RUN}/`,
   );
@@ -643,8 +660,8 @@ async function subscribe(manager: ManagerProcess, token: string): Promise<EventS
 }
 
 /**
- * One progress bar per attempt: redrawn in place with \r on a terminal, a plain line every
- * 10 % otherwise (logs, CI, the demo's test).
+ * One progress bar per attempt: redrawn in place with \r on a terminal, otherwise a plain line
+ * for each 10 % passed, 0 % to 100 % (logs, CI, the demo's test).
  */
 class ProgressView {
   private readonly tty = process.stdout.isTTY === true;
@@ -659,22 +676,29 @@ class ProgressView {
       this.attempt = attempt;
       this.lastTenth = -1;
     }
-    const details = [
-      typeof data.fps === "number" ? `${Math.round(data.fps)} fps` : undefined,
-      typeof data.speed === "number" ? `${data.speed.toFixed(1)}x` : undefined,
-      typeof data.etaSeconds === "number" ? `eta ${Math.ceil(data.etaSeconds)} s` : undefined,
-    ].filter(Boolean);
+    // Before ffmpeg has encoded a frame its speed and ETA are guesses from nothing: leave them out.
+    const encoding = typeof data.fps === "number" && data.fps > 0;
+    const details = encoding
+      ? [
+          `${Math.round(data.fps as number)} fps`,
+          typeof data.speed === "number" ? `${data.speed.toFixed(1)}x` : undefined,
+          typeof data.etaSeconds === "number" ? `eta ${Math.ceil(data.etaSeconds)} s` : undefined,
+        ].filter(Boolean)
+      : [];
     if (this.tty) {
       const filled = Math.round((percent / 100) * 30);
       this.line = `${label}  [${"#".repeat(filled)}${"-".repeat(30 - filled)}] ${percent.toFixed(0).padStart(3)}%  ${details.join("  ")}`;
       process.stdout.write(`\r${this.line}\x1b[K`);
       return;
     }
+    // One line per 10 % passed, also for the tenths a short encode passes between two updates
+    // (the Manager forwards at most one a second); the figures go on the line of the update itself.
     const tenth = Math.floor(percent / 10);
-    if (tenth > this.lastTenth) {
-      this.lastTenth = tenth;
-      say(`${label}: ${percent.toFixed(0).padStart(3)}%${details.length ? `  (${details.join(", ")})` : ""}`);
+    for (let passed = this.lastTenth + 1; passed <= tenth; passed++) {
+      const figures = passed === tenth && details.length ? `  (${details.join(", ")})` : "";
+      say(`${label}: ${String(passed * 10).padStart(3)}%${figures}`);
     }
+    this.lastTenth = Math.max(this.lastTenth, tenth);
   }
 
   /** A line of its own: the bar so far stays above it, and the next update starts a new one. */

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPOSITORY_ROOT, runScript } from "@tjm/devstack/manager-process";
@@ -61,13 +61,22 @@ class ServingDemo {
    * has exited, ends itself with the same signal: that is its exit, not the demo's.
    */
   async interrupt(): Promise<ProcessResult & { signal: NodeJS.Signals | null }> {
+    return this.stop(-this.pid, "SIGINT");
+  }
+
+  /** `kill <pid of npm run demo>`: the signal goes to npm alone, as a supervisor or a script sends it. */
+  async terminate(): Promise<ProcessResult & { signal: NodeJS.Signals | null }> {
+    return this.stop(this.pid, "SIGTERM");
+  }
+
+  private async stop(target: number, signal: NodeJS.Signals) {
     try {
-      process.kill(-this.pid, "SIGINT");
+      process.kill(target, signal);
     } catch {
       // already gone
     }
-    const { code, signal } = await this.closed;
-    return { code, signal, stdout: this.output, stderr: this.errors };
+    const closed = await this.closed;
+    return { ...closed, stdout: this.output, stderr: this.errors };
   }
 }
 
@@ -103,7 +112,7 @@ async function signInThroughConsole(consoleUrl: string, password: string): Promi
 }
 
 describe("npm run demo", () => {
-  it("runs a real job end to end (s3rver, the Manager and its OpenID provider, the Admin console, a Worker agent, ffmpeg), prints what ffprobe says of its outputs, and serves again on the same schema until Ctrl-C", async () => {
+  it("runs a real job end to end (s3rver, the Manager and its OpenID provider, the Admin console, a Worker agent, ffmpeg), prints what ffprobe says of its outputs, and serves again on the same schema until a SIGTERM to npm alone", async () => {
     const services = testServices();
     const schema = `${inject("schemaPrefix")}demo_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
     // The demo keeps its keys and the operator's password under XDG_CACHE_HOME: a private one.
@@ -122,6 +131,9 @@ describe("npm run demo", () => {
     let stateMode: number | undefined;
     let sessionStatus: number | undefined;
     let sessionBody: unknown;
+    let tokenFile: string | undefined;
+    let tokenFileMode: number | undefined;
+    let jobStatusWithFileToken: number | undefined;
     try {
       result = await runScript(["demo", "--", "--once"], env);
       stateMode = existsSync(stateFile) ? statSync(stateFile).mode & 0o777 : undefined;
@@ -137,9 +149,19 @@ describe("npm run demo", () => {
             const session = await browser.fetch(`${consoleUrl}/api/session`);
             sessionStatus = session.status;
             sessionBody = await session.json();
+            // The curl hint: `export TOKEN=$(cat FILE)`, then the job with that token.
+            tokenFile = /^Try: export TOKEN=\$\(cat (\S+)\)$/m.exec(demo.stdout())?.[1] as string;
+            tokenFileMode = statSync(tokenFile).mode & 0o777;
+            const jobUrl = /^ +curl -H "authorization: Bearer \$TOKEN" (\S+)$/m.exec(
+              demo.stdout(),
+            )?.[1] as string;
+            const token = (await readFile(tokenFile, "utf8")).trim();
+            jobStatusWithFileToken = (await fetch(jobUrl, { headers: { authorization: `Bearer ${token}` } }))
+              .status;
           }
         } finally {
-          second = await demo.interrupt();
+          // SIGTERM to npm's pid alone, not to its group: the demo must hear it and clean up.
+          second = await demo.terminate();
         }
       } else second = result;
     } finally {
@@ -150,7 +172,7 @@ describe("npm run demo", () => {
       await rm(cache, { recursive: true, force: true });
     }
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
-    expect(second.code === 0 || second.signal === "SIGINT", `${second.stdout}\n${second.stderr}`).toBe(true);
+    expect(second.code === 0 || second.signal === "SIGTERM", `${second.stdout}\n${second.stderr}`).toBe(true);
 
     const { stdout } = result;
     expect(stdout).toMatch(/Manager on Node at http:\/\/127\.0\.0\.1:\d+/);
@@ -167,12 +189,14 @@ describe("npm run demo", () => {
     expect(stdout).toMatch(/discovery: +http:\/\/127\.0\.0\.1:\d+\/oidc\/\.well-known\/openid-configuration/);
     // The Admin console: its client made by the CLI, started on loopback, answering 401 unsigned.
     expect(stdout).toMatch(
-      /console client [0-9a-f-]{36} created \(first-party, confidential, for http:\/\/localhost:\d+;/,
+      /console client [0-9a-f-]{36} created \(first-party, confidential, for http:\/\/127\.0\.0\.1:\d+;/,
     );
-    const consoleUrl = /^Admin console: (http:\/\/localhost:\d+)$/m.exec(stdout)?.[1] as string;
+    // The console on the host of every other URL, its readiness probe not worded as a failure.
+    const consoleUrl = /^Admin console: (http:\/\/127\.0\.0\.1:\d+)$/m.exec(stdout)?.[1] as string;
     expect(consoleUrl, stdout).toBeDefined();
-    expect(stdout).toContain(`Admin console at ${consoleUrl} (pid `);
-    expect(stdout).toMatch(/: GET \/api\/session answered 401 \(no session yet\)$/m);
+    expect(stdout).toMatch(/ready: it answers and asks a browser to sign in$/m);
+    expect(stdout).not.toMatch(/answered 401|no session yet/);
+    expect(stdout).toMatch(/^• project [0-9a-f-]{36} \(organization "demo"\)/m);
     const password = /^Operator: operator@demo\.tjm\.local \/ (\S+)$/m.exec(stdout)?.[1];
     expect(password).toMatch(/^\S{12,}$/);
     expect(stateMode).toBe(0o600);
@@ -191,13 +215,26 @@ describe("npm run demo", () => {
     expect(second.stdout).toMatch(/^Job [0-9a-f-]{36} COMPLETED/m);
     expect(sessionStatus).toBe(200);
     expect(sessionBody).toMatchObject({ signedIn: true, sub: expect.any(String) });
-    // Ctrl-C: everything it started is stopped.
+    // The operator's token in a 0600 file the Manager accepts, removed when the demo stops.
+    expect(tokenFileMode).toBe(0o600);
+    expect(jobStatusWithFileToken).toBe(200);
+    expect(existsSync(tokenFile as string)).toBe(false);
+    // SIGTERM to npm alone: everything it started is stopped.
     expect(second.stdout).toContain("Serving until Ctrl-C");
     expect(second.stdout).toMatch(
-      /Cleaning up: the event stream, the Worker agent, the Admin console, the Manager, s3rver, temp files\.\nDone\.\n$/,
+      /Cleaning up: the event stream, the Worker agent, the Admin console, the operator's token file, the Manager, s3rver, temp files\.\nDone\.\n$/,
     );
-    // Progress from the SSE job.progress events: plain lines, as stdout is not a terminal.
-    expect(stdout).toMatch(/^job [0-9a-f]{8} attempt 1: +\d+%/m);
+    const secondConsole = /^Admin console: (\S+)$/m.exec(second.stdout)?.[1] as string;
+    expect(await canConnect(secondConsole)).toBe(false);
+    const secondAgent = Number(/Worker agent on Bun \(pid (\d+)\)/.exec(second.stdout)?.[1]);
+    expect(() => process.kill(secondAgent, 0)).toThrow();
+    // Progress from the SSE job.progress events: plain lines, as stdout is not a terminal, one per
+    // 10 % passed; no speed or ETA before ffmpeg has encoded a frame.
+    const tenths = [...stdout.matchAll(/^job [0-9a-f]{8} attempt 1: +(\d+)%/gm)].map((match) =>
+      Number(match[1]),
+    );
+    expect(tenths, stdout).toEqual([0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]);
+    expect(stdout).not.toMatch(/\b0 fps/);
     expect(stdout).toMatch(/^Job [0-9a-f-]{36} COMPLETED after [\d.]+ s \(1 attempt\)\./m);
 
     const outputs = [
@@ -227,7 +264,7 @@ describe("npm run demo", () => {
     // --once: everything it started is stopped again, its temp files removed.
     expect(stdout).not.toContain("Serving until Ctrl-C");
     expect(stdout).toMatch(
-      /Cleaning up: the event stream, the Worker agent, the Admin console, the Manager, s3rver, temp files\.\nDone\.\n$/,
+      /Cleaning up: the event stream, the Worker agent, the Admin console, the operator's token file, the Manager, s3rver, temp files\.\nDone\.\n$/,
     );
     expect(await canConnect(consoleUrl)).toBe(false);
     const agentPid = Number(/Worker agent on Bun \(pid (\d+)\)/.exec(stdout)?.[1]);

@@ -1,5 +1,5 @@
 /**
- * The rooms' import rules (README, Architecture, "Rooms"), checked over the sources so a move
+ * The rooms' import rules (docs/architecture.md, "Rooms"), checked over the sources so a move
  * or a shortcut that breaks one fails here rather than in review.
  */
 import { readdir, readFile } from "node:fs/promises";

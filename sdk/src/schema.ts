@@ -15,26 +15,7 @@ export interface paths {
          * Liveness
          * @description Answers as long as the process serves HTTP; tests no dependency.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Alive */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Health"];
-                    };
-                };
-            };
-        };
+        get: operations["getLiveness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -54,60 +35,7 @@ export interface paths {
          * Readiness
          * @description Pings PostgreSQL and NATS (each within 3000 ms). 503 when either is unavailable, naming it under error.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Both dependencies up */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Health"];
-                    };
-                };
-                /** @description A dependency is down */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "status": "error",
-                         *       "info": {
-                         *         "broker": {
-                         *           "status": "up"
-                         *         }
-                         *       },
-                         *       "error": {
-                         *         "database": {
-                         *           "status": "down",
-                         *           "message": "PostgreSQL did not answer within 3000 ms"
-                         *         }
-                         *       },
-                         *       "details": {
-                         *         "database": {
-                         *           "status": "down",
-                         *           "message": "PostgreSQL did not answer within 3000 ms"
-                         *         },
-                         *         "broker": {
-                         *           "status": "up"
-                         *         }
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Health"];
-                    };
-                };
-            };
-        };
+        get: operations["getReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -127,338 +55,13 @@ export interface paths {
          * List jobs
          * @description Newest first, with the total matching the filters.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description One state; not with states */
-                    state?: components["schemas"]["JobState"] & unknown;
-                    /** @description Several states, comma-separated (states=QUEUED,RUNNING) or repeated; not with state */
-                    states?: components["schemas"]["JobState"][];
-                    /** @description Kind of Worker host a job runs on */
-                    workerPool?: components["schemas"]["WorkerPool"];
-                    /** @description 1..100, default 50 */
-                    limit?: number;
-                    /** @description 0..100000, default 0 */
-                    offset?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of jobs */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobList"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Missing, malformed, expired or wrongly signed bearer token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 401,
-                         *       "error": "Unauthorized",
-                         *       "message": "Invalid bearer token: signature verification failed"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listJobs"];
         put?: never;
         /**
          * Submit a job
          * @description Validates the execution plan, stores the job (QUEUED) with attempt 1 (CREATED, progress 0), a fencing token and the protocol version, all in one transaction. There is no idempotency key: the same body twice makes two jobs.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "projectId": "2c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f",
-                     *       "priority": 10,
-                     *       "requirements": {
-                     *         "requiredCapabilities": [
-                     *           "libx264"
-                     *         ]
-                     *       },
-                     *       "executionPlan": {
-                     *         "input": {
-                     *           "uri": "s3://media-in/movies/42/source.mov"
-                     *         },
-                     *         "outputs": [
-                     *           {
-                     *             "id": "1080p",
-                     *             "kind": "FILE",
-                     *             "container": "mp4",
-                     *             "destinationUri": "s3://media-out/movies/42/1080p.mp4",
-                     *             "video": {
-                     *               "codec": "h264",
-                     *               "height": 1080,
-                     *               "preset": "slow"
-                     *             },
-                     *             "audio": {
-                     *               "codec": "aac",
-                     *               "bitrateKbps": 192
-                     *             }
-                     *           },
-                     *           {
-                     *             "id": "720p-webm",
-                     *             "kind": "FILE",
-                     *             "container": "webm",
-                     *             "destinationUri": "s3://media-out/movies/42/720p.webm",
-                     *             "video": {
-                     *               "codec": "vp9",
-                     *               "height": 720
-                     *             },
-                     *             "audio": {
-                     *               "codec": "opus",
-                     *               "bitrateKbps": 128
-                     *             }
-                     *           }
-                     *         ],
-                     *         "transforms": {
-                     *           "removedSegments": [
-                     *             {
-                     *               "startMs": 0,
-                     *               "endMs": 12000
-                     *             }
-                     *           ],
-                     *           "subtitles": [
-                     *             {
-                     *               "uri": "s3://media-in/movies/42/en.srt",
-                     *               "language": "en",
-                     *               "mode": "SOFT"
-                     *             }
-                     *           ],
-                     *           "audioTracks": [
-                     *             {
-                     *               "streamIndex": 0,
-                     *               "language": "en"
-                     *             }
-                     *           ],
-                     *           "watermark": {
-                     *             "uri": "s3://media-in/brand/logo.png",
-                     *             "position": "top-right",
-                     *             "opacity": 0.8,
-                     *             "widthPercent": 8
-                     *           }
-                     *         },
-                     *         "manifestUri": "s3://media-out/movies/42/manifest.json"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["SubmitJob"];
-                };
-            };
-            responses: {
-                /** @description The job, queued */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "id": "0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d",
-                         *       "organizationId": "6f1c2a90-1d7e-4f39-8b7a-1f0e2d3c4b5a",
-                         *       "projectId": "2c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f",
-                         *       "state": "QUEUED",
-                         *       "priority": 10,
-                         *       "workerPool": "cpu",
-                         *       "requirements": {
-                         *         "requiredCapabilities": [
-                         *           "libx264"
-                         *         ]
-                         *       },
-                         *       "currentAttemptId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-                         *       "currentAttempt": {
-                         *         "state": "CREATED",
-                         *         "progress": 0
-                         *       },
-                         *       "queuedAt": "2026-11-21T10:00:00.000Z",
-                         *       "startedAt": null,
-                         *       "completedAt": null,
-                         *       "createdAt": "2026-11-21T10:00:00.000Z",
-                         *       "updatedAt": "2026-11-21T10:00:00.000Z"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Job"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Missing, malformed, expired or wrongly signed bearer token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 401,
-                         *       "error": "Unauthorized",
-                         *       "message": "Invalid bearer token: signature verification failed"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Request body over the size limit */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 413,
-                         *       "error": "Payload Too Large",
-                         *       "message": "Request body exceeds 1048576 bytes"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 415,
-                         *       "error": "Unsupported Media Type",
-                         *       "message": "Unsupported Media Type"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["submitJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -476,114 +79,7 @@ export interface paths {
          * Get a job
          * @description The job with its stored execution plan, every attempt, and the current attempt's live progress.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    jobId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The job */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobDetail"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Missing, malformed, expired or wrongly signed bearer token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 401,
-                         *       "error": "Unauthorized",
-                         *       "message": "Invalid bearer token: signature verification failed"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 404,
-                         *       "error": "Not Found",
-                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getJob"];
         put?: never;
         post?: never;
         delete?: never;
@@ -625,130 +121,7 @@ export interface paths {
          * Cancel a job
          * @description A QUEUED job becomes CANCELLED at once. A job held by a Worker becomes CANCEL_REQUESTED; CANCELLED follows when the Worker confirms. Cancelling a CANCEL_REQUESTED or CANCELLED job changes nothing and answers 202. COMPLETED and FAILED jobs answer 409.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    jobId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Cancellation done or requested */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobDetail"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Missing, malformed, expired or wrongly signed bearer token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 401,
-                         *       "error": "Unauthorized",
-                         *       "message": "Invalid bearer token: signature verification failed"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 404,
-                         *       "error": "Not Found",
-                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The resource is not in a state that allows this */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 409,
-                         *       "error": "Conflict",
-                         *       "message": "Job is COMPLETED and can no longer be cancelled"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["cancelJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -768,130 +141,7 @@ export interface paths {
          * Retry a failed job
          * @description A FAILED job gets a new attempt (next attempt number, new fencing token) and returns to QUEUED; encoding is repeated. Any other state answers 409.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    jobId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The job, queued again */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobDetail"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Missing, malformed, expired or wrongly signed bearer token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 401,
-                         *       "error": "Unauthorized",
-                         *       "message": "Invalid bearer token: signature verification failed"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 404,
-                         *       "error": "Not Found",
-                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The resource is not in a state that allows this */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 409,
-                         *       "error": "Conflict",
-                         *       "message": "Job is COMPLETED and can no longer be cancelled"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["retryJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -911,130 +161,7 @@ export interface paths {
          * Resume the uploads of a job waiting for storage
          * @description For a job WAITING_FOR_STORAGE: the Worker that kept the encoded outputs uploads them again to the same destinations, without re-encoding, now or when it is back. Retention (24 h from the first pause, bounded by the job deadline) is not renewed. 409 when the job is not waiting, its retention or deadline passed, or that Worker is gone or disabled. The job stays WAITING_FOR_STORAGE (with uploadResumeRequestedAt set) until the Worker reports it is uploading again.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    jobId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Resume requested; the job detail with uploadResumeRequestedAt set */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobDetail"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Missing, malformed, expired or wrongly signed bearer token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 401,
-                         *       "error": "Unauthorized",
-                         *       "message": "Invalid bearer token: signature verification failed"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 404,
-                         *       "error": "Not Found",
-                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The resource is not in a state that allows this */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 409,
-                         *       "error": "Conflict",
-                         *       "message": "Job is COMPLETED and can no longer be cancelled"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["resumeJobUploads"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1054,131 +181,7 @@ export interface paths {
          * Resume the uploads of one of your project's jobs
          * @description For a job WAITING_FOR_STORAGE: the Worker that kept the encoded outputs uploads them again to the same destinations, without re-encoding, now or when it is back. Retention (24 h from the first pause, bounded by the job deadline) is not renewed. 409 when the job is not waiting, its retention or deadline passed, or that Worker is gone or disabled. The job stays WAITING_FOR_STORAGE (with uploadResumeRequestedAt set) until the Worker reports it is uploading again. Needs a tenant token whose tjm_projects claim grants the project (403 otherwise); 404 when the job is not in that project.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    projectId: string;
-                    jobId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Resume requested; the job detail with uploadResumeRequestedAt set */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobDetail"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Missing, malformed, expired or wrongly signed bearer token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 401,
-                         *       "error": "Unauthorized",
-                         *       "message": "Invalid bearer token: signature verification failed"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 404,
-                         *       "error": "Not Found",
-                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The resource is not in a state that allows this */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 409,
-                         *       "error": "Conflict",
-                         *       "message": "Job is COMPLETED and can no longer be cancelled"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["resumeProjectJobUploads"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1198,132 +201,7 @@ export interface paths {
          * Issue a Worker enrollment token
          * @description A random, single-use, time-limited token for a Worker's first registration. It is shown once; the Manager keeps only its HMAC-SHA256. The body is optional.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": components["schemas"]["IssueEnrollmentToken"];
-                };
-            };
-            responses: {
-                /** @description The token */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["EnrollmentToken"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Missing, malformed, expired or wrongly signed bearer token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 401,
-                         *       "error": "Unauthorized",
-                         *       "message": "Invalid bearer token: signature verification failed"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Request body over the size limit */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 413,
-                         *       "error": "Payload Too Large",
-                         *       "message": "Request body exceeds 1048576 bytes"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 415,
-                         *       "error": "Unsupported Media Type",
-                         *       "message": "Unsupported Media Type"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["issueEnrollmentToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1361,101 +239,7 @@ export interface paths {
          * Stream operational events (Server-Sent Events)
          * @description text/event-stream of lifecycle changes as they are published: each message has `id`, `event` (the kind) and `data` (the EventEnvelope as JSON), plus a `: keep-alive` comment every 15 s. Transient: after reconnecting, refetch the REST resources. The stream ends at the token's expiry, and within SSE_STANDING_CHECK_MS (5 s by default) of the token no longer standing (account disabled, client re-authorized, sign-in session ended); reconnect with a current token.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Only these kinds, comma-separated */
-                    kinds?: string;
-                    /** @description Only events of this job */
-                    jobId?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The stream; each data line is an EventEnvelope */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/event-stream": components["schemas"]["EventEnvelope"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Missing, malformed, expired or wrongly signed bearer token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 401,
-                         *       "error": "Unauthorized",
-                         *       "message": "Invalid bearer token: signature verification failed"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["streamEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1477,148 +261,7 @@ export interface paths {
          * Check whether operators' access tokens still stand
          * @description For a relay that follows the event stream once for many signed-in operators (the Admin console): whether each token would still be accepted by an operations route (signature, issuer, audience, expiry, account and client standing, operator role), in the order asked, with the reason for each refusal. Up to 100 tokens per request; the caller's own bearer token is checked as on any operations route.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["TokenStandingsQuestion"];
-                };
-            };
-            responses: {
-                /** @description The standing of each token */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TokenStandings"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Missing, malformed, expired or wrongly signed bearer token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 401,
-                         *       "error": "Unauthorized",
-                         *       "message": "Invalid bearer token: signature verification failed"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Request body over the size limit */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 413,
-                         *       "error": "Payload Too Large",
-                         *       "message": "Request body exceeds 1048576 bytes"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 415,
-                         *       "error": "Unsupported Media Type",
-                         *       "message": "Unsupported Media Type"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency needed to answer is unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 503,
-                         *       "error": "Service Unavailable",
-                         *       "message": "Token verification is unavailable"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["checkTokenStandings"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1636,109 +279,7 @@ export interface paths {
          * List Workers
          * @description Newest registration first, with the total matching the filters.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description ONLINE while heartbeating; SUSPECTED after two missed intervals; OFFLINE after WORKER_LOST_AFTER_MS */
-                    connectivity?: components["schemas"]["WorkerConnectivity"];
-                    /** @description Kind of Worker host a job runs on */
-                    pool?: components["schemas"]["WorkerPool"];
-                    /** @description READY when the pool's required encoders passed their self-test */
-                    certification?: components["schemas"]["WorkerCertificationStatus"];
-                    /** @description true: only draining Workers; false: only those not draining */
-                    draining?: boolean;
-                    /** @description 1..100, default 50 */
-                    limit?: number;
-                    /** @description 0..100000, default 0 */
-                    offset?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of Workers */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["WorkerList"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Missing, malformed, expired or wrongly signed bearer token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 401,
-                         *       "error": "Unauthorized",
-                         *       "message": "Invalid bearer token: signature verification failed"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listWorkers"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1755,114 +296,7 @@ export interface paths {
             cookie?: never;
         };
         /** Get one Worker */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    workerId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The Worker */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Worker"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Missing, malformed, expired or wrongly signed bearer token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 401,
-                         *       "error": "Unauthorized",
-                         *       "message": "Invalid bearer token: signature verification failed"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 404,
-                         *       "error": "Not Found",
-                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getWorker"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1884,114 +318,7 @@ export interface paths {
          * Drain a Worker
          * @description The Worker takes no new leases from now on and finishes what it holds. Idempotent: draining a draining Worker changes nothing and answers the same.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    workerId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Drain requested; the Worker is told through its commands */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Worker"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Missing, malformed, expired or wrongly signed bearer token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 401,
-                         *       "error": "Unauthorized",
-                         *       "message": "Invalid bearer token: signature verification failed"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 404,
-                         *       "error": "Not Found",
-                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["drainWorker"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2031,130 +358,7 @@ export interface paths {
          * Disable (revoke) a Worker
          * @description For a lost or compromised host. Every attempt it holds fails with WORKER_DISABLED and its job moves to the next attempt. The Worker's durable consumer is deleted, so it receives no further commands; it can no longer re-register or refresh its NATS credentials, so its current user JWT lapses at expiry (WORKER_JWT_TTL_SECONDS). To bring the host back, enroll it again with a new token. Idempotent.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    workerId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The Worker, now DISABLED */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Worker"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Missing, malformed, expired or wrongly signed bearer token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 401,
-                         *       "error": "Unauthorized",
-                         *       "message": "Invalid bearer token: signature verification failed"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 404,
-                         *       "error": "Not Found",
-                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency needed to answer is unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 503,
-                         *       "error": "Service Unavailable",
-                         *       "message": "Token verification is unavailable"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["disableWorker"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2174,164 +378,7 @@ export interface paths {
          * Register a new Worker with an enrollment token
          * @description Called by the Worker agent at its first start. The Worker generates its NKey pair and sends only the public key; the answer carries its identity, the NATS URL and a user JWT for that key, limited to the Worker's own subjects. The token is used up only when registration succeeds. A restarted Worker re-registers with a challenge instead.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["WorkerRegistrationRequest"];
-                };
-            };
-            responses: {
-                /** @description The Worker's identity and NATS credentials */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["WorkerRegistration"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Missing, malformed, expired or wrongly signed bearer token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 401,
-                         *       "error": "Unauthorized",
-                         *       "message": "Invalid bearer token: signature verification failed"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The resource is not in a state that allows this */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 409,
-                         *       "error": "Conflict",
-                         *       "message": "Job is COMPLETED and can no longer be cancelled"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Request body over the size limit */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 413,
-                         *       "error": "Payload Too Large",
-                         *       "message": "Request body exceeds 1048576 bytes"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 415,
-                         *       "error": "Unsupported Media Type",
-                         *       "message": "Unsupported Media Type"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency needed to answer is unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 503,
-                         *       "error": "Service Unavailable",
-                         *       "message": "Token verification is unavailable"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["registerWorker"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2351,132 +398,7 @@ export interface paths {
          * Get a nonce to sign with the Worker's NKey
          * @description Step one of re-registration (after a restart) and of refreshing NATS credentials. The Worker signs challengeSigningInput(workerId, challenge) from @tjm/protocol with the NKey it registered; the challenge is single use, bound to its purpose, and expires after 60 s.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["WorkerChallengeRequest"];
-                };
-            };
-            responses: {
-                /** @description The challenge */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["WorkerChallenge"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 404,
-                         *       "error": "Not Found",
-                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Request body over the size limit */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 413,
-                         *       "error": "Payload Too Large",
-                         *       "message": "Request body exceeds 1048576 bytes"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 415,
-                         *       "error": "Unsupported Media Type",
-                         *       "message": "Unsupported Media Type"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createWorkerChallenge"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2496,180 +418,7 @@ export interface paths {
          * Start a new instance of a registered Worker
          * @description A restarted Worker answers a `re-registration` challenge with a signature by its NKey and describes itself again (ffmpeg or hardware may have changed). It keeps its workerId and gets a new instanceId and fresh NATS credentials; heartbeats of the old instance are ignored from now on. Of the attempts it offers to finish from disk (`resumableAttempts`), the answer names those it goes on with (`resumedAttemptIds`); the old instance's other attempts are failed as the Worker's restart says.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["WorkerReRegistrationRequest"];
-                };
-            };
-            responses: {
-                /** @description The Worker's identity with its new instance, and NATS credentials */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["WorkerRegistration"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Missing, malformed, expired or wrongly signed bearer token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 401,
-                         *       "error": "Unauthorized",
-                         *       "message": "Invalid bearer token: signature verification failed"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 404,
-                         *       "error": "Not Found",
-                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The resource is not in a state that allows this */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 409,
-                         *       "error": "Conflict",
-                         *       "message": "Job is COMPLETED and can no longer be cancelled"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Request body over the size limit */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 413,
-                         *       "error": "Payload Too Large",
-                         *       "message": "Request body exceeds 1048576 bytes"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 415,
-                         *       "error": "Unsupported Media Type",
-                         *       "message": "Unsupported Media Type"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency needed to answer is unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 503,
-                         *       "error": "Service Unavailable",
-                         *       "message": "Token verification is unavailable"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["reRegisterWorker"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2689,164 +438,7 @@ export interface paths {
          * Refresh a running Worker's NATS credentials
          * @description The running instance answers a `credentials` challenge before its user JWT expires and gets a new one. Refused for a disabled Worker and for an instance that is no longer current.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["WorkerCredentialsRequest"];
-                };
-            };
-            responses: {
-                /** @description Fresh credentials */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["WorkerCredentials"];
-                    };
-                };
-                /** @description Invalid path, query or body; every failure is listed in details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 400,
-                         *       "error": "Bad Request",
-                         *       "message": "Validation failed",
-                         *       "details": [
-                         *         {
-                         *           "path": "executionPlan.outputs.1.video.height",
-                         *           "message": "height must be an even number"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Missing, malformed, expired or wrongly signed bearer token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 401,
-                         *       "error": "Unauthorized",
-                         *       "message": "Invalid bearer token: signature verification failed"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The token lacks the operations audience */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 403,
-                         *       "error": "Forbidden",
-                         *       "message": "Token audience does not include tjm-operations"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 404,
-                         *       "error": "Not Found",
-                         *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The resource is not in a state that allows this */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 409,
-                         *       "error": "Conflict",
-                         *       "message": "Job is COMPLETED and can no longer be cancelled"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Request body over the size limit */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 413,
-                         *       "error": "Payload Too Large",
-                         *       "message": "Request body exceeds 1048576 bytes"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 415,
-                         *       "error": "Unsupported Media Type",
-                         *       "message": "Unsupported Media Type"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unexpected persistence or dependency failure */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "statusCode": 500,
-                         *       "error": "Internal Server Error",
-                         *       "message": "Internal error (request id 5f0c…)"
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["refreshWorkerCredentials"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2887,6 +479,14 @@ export interface components {
              * @example PostgreSQL did not answer within 3000 ms
              */
             message?: string;
+        };
+        Error: {
+            /** @example 404 */
+            statusCode: number;
+            /** @example Not Found */
+            error: string;
+            /** @example Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist */
+            message: string;
         };
         Job: {
             /**
@@ -2994,14 +594,6 @@ export interface components {
                 /** @example height must be an even number */
                 message: string;
             }[];
-        };
-        Error: {
-            /** @example 404 */
-            statusCode: number;
-            /** @example Not Found */
-            error: string;
-            /** @example Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist */
-            message: string;
         };
         SubmitJob: {
             /**
@@ -4022,6 +1614,547 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getLiveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alive */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            /** @description Request body over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Both dependencies up */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            /** @description Request body over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "error",
+                     *       "info": {
+                     *         "broker": {
+                     *           "status": "up"
+                     *         }
+                     *       },
+                     *       "error": {
+                     *         "database": {
+                     *           "status": "down",
+                     *           "message": "PostgreSQL did not answer within 3000 ms"
+                     *         }
+                     *       },
+                     *       "details": {
+                     *         "database": {
+                     *           "status": "down",
+                     *           "message": "PostgreSQL did not answer within 3000 ms"
+                     *         },
+                     *         "broker": {
+                     *           "status": "up"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    listJobs: {
+        parameters: {
+            query?: {
+                /** @description One state; not with states */
+                state?: components["schemas"]["JobState"] & unknown;
+                /** @description Several states, comma-separated (states=QUEUED,RUNNING) or repeated; not with state */
+                states?: components["schemas"]["JobState"][];
+                /** @description Kind of Worker host a job runs on */
+                workerPool?: components["schemas"]["WorkerPool"];
+                /** @description 1..100, default 50 */
+                limit?: number;
+                /** @description 0..100000, default 0 */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of jobs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobList"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    submitJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "projectId": "2c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f",
+                 *       "priority": 10,
+                 *       "requirements": {
+                 *         "requiredCapabilities": [
+                 *           "libx264"
+                 *         ]
+                 *       },
+                 *       "executionPlan": {
+                 *         "input": {
+                 *           "uri": "s3://media-in/movies/42/source.mov"
+                 *         },
+                 *         "outputs": [
+                 *           {
+                 *             "id": "1080p",
+                 *             "kind": "FILE",
+                 *             "container": "mp4",
+                 *             "destinationUri": "s3://media-out/movies/42/1080p.mp4",
+                 *             "video": {
+                 *               "codec": "h264",
+                 *               "height": 1080,
+                 *               "preset": "slow"
+                 *             },
+                 *             "audio": {
+                 *               "codec": "aac",
+                 *               "bitrateKbps": 192
+                 *             }
+                 *           },
+                 *           {
+                 *             "id": "720p-webm",
+                 *             "kind": "FILE",
+                 *             "container": "webm",
+                 *             "destinationUri": "s3://media-out/movies/42/720p.webm",
+                 *             "video": {
+                 *               "codec": "vp9",
+                 *               "height": 720
+                 *             },
+                 *             "audio": {
+                 *               "codec": "opus",
+                 *               "bitrateKbps": 128
+                 *             }
+                 *           }
+                 *         ],
+                 *         "transforms": {
+                 *           "removedSegments": [
+                 *             {
+                 *               "startMs": 0,
+                 *               "endMs": 12000
+                 *             }
+                 *           ],
+                 *           "subtitles": [
+                 *             {
+                 *               "uri": "s3://media-in/movies/42/en.srt",
+                 *               "language": "en",
+                 *               "mode": "SOFT"
+                 *             }
+                 *           ],
+                 *           "audioTracks": [
+                 *             {
+                 *               "streamIndex": 0,
+                 *               "language": "en"
+                 *             }
+                 *           ],
+                 *           "watermark": {
+                 *             "uri": "s3://media-in/brand/logo.png",
+                 *             "position": "top-right",
+                 *             "opacity": 0.8,
+                 *             "widthPercent": 8
+                 *           }
+                 *         },
+                 *         "manifestUri": "s3://media-out/movies/42/manifest.json"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["SubmitJob"];
+            };
+        };
+        responses: {
+            /** @description The job, queued */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d",
+                     *       "organizationId": "6f1c2a90-1d7e-4f39-8b7a-1f0e2d3c4b5a",
+                     *       "projectId": "2c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f",
+                     *       "state": "QUEUED",
+                     *       "priority": 10,
+                     *       "workerPool": "cpu",
+                     *       "requirements": {
+                     *         "requiredCapabilities": [
+                     *           "libx264"
+                     *         ]
+                     *       },
+                     *       "currentAttemptId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *       "currentAttempt": {
+                     *         "state": "CREATED",
+                     *         "progress": 0
+                     *       },
+                     *       "queuedAt": "2026-11-21T10:00:00.000Z",
+                     *       "startedAt": null,
+                     *       "completedAt": null,
+                     *       "createdAt": "2026-11-21T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-21T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobDetail"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getAttemptLog: {
         parameters: {
             query?: never;
@@ -4147,6 +2280,629 @@ export interface operations {
             };
         };
     };
+    cancelJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancellation done or requested */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobDetail"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The resource is not in a state that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "Job is COMPLETED and can no longer be cancelled"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retryJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job, queued again */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobDetail"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The resource is not in a state that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "Job is COMPLETED and can no longer be cancelled"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resumeJobUploads: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Resume requested; the job detail with uploadResumeRequestedAt set */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobDetail"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The resource is not in a state that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "Job is COMPLETED and can no longer be cancelled"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resumeProjectJobUploads: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Resume requested; the job detail with uploadResumeRequestedAt set */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobDetail"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The resource is not in a state that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "Job is COMPLETED and can no longer be cancelled"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    issueEnrollmentToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["IssueEnrollmentToken"];
+            };
+        };
+        responses: {
+            /** @description The token */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrollmentToken"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listProjects: {
         parameters: {
             query?: {
@@ -4219,6 +2975,562 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Only these kinds, comma-separated */
+                kinds?: string;
+                /** @description Only events of this job */
+                jobId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream; each data line is an EventEnvelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["EventEnvelope"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    checkTokenStandings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenStandingsQuestion"];
+            };
+        };
+        responses: {
+            /** @description The standing of each token */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenStandings"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency needed to answer is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Token verification is unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWorkers: {
+        parameters: {
+            query?: {
+                /** @description ONLINE while heartbeating; SUSPECTED after two missed intervals; OFFLINE after WORKER_LOST_AFTER_MS */
+                connectivity?: components["schemas"]["WorkerConnectivity"];
+                /** @description Kind of Worker host a job runs on */
+                pool?: components["schemas"]["WorkerPool"];
+                /** @description READY when the pool's required encoders passed their self-test */
+                certification?: components["schemas"]["WorkerCertificationStatus"];
+                /** @description true: only draining Workers; false: only those not draining */
+                draining?: boolean;
+                /** @description 1..100, default 50 */
+                limit?: number;
+                /** @description 0..100000, default 0 */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of Workers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkerList"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWorker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Worker */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Worker"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    drainWorker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Drain requested; the Worker is told through its commands */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Worker"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -4343,6 +3655,746 @@ export interface operations {
                      *       "statusCode": 409,
                      *       "error": "Conflict",
                      *       "message": "Job is COMPLETED and can no longer be cancelled"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    disableWorker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Worker, now DISABLED */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Worker"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency needed to answer is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Token verification is unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    registerWorker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkerRegistrationRequest"];
+            };
+        };
+        responses: {
+            /** @description The Worker's identity and NATS credentials */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkerRegistration"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The resource is not in a state that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "Job is COMPLETED and can no longer be cancelled"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency needed to answer is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Token verification is unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWorkerChallenge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkerChallengeRequest"];
+            };
+        };
+        responses: {
+            /** @description The challenge */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkerChallenge"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    reRegisterWorker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkerReRegistrationRequest"];
+            };
+        };
+        responses: {
+            /** @description The Worker's identity with its new instance, and NATS credentials */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkerRegistration"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The resource is not in a state that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "Job is COMPLETED and can no longer be cancelled"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected persistence or dependency failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c…)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency needed to answer is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Token verification is unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    refreshWorkerCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkerCredentialsRequest"];
+            };
+        };
+        responses: {
+            /** @description Fresh credentials */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkerCredentials"];
+                };
+            };
+            /** @description Invalid path, query or body; every failure is listed in details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid bearer token: signature verification failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the operations audience */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The resource is not in a state that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "Job is COMPLETED and can no longer be cancelled"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

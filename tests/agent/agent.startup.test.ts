@@ -1,6 +1,6 @@
 /**
  * Every way a start can fail ends the agent with its own exit code and one line saying why
- * (README, "Worker agent"): these run the real process against a real Manager.
+ * (worker-agent/README.md): these run the real process against a real Manager.
  */
 import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";

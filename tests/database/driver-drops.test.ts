@@ -1,6 +1,6 @@
 /**
  * postgres.js 3.4.9 with patches/postgres+3.4.9.patch, under the connection drops that crash
- * or hang the unpatched driver (../shared/notes/postgres-js-connection-drops.md). Each
+ * or hang the unpatched driver (docs/architecture.md, "PostgreSQL driver"). Each
  * reproduction (tests/database/reproductions.ts) runs in a child process on Node, Deno and
  * Bun, so a crash is seen as the child's exit and never takes the test runner down. 1–4 run
  * on the shared PostgreSQL, terminating only backends their child opened; 5 stops and starts

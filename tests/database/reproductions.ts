@@ -1,5 +1,5 @@
 /**
- * The connection-drop reproductions of postgres.js 3.4.9 (../shared/notes/postgres-js-connection-drops.md),
+ * The connection-drop reproductions of postgres.js 3.4.9 (docs/architecture.md, "PostgreSQL driver"),
  * one per run: `<runtime> tests/database/reproductions.ts <scenario>` with DATABASE_URL set. It
  * runs on Node, Deno and Bun unchanged; a crash (an uncaught error or an unhandled rejection)
  * is this process's exit, seen by the test that spawned it. Otherwise it prints one JSON

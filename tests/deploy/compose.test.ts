@@ -3,7 +3,7 @@
  * file against the Compose Specification's JSON schema, every build context, Dockerfile, script
  * and file it names, every service's environment against the configuration its process parses,
  * the files one-shots hand to other services, and the Dockerfiles against the repository. No
- * image is built and no container started; README, "Deploying with Compose", says so too.
+ * image is built and no container started; docs/operations.md, "Deploying with Compose", says so too.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";

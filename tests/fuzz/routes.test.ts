@@ -22,7 +22,7 @@ import { type OpenApiDocument, type Operation, operationsOf } from "./operations
 import { describeRequest, type FuzzRequest, requestArbitrary, requestInit, urlOf } from "./requests.ts";
 import { authProblem, type MintedTokens, mintTokens } from "./tokens.ts";
 
-/** Runs per route: see the README for how long the file takes with them. */
+/** Runs per route: docs/development.md, "Route fuzzing", says what they cover. */
 const RUNS_PER_ROUTE = Number(process.env.FUZZ_RUNS ?? 100);
 const SEED = process.env.FUZZ_SEED === undefined ? Date.now() % 2 ** 31 : Number(process.env.FUZZ_SEED);
 /** Set on the Manager, so bodies are padded to just under, at and just over it. */

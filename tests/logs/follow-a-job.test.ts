@@ -1,5 +1,5 @@
 /**
- * Following one job through the logs (issue 14, item 5), as the README shows it: a Manager
+ * Following one job through the logs (issue 14, item 5), as docs/observability.md shows it: a Manager
  * process started the way an operator starts one (`npm run manager`, LOG_LEVEL at its default)
  * and a real CPU Worker agent, each writing JSON lines on stdout. One job runs to COMPLETED and
  * a second is cancelled; then each process's lines are kept by the job's id alone, as
@@ -214,7 +214,7 @@ describe("one job followed through the Manager's and the Worker's logs", () => {
       attemptId,
       jobState: "COMPLETED",
     });
-    // The README sorts the two processes' lines by `time`: every line has one, ISO 8601 in UTC.
+    // docs/observability.md sorts the two processes' lines by `time`: every line has one, ISO 8601 in UTC.
     for (const line of fromManager) expect(new Date(line.time).toISOString()).toBe(line.time);
 
     // ---- the Worker agent ----

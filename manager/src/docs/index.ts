@@ -48,7 +48,16 @@ export const openApiInfo = {
     version: "1.0.0",
     description:
       "Control plane for distributed media transcoding. Operator routes need `authorization: Bearer <JWT>` whose audience includes the configured operations audience.",
+    license: { name: "Apache-2.0", identifier: "Apache-2.0" },
+    contact: { name: "TJM maintainers" },
   },
+  servers: [
+    {
+      url: "http://127.0.0.1:8080",
+      description:
+        "A Manager on its default port; use your installation's origin (the Manager or its gateway)",
+    },
+  ],
 };
 
 /**

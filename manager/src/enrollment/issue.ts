@@ -53,6 +53,7 @@ export const issueEnrollmentTokenRoute = operatorRoute({
   path: "/enrollment-tokens",
   tags: ["workers"],
   summary: "Issue a Worker enrollment token",
+  operationId: "issueEnrollmentToken",
   description:
     "A random, single-use, time-limited token for a Worker's first registration. It is shown once; the Manager keeps only its HMAC-SHA256. The body is optional.",
   request: { body: { required: false, content: jsonContent(IssueEnrollmentTokenBodySchema) } },

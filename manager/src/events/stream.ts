@@ -68,6 +68,7 @@ export const streamEventsRoute = operatorRoute({
   path: "/events",
   tags: ["events"],
   summary: "Stream operational events (Server-Sent Events)",
+  operationId: "streamEvents",
   description:
     "text/event-stream of lifecycle changes as they are published: each message has `id`, `event` (the kind) and `data` (the EventEnvelope as JSON), plus a `: keep-alive` comment every 15 s. Transient: after reconnecting, refetch the REST resources. The stream ends at the token's expiry, and within SSE_STANDING_CHECK_MS (5 s by default) of the token no longer standing (account disabled, client re-authorized, sign-in session ended); reconnect with a current token.",
   request: { query: EventsQuerySchema },

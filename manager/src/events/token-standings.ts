@@ -58,6 +58,7 @@ export const tokenStandingsRoute = operatorRoute({
   path: "/token-standings",
   tags: ["events"],
   summary: "Check whether operators' access tokens still stand",
+  operationId: "checkTokenStandings",
   description: `For a relay that follows the event stream once for many signed-in operators (the Admin console): whether each token would still be accepted by an operations route (signature, issuer, audience, expiry, account and client standing, operator role), in the order asked, with the reason for each refusal. Up to ${MAX_STANDING_TOKENS} tokens per request; the caller's own bearer token is checked as on any operations route.`,
   request: jsonBody(TokenStandingsBodySchema),
   responses: { 200: jsonResponse("The standing of each token", TokenStandingsSchema) },

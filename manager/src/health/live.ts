@@ -1,4 +1,5 @@
 import { createRoute } from "@hono/zod-openapi";
+import { errorResponses } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { HealthSchema } from "./schema.ts";
 
@@ -7,8 +8,14 @@ export const liveRoute = createRoute({
   path: "/live",
   tags: ["health"],
   summary: "Liveness",
+  operationId: "getLiveness",
+  security: [],
   description: "Answers as long as the process serves HTTP; tests no dependency.",
-  responses: { 200: { description: "Alive", content: { "application/json": { schema: HealthSchema } } } },
+  responses: {
+    200: { description: "Alive", content: { "application/json": { schema: HealthSchema } } },
+    // Every /api route refuses a body over MAX_BODY_BYTES, a probe's too.
+    ...errorResponses("PAYLOAD_TOO_LARGE"),
+  },
 });
 
 export const live: AppRouteHandler<typeof liveRoute> = (c) =>

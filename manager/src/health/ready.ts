@@ -1,6 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { Broker } from "../platform/broker.ts";
 import { type Sql, withTimeout } from "../platform/db.ts";
+import { errorResponses } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { type DependencyStatus, type Health, HealthSchema } from "./schema.ts";
 
@@ -17,9 +18,13 @@ export const readyRoute = createRoute({
   path: "/ready",
   tags: ["health"],
   summary: "Readiness",
+  operationId: "getReadiness",
+  security: [],
   description: `Pings PostgreSQL and NATS (each within ${PING_TIMEOUT_MS} ms). 503 when either is unavailable, naming it under error.`,
   responses: {
     200: { description: "Both dependencies up", content: { "application/json": { schema: HealthSchema } } },
+    // Every /api route refuses a body over MAX_BODY_BYTES, a probe's too.
+    ...errorResponses("PAYLOAD_TOO_LARGE"),
     503: {
       description: "A dependency is down",
       content: {

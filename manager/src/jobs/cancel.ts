@@ -9,6 +9,7 @@ export const cancelJobRoute = operatorRoute({
   path: "/jobs/{jobId}/cancel",
   tags: ["jobs"],
   summary: "Cancel a job",
+  operationId: "cancelJob",
   description:
     "A QUEUED job becomes CANCELLED at once. A job held by a Worker becomes CANCEL_REQUESTED; CANCELLED follows when the Worker confirms. Cancelling a CANCEL_REQUESTED or CANCELLED job changes nothing and answers 202. COMPLETED and FAILED jobs answer 409.",
   request: { params: JobIdParamsSchema },

@@ -9,6 +9,7 @@ export const getJobRoute = operatorRoute({
   path: "/jobs/{jobId}",
   tags: ["jobs"],
   summary: "Get a job",
+  operationId: "getJob",
   description:
     "The job with its stored execution plan, every attempt, and the current attempt's live progress.",
   request: { params: JobIdParamsSchema },

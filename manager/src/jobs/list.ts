@@ -54,6 +54,7 @@ export const listJobsRoute = operatorRoute({
   path: "/jobs",
   tags: ["jobs"],
   summary: "List jobs",
+  operationId: "listJobs",
   description: "Newest first, with the total matching the filters.",
   request: { query: ListJobsQuerySchema },
   responses: { 200: jsonResponse("A page of jobs", JobListSchema) },

@@ -9,6 +9,7 @@ export const retryJobRoute = operatorRoute({
   path: "/jobs/{jobId}/retry",
   tags: ["jobs"],
   summary: "Retry a failed job",
+  operationId: "retryJob",
   description:
     "A FAILED job gets a new attempt (next attempt number, new fencing token) and returns to QUEUED; encoding is repeated. Any other state answers 409.",
   request: { params: JobIdParamsSchema },

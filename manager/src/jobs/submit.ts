@@ -62,6 +62,7 @@ export const submitJobRoute = operatorRoute({
   path: "/jobs",
   tags: ["jobs"],
   summary: "Submit a job",
+  operationId: "submitJob",
   description:
     "Validates the execution plan, stores the job (QUEUED) with attempt 1 (CREATED, progress 0), a fencing token and the protocol version, all in one transaction. There is no idempotency key: the same body twice makes two jobs.",
   request: jsonBody(SubmitJobBodySchema, submitJobExample),

@@ -1,5 +1,5 @@
 /**
- * The README's picture of the lifecycle, drawn from the transition table: a Mermaid state
+ * The lifecycle page's picture (docs/lifecycle.md), drawn from the transition table: a Mermaid state
  * diagram of jobs and one of attempts (the steps a submitted job can reach), and the table
  * itself. emit-diagram.ts writes it between the markers; CI checks it is current. No I/O.
  */
@@ -118,10 +118,10 @@ export function lifecycleSection(): string {
   ].join("\n");
 }
 
-/** README text with its lifecycle section replaced by `section`. */
+/** A page's text with its lifecycle section replaced by `section`. */
 export function withLifecycleSection(readme: string, section: string): string {
   const start = readme.indexOf(START_MARKER);
   const end = readme.indexOf(END_MARKER);
-  if (start < 0 || end < start) throw new Error(`README.md needs ${START_MARKER} … ${END_MARKER}`);
+  if (start < 0 || end < start) throw new Error(`docs/lifecycle.md needs ${START_MARKER} … ${END_MARKER}`);
   return readme.slice(0, start) + section + readme.slice(end + END_MARKER.length);
 }

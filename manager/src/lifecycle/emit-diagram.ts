@@ -1,8 +1,8 @@
-// Writes the lifecycle section of README.md from the transition table (`npm run gen`).
+// Writes the lifecycle section of docs/lifecycle.md from the transition table (`npm run gen`).
 import { readFile, writeFile } from "node:fs/promises";
 import { lifecycleSection, withLifecycleSection } from "./diagram.ts";
 
-const readmeUrl = new URL("../../../README.md", import.meta.url);
-const readme = await readFile(readmeUrl, "utf8");
-const updated = withLifecycleSection(readme, lifecycleSection());
-if (updated !== readme) await writeFile(readmeUrl, updated);
+const pageUrl = new URL("../../../docs/lifecycle.md", import.meta.url);
+const page = await readFile(pageUrl, "utf8");
+const updated = withLifecycleSection(page, lifecycleSection());
+if (updated !== page) await writeFile(pageUrl, updated);

@@ -1,6 +1,6 @@
 /**
  * Every series the Manager exports besides prom-client's process defaults: the one list the
- * README, the dashboard, the alert rules and the tests are checked against (issue 14). Labels
+ * docs/observability.md, the dashboard, the alert rules and the tests are checked against (issue 14). Labels
  * take values from the fixed sets below only, never an id.
  */
 import { WORKER_POOLS } from "@tjm/protocol";
@@ -114,7 +114,7 @@ export { WORKER_POOLS };
 
 /**
  * The failure codes a label may carry: the Manager's own and the ones the Worker agent reports
- * (README "Worker agent"). A Worker may report any well-formed code, so the rest become OTHER.
+ * (worker-agent/README.md). A Worker may report any well-formed code, so the rest become OTHER.
  */
 export const KNOWN_FAILURE_CODES: readonly string[] = [
   ...Object.values(FAILURE_CODES),

@@ -19,7 +19,7 @@ const MAX_RECONNECT_DELAY_S = 1;
 
 /**
  * The one postgres.js client: camelCase columns, TJM's schema first on the search path.
- * postgres.js is patched at install (patches/postgres+3.4.9.patch, README "PostgreSQL driver").
+ * postgres.js is patched at install (patches/postgres+3.4.9.patch, docs/architecture.md, "PostgreSQL driver").
  */
 export function createSql(options: DatabaseOptions): Sql {
   return postgres(options.url, {

@@ -1,6 +1,6 @@
 /**
  * oidc-provider's configuration for TJM: what it issues, to whom, for how long, and what stays
- * off. Each choice traces to issue 12 or DESIGN.md §8; the protocol itself is the provider's.
+ * off. Each choice is explained in docs/security.md; the protocol itself is the provider's.
  */
 import type { Logger } from "@tjm/platform";
 import Provider, {

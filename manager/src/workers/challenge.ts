@@ -21,6 +21,8 @@ export const createChallengeRoute = apiRoute({
   path: "/challenges",
   tags: ["worker"],
   summary: "Get a nonce to sign with the Worker's NKey",
+  operationId: "createWorkerChallenge",
+  security: [],
   description:
     "Step one of re-registration (after a restart) and of refreshing NATS credentials. The Worker signs challengeSigningInput(workerId, challenge) from @tjm/protocol with the NKey it registered; the challenge is single use, bound to its purpose, and expires after 60 s.",
   request: jsonBody(

@@ -13,6 +13,7 @@ export const drainWorkerRoute = operatorRoute({
   path: "/workers/{workerId}/drain",
   tags: ["workers"],
   summary: "Drain a Worker",
+  operationId: "drainWorker",
   description:
     "The Worker takes no new leases from now on and finishes what it holds. Idempotent: draining a draining Worker changes nothing and answers the same.",
   request: { params: WorkerIdParamSchema },

@@ -11,6 +11,7 @@ export const getWorkerRoute = operatorRoute({
   path: "/workers/{workerId}",
   tags: ["workers"],
   summary: "Get one Worker",
+  operationId: "getWorker",
   request: { params: WorkerIdParamSchema },
   responses: { 200: jsonResponse("The Worker", WorkerSchema) },
   errors: ["NOT_FOUND"],

@@ -27,6 +27,7 @@ export const listWorkersRoute = operatorRoute({
   path: "/workers",
   tags: ["workers"],
   summary: "List Workers",
+  operationId: "listWorkers",
   description: "Newest registration first, with the total matching the filters.",
   request: { query: ListWorkersQuerySchema },
   responses: { 200: jsonResponse("A page of Workers", WorkerListSchema) },

@@ -18,6 +18,8 @@ export const reRegisterWorkerRoute = apiRoute({
   path: "/re-registrations",
   tags: ["worker"],
   summary: "Start a new instance of a registered Worker",
+  operationId: "reRegisterWorker",
+  security: [],
   description:
     "A restarted Worker answers a `re-registration` challenge with a signature by its NKey and describes itself again (ffmpeg or hardware may have changed). It keeps its workerId and gets a new instanceId and fresh NATS credentials; heartbeats of the old instance are ignored from now on. Of the attempts it offers to finish from disk (`resumableAttempts`), the answer names those it goes on with (`resumedAttemptIds`); the old instance's other attempts are failed as the Worker's restart says.",
   request: jsonBody(

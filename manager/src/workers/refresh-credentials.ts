@@ -15,6 +15,8 @@ export const refreshCredentialsRoute = apiRoute({
   path: "/credentials",
   tags: ["worker"],
   summary: "Refresh a running Worker's NATS credentials",
+  operationId: "refreshWorkerCredentials",
+  security: [],
   description:
     "The running instance answers a `credentials` challenge before its user JWT expires and gets a new one. Refused for a disabled Worker and for an instance that is no longer current.",
   request: jsonBody(

@@ -28,6 +28,8 @@ export const registerWorkerRoute = apiRoute({
   path: "/registrations",
   tags: ["worker"],
   summary: "Register a new Worker with an enrollment token",
+  operationId: "registerWorker",
+  security: [],
   description:
     "Called by the Worker agent at its first start. The Worker generates its NKey pair and sends only the public key; the answer carries its identity, the NATS URL and a user JWT for that key, limited to the Worker's own subjects. The token is used up only when registration succeeds. A restarted Worker re-registers with a challenge instead.",
   request: jsonBody(

@@ -1,6 +1,6 @@
 /**
  * Every series the Worker agent exports (besides the runtime's default process metrics), as
- * the one list the code, the README and the tests read. Labels are bounded sets: never an
+ * the one list the code, docs/observability.md and the tests read. Labels are bounded sets: never an
  * attempt, job or worker id (one Prometheus target is one Worker already).
  */
 

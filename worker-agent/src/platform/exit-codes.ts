@@ -1,7 +1,7 @@
 /**
  * How the agent's process ends. Each start-up failure has its own code so a supervisor
  * (systemd, Kubernetes, compose) can tell "fix the configuration" from "retry later"; the
- * README lists them.
+ * worker-agent/README.md lists them.
  */
 export const ExitCode = {
   OK: 0,

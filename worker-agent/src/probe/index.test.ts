@@ -6,6 +6,10 @@ import { FfmpegUnavailableError, probeFfmpeg } from "./index.ts";
 const REAL_FFMPEG = "ffmpeg";
 /** FAKE: stands in for a GPU ffmpeg (see the script's header); it prints Debian's recorded listings. */
 const FAKE_FFMPEG = fileURLToPath(new URL("./fixtures/fake-ffmpeg/ffmpeg", import.meta.url));
+const NO_DRIVER =
+  "the NVIDIA driver library (libcuda) is missing: install the NVIDIA driver, or run the container with the NVIDIA Container Toolkit (ffmpeg: Cannot load libcuda.so.1)";
+const SESSION_LIMIT =
+  "this host's GPU refused another NVENC session: the driver's limit of concurrent encode sessions is reached (other processes hold them); lower WORKER_CAPACITY or stop the other encoders (ffmpeg: OpenEncodeSessionEx failed: out of memory (10))";
 
 afterEach(() => {
   vi.unstubAllEnvs();
@@ -33,8 +37,8 @@ describe("probeFfmpeg with Debian's real ffmpeg", () => {
   it("every hardware encoder the build lists fails its real self-test, and none is reported", async () => {
     const report = await probeFfmpeg({ ffmpegPath: REAL_FFMPEG, pool: "cpu", cores: 4 });
     expect(report.hardwareEncoders).toEqual([
-      { name: "h264_nvenc", status: "failed", reason: "Cannot load libcuda.so.1" },
-      { name: "hevc_nvenc", status: "failed", reason: "Cannot load libcuda.so.1" },
+      { name: "h264_nvenc", status: "failed", reason: NO_DRIVER },
+      { name: "hevc_nvenc", status: "failed", reason: NO_DRIVER },
       {
         name: "h264_qsv",
         status: "failed",
@@ -53,11 +57,11 @@ describe("probeFfmpeg with Debian's real ffmpeg", () => {
     ).toEqual([]);
   });
 
-  it("an nvidia Worker is DEGRADED: Debian's h264_nvenc cannot load libcuda", async () => {
+  it("an nvidia Worker is DEGRADED: Debian's h264_nvenc cannot load libcuda, the driver is missing", async () => {
     const report = await probeFfmpeg({ ffmpegPath: REAL_FFMPEG, pool: "nvidia", cores: 4 });
     expect(report.certification).toEqual({
       status: "DEGRADED",
-      reasons: ["required encoder h264_nvenc failed its self-test: Cannot load libcuda.so.1"],
+      reasons: [`required encoder h264_nvenc failed its self-test: ${NO_DRIVER}`],
     });
     expect(report.capabilities).not.toContain("h264_nvenc");
   });
@@ -147,15 +151,27 @@ describe("probeFfmpeg with GPU builds (FAKE ffmpeg: real Debian listings, chosen
     expect(report.capacity).toBe(2);
   });
 
-  it("an nvidia Worker whose NVENC fails is DEGRADED with the encoder's reason", async () => {
+  it("an nvidia Worker on an H200 is DEGRADED: the GPU, named, has no NVENC engine (recorded output replayed)", async () => {
+    for (const encoder of ["h264_nvenc", "hevc_nvenc"]) {
+      vi.stubEnv(`FAKE_FFMPEG_OUTCOME_${encoder}`, `replay:nvidia-h200/self-test-verbose-${encoder}.stderr`);
+    }
+    const report = await probeFfmpeg({ ffmpegPath: FAKE_FFMPEG, pool: "nvidia", cores: 8 });
+    expect(report.certification.status).toBe("DEGRADED");
+    expect(report.certification.reasons).toEqual([
+      expect.stringMatching(
+        /^required encoder h264_nvenc failed its self-test: NVIDIA H200 has no NVENC encoder engine .*enrol this host in the cpu pool/,
+      ),
+    ]);
+    expect(report.capabilities.filter((name) => name.endsWith("_nvenc"))).toEqual([]);
+  });
+
+  it("an nvidia Worker whose NVENC fails is DEGRADED with the cause's own sentence", async () => {
     vi.stubEnv("FAKE_FFMPEG_OUTCOME_h264_nvenc", "fail:OpenEncodeSessionEx failed: out of memory (10)");
     vi.stubEnv("FAKE_FFMPEG_OUTCOME_hevc_nvenc", "pass");
     const report = await probeFfmpeg({ ffmpegPath: FAKE_FFMPEG, pool: "nvidia", cores: 8 });
     expect(report.certification).toEqual({
       status: "DEGRADED",
-      reasons: [
-        "required encoder h264_nvenc failed its self-test: OpenEncodeSessionEx failed: out of memory (10)",
-      ],
+      reasons: [`required encoder h264_nvenc failed its self-test: ${SESSION_LIMIT}`],
     });
     expect(report.capabilities).toContain("hevc_nvenc");
     expect(report.capabilities).not.toContain("h264_nvenc");

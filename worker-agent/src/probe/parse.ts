@@ -113,8 +113,11 @@ export function parseHwaccels(text: string): string[] {
   return rest.map((line) => line.trim()).filter((line) => line !== "");
 }
 
-/** "[h264_nvenc @ 0x557332c36500] Cannot load libcuda.so.1" -> context and message. */
-const CONTEXT_LINE = /^\[([^\]@]+?) @ 0x[0-9a-f]+\] (.*)$/;
+/**
+ * "[h264_nvenc @ 0x557332c36500] Cannot load libcuda.so.1" -> context and message; also
+ * "[h264_nvenc] …", as a log transcribed without the context's address has it.
+ */
+export const CONTEXT_LINE = /^\[([^\]@]+?)(?: @ 0x[0-9a-f]+)?\] (.*)$/;
 
 /**
  * The line of an encode's stderr (logged at `-v error`) that says why it failed.
@@ -123,16 +126,22 @@ const CONTEXT_LINE = /^\[([^\]@]+?) @ 0x[0-9a-f]+\] (.*)$/;
  * every cause. So: the encoder's own last message; else the last message of a library
  * component (AVHWDeviceContext when a device cannot be opened); ffmpeg 6.1+ also tags its
  * per-stream and per-file summaries ("[vost#0:0/h264_nvenc @ ...]", "[out#0/null @ ...]"),
- * and those names contain '#', so they are skipped; else the last line.
+ * and those names contain '#', so they are skipped; else the last line. `isChatter` names
+ * messages a more verbose log adds on every run, which are never the reason.
  */
-export function failureReason(stderr: string, encoder: string): string | undefined {
+export function failureReason(
+  stderr: string,
+  encoder: string,
+  isChatter: (message: string) => boolean = () => false,
+): string | undefined {
   const lines = stderr
     .split("\n")
     .map((line) => line.trim())
     .filter((line) => line !== "");
   const messages = lines.flatMap((line) => {
     const match = CONTEXT_LINE.exec(line);
-    return match === null ? [] : [{ context: match[1] ?? "", message: match[2] ?? "" }];
+    if (match === null || isChatter(match[2] ?? "")) return [];
+    return [{ context: match[1] ?? "", message: match[2] ?? "" }];
   });
   return (
     messages.findLast(({ context }) => context === encoder)?.message ??

@@ -18,9 +18,9 @@ describe("selfTestArgs", () => {
   const lavfiFrame = ["-f", "lavfi", "-i", "color=c=black:s=256x144:d=0.04"];
   const quiet = ["-hide_banner", "-nostdin", "-v", "error"];
 
-  it("nvenc and amf encode the lavfi frame as it comes", () => {
+  it("nvenc and amf encode the lavfi frame as it comes; nvenc logs verbosely, naming its GPUs", () => {
     expect(selfTestArgs("h264_nvenc")).toEqual([
-      ...quiet,
+      ...["-hide_banner", "-nostdin", "-v", "verbose"],
       ...lavfiFrame,
       ...["-frames:v", "1", "-c:v", "h264_nvenc", "-f", "null", "-"],
     ]);
@@ -51,8 +51,18 @@ describe("selfTestArgs", () => {
 
 describe("self-test with Debian's real ffmpeg on a machine without a GPU", () => {
   it.each([
-    ["h264_nvenc", "Cannot load libcuda.so.1"],
-    ["hevc_nvenc", "Cannot load libcuda.so.1"],
+    [
+      "h264_nvenc",
+      expect.stringMatching(
+        /^the NVIDIA driver library \(libcuda\) is missing: .*\(ffmpeg: Cannot load libcuda\.so\.1\)$/,
+      ),
+    ],
+    [
+      "hevc_nvenc",
+      expect.stringMatching(
+        /^the NVIDIA driver library \(libcuda\) is missing: .*\(ffmpeg: Cannot load libcuda\.so\.1\)$/,
+      ),
+    ],
     ["h264_qsv", "Error initializing an internal MFX session: unsupported (-3)"],
     ["h264_vaapi", "No VA display found for device /dev/dri/renderD128."],
   ])("%s fails: %s", async (encoder, reason) => {
@@ -112,6 +122,7 @@ describe("self-test branches a CPU machine cannot reach (FAKE ffmpeg)", () => {
     vi.stubEnv("FAKE_FFMPEG_OUTCOME_av1_nvenc", "hang");
     expect(await selfTestEncoders(FAKE_FFMPEG, ["h264_nvenc", "hevc_nvenc", "av1_nvenc"], 1_000)).toEqual([
       { name: "h264_nvenc", status: "passed" },
+      // None of the four known causes: the encoder's own last message, as for other families.
       { name: "hevc_nvenc", status: "failed", reason: "No capable devices found" },
       { name: "av1_nvenc", status: "failed", reason: "timed out after 1000 ms" },
     ]);

@@ -4,6 +4,7 @@
  * so one tiny black frame from lavfi, thrown away by the null muxer, is enough.
  */
 import { encoderFamily, type HardwareEncoderResult } from "./certify.ts";
+import { isNvencChatter, nvencFailureReason } from "./nvenc-failure.ts";
 import { failureReason } from "./parse.ts";
 import { describeExit, runFfmpeg } from "./run-ffmpeg.ts";
 
@@ -14,7 +15,9 @@ export const VAAPI_DEVICE = "/dev/dri/renderD128";
  * 256x144 is the smallest output a job may ask for (144 p at 16:9): a frame a real job
  * could produce, encoded in milliseconds. `-v error` leaves only the lines that explain a
  * failure on stderr. Per family:
- * - nvenc: takes ordinary yuv420p frames from memory and uploads them itself.
+ * - nvenc: takes ordinary yuv420p frames from memory and uploads them itself. Logged at
+ *   `-v verbose`, where the wrapper names the GPUs it found: a GPU without an NVENC engine is
+ *   reported by name (nvenc-failure.ts).
  * - qsv: takes frames from memory too, but in nv12, Quick Sync's native layout.
  * - amf: takes yuv420p frames from memory, like nvenc.
  * - vaapi: encodes only frames already on the device, so the device is opened first
@@ -24,10 +27,11 @@ export const VAAPI_DEVICE = "/dev/dri/renderD128";
 export function selfTestArgs(encoder: string): string[] {
   const family = encoderFamily(encoder);
   const device = family === "vaapi" ? ["-vaapi_device", VAAPI_DEVICE] : [];
+  const level = family === "nvenc" ? "verbose" : "error";
   const filter =
     family === "vaapi" ? ["-vf", "format=nv12,hwupload"] : family === "qsv" ? ["-vf", "format=nv12"] : [];
   return [
-    ...["-hide_banner", "-nostdin", "-v", "error"],
+    ...["-hide_banner", "-nostdin", "-v", level],
     ...device,
     ...["-f", "lavfi", "-i", "color=c=black:s=256x144:d=0.04"],
     ...filter,
@@ -43,7 +47,11 @@ export async function selfTestEncoder(
   const run = await runFfmpeg(ffmpegPath, selfTestArgs(encoder), timeoutMs);
   if (run.timedOut) return { name: encoder, status: "failed", reason: `timed out after ${timeoutMs} ms` };
   if (run.exitCode === 0) return { name: encoder, status: "passed" };
-  return { name: encoder, status: "failed", reason: failureReason(run.stderr, encoder) ?? describeExit(run) };
+  const reason =
+    encoderFamily(encoder) === "nvenc"
+      ? (nvencFailureReason(run.stderr, encoder) ?? failureReason(run.stderr, encoder, isNvencChatter))
+      : failureReason(run.stderr, encoder);
+  return { name: encoder, status: "failed", reason: reason ?? describeExit(run) };
 }
 
 /**

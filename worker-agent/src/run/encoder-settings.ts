@@ -20,7 +20,7 @@
  * good/0). NVENC p1..p7 is its own fastest..slowest scale with p4 as default. QSV and AMF
  * have fewer steps, so neighbours share one.
  *
- * Hardware families are golden-tested only: this machine has no GPU (DESIGN.md §5 allows a
+ * Hardware families are golden-tested only: this machine has no GPU (the tests allow a
  * fake only at that boundary), and the probe's self-test proves each encoder on a real host.
  */
 import type { VideoPreset } from "@tjm/protocol";
