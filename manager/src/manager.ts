@@ -10,6 +10,7 @@ import { type App, type AppDeps, createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { EventHub } from "./events/index.ts";
 import { createExecution, type Execution } from "./execution/index.ts";
+import { BackchannelLogoutSender, type LogoutClients } from "./identity/sessions/index.ts";
 import { startJobCountCompaction } from "./jobs/count-compaction.ts";
 import { createManagerMetrics, type ManagerMetrics, type MetricsSettings } from "./metrics/index.ts";
 import { createOutboxRelay } from "./outbox/index.ts";
@@ -53,6 +54,13 @@ export interface ManagerOptions
   };
   metrics: MetricsSettings;
   /**
+   * The built-in provider's clients, when this process serves it (Node): the Manager then sends
+   * the back-channel logouts that ending sessions queued. Without it (Deno, or PROVIDER_ENABLED
+   * false) the rows wait for a Manager that serves the provider.
+   */
+  logoutClients?: LogoutClients;
+  backchannelLogout: { maxAttempts: number; retryBaseMs: number };
+  /**
    * Run the background loops (default true). Only tests that drive the sweeps and monitors
    * by hand turn them off, so that nothing moves unless they call it.
    */
@@ -78,6 +86,7 @@ export type ManagerDeps = Pick<
   | "background"
   | "onOutboxWritten"
   | "onInstallationConflict"
+  | "logoutClients"
 >;
 
 /**
@@ -128,6 +137,10 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
       maxAttempts: config.MAX_ATTEMPTS,
       jobDeadlineHours: config.JOB_DEADLINE_HOURS,
     },
+    backchannelLogout: {
+      maxAttempts: config.BACKCHANNEL_LOGOUT_MAX_ATTEMPTS,
+      retryBaseMs: config.BACKCHANNEL_LOGOUT_RETRY_BASE_MS,
+    },
     metrics: {
       enabled: config.METRICS_ENABLED,
       ownPort: config.METRICS_PORT !== undefined,
@@ -145,6 +158,8 @@ export interface Manager {
   presence: InstallationPresence;
   /** Its instruments; the entrypoint serves them on METRICS_PORT when that is set. */
   metrics: ManagerMetrics;
+  /** Sends queued back-channel logouts; wake it after ending sessions. Absent without the provider. */
+  backchannelLogouts: BackchannelLogoutSender | undefined;
   /** Stops the background work; the caller stops serving first and closes sql and broker after. */
   stop(): Promise<void>;
 }
@@ -223,6 +238,16 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     },
   });
   const commandConsumers = new CommandConsumerKeeper({ sql, broker, subjectPrefix, logger });
+  const backchannelLogouts =
+    options.logoutClients &&
+    new BackchannelLogoutSender({
+      sql,
+      clients: options.logoutClients,
+      logger,
+      maxAttempts: options.backchannelLogout.maxAttempts,
+      retryBaseMs: options.backchannelLogout.retryBaseMs,
+      outcome: metrics.backchannelLogout,
+    });
   const background = options.background !== false;
   let stopCompaction = async () => {};
   if (background) {
@@ -231,6 +256,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     monitor.start();
     commandConsumers.start();
     execution.start();
+    backchannelLogouts?.start();
     stopCompaction = startJobCountCompaction(sql, logger);
   }
   const app = createApp({
@@ -275,8 +301,10 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     execution,
     presence,
     metrics,
+    backchannelLogouts,
     async stop() {
       try {
+        await backchannelLogouts?.stop();
         await execution.stop();
         await monitor.stop();
         await commandConsumers.stop();

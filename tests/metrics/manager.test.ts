@@ -130,6 +130,7 @@ const LABEL_VALUES: Record<ManagerSeriesName, Record<string, readonly string[]>>
       "attempt-ended",
     ],
   },
+  tjm_backchannel_logouts_total: { outcome: ["sent", "retried", "failed"] },
   tjm_sse_subscribers: {},
   tjm_workers: { connectivity: CONNECTIVITY_STATES },
   tjm_nats_connected: {},

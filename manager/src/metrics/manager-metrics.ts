@@ -12,6 +12,8 @@ import { poolState, type Sql, withTimeout } from "../platform/db.ts";
 import { CONNECTIVITY_STATES } from "../workers/store.ts";
 import { attemptEnding, leasedAttempt, type PublishedRow } from "./outcomes.ts";
 import {
+  BACKCHANNEL_LOGOUT_OUTCOMES,
+  type BackchannelLogoutOutcome,
   KNOWN_FAILURE_CODES,
   MANAGER_SERIES,
   type ManagerSeriesName,
@@ -50,6 +52,8 @@ export interface ManagerMetrics {
   /** The relay committed these rows as published: leases (dispatch latency) and attempts' ends. */
   outboxPublished(rows: readonly PublishedRow[]): void;
   staleReport(reason: StaleReason): void;
+  /** The back-channel logout sender settled one attempt of a row. */
+  backchannelLogout(outcome: BackchannelLogoutOutcome): void;
   /** The Prometheus text exposition. */
   scrape(): Promise<{ contentType: string; body: string }>;
 }
@@ -93,6 +97,7 @@ const DISABLED: ManagerMetrics = {
   timeSubmit: passThrough,
   outboxPublished() {},
   staleReport() {},
+  backchannelLogout() {},
   scrape: () => Promise.reject(new Error("metrics are disabled (METRICS_ENABLED=false)")),
 };
 
@@ -121,6 +126,7 @@ export function createManagerMetrics(settings: MetricsSettings, sources: Metrics
   const outboxBacklog = new Gauge(spec("tjm_outbox_backlog"));
   const outboxOldestAge = new Gauge(spec("tjm_outbox_oldest_age_seconds"));
   const staleReports = new Counter(spec("tjm_stale_reports_total"));
+  const backchannelLogouts = new Counter(spec("tjm_backchannel_logouts_total"));
   const sseSubscribers = new Gauge(spec("tjm_sse_subscribers"));
   const workers = new Gauge(spec("tjm_workers"));
   const natsConnected = new Gauge(spec("tjm_nats_connected"));
@@ -136,6 +142,7 @@ export function createManagerMetrics(settings: MetricsSettings, sources: Metrics
     attemptOutcomes.inc({ outcome: "failed", failure_code: code }, 0);
   }
   for (const reason of STALE_REASONS) staleReports.inc({ reason }, 0);
+  for (const outcome of BACKCHANNEL_LOGOUT_OUTCOMES) backchannelLogouts.inc({ outcome }, 0);
   let reconnectsCounted = 0;
   const exposed = Registry.merge([processMetrics(), registry]);
   let scraping: Promise<unknown> = Promise.resolve();
@@ -211,6 +218,9 @@ export function createManagerMetrics(settings: MetricsSettings, sources: Metrics
     },
     staleReport(reason) {
       staleReports.inc({ reason });
+    },
+    backchannelLogout(outcome) {
+      backchannelLogouts.inc({ outcome });
     },
     scrape() {
       // One at a time: a second scrape's reset must not empty the gauges the first is rendering.

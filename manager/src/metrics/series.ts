@@ -55,6 +55,11 @@ export const MANAGER_SERIES = {
     help: "Worker reports acked and ignored by the fencing check, by reason",
     labels: ["reason"],
   },
+  tjm_backchannel_logouts_total: {
+    type: "counter",
+    help: "Back-channel logouts TJM owed after ending sessions itself, by outcome of each attempt: sent, retried (will be tried again), failed (given up)",
+    labels: ["outcome"],
+  },
   tjm_sse_subscribers: {
     type: "gauge",
     help: "Open event streams (SSE) of this process",
@@ -99,6 +104,9 @@ export const priorityBand = (priority: number): PriorityBand =>
 
 export const ATTEMPT_OUTCOMES = ["succeeded", "failed", "cancelled"] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
+
+export const BACKCHANNEL_LOGOUT_OUTCOMES = ["sent", "retried", "failed"] as const;
+export type BackchannelLogoutOutcome = (typeof BACKCHANNEL_LOGOUT_OUTCOMES)[number];
 
 export const POOL_STATES = ["open", "busy", "max"] as const;
 
