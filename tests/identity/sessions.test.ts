@@ -4,7 +4,7 @@
  * tokens by the provider (invalid_grant) — and nothing else does: another session of the
  * account, the session kept by "all but one", another client of the same session.
  */
-import { refresh, type SignInResult } from "@tjm/devstack/oidc-client";
+import { refresh, type SignInResult, type Tokens } from "@tjm/devstack/oidc-client";
 import { OPERATIONS_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -54,7 +54,7 @@ async function sessionUid(tokens: SignInResult): Promise<string> {
 }
 
 /** An operations request the token is checked on: 404 (no such job) while it stands, 401 once refused. */
-async function managerAnswer(tokens: SignInResult): Promise<number> {
+async function managerAnswer(tokens: Tokens): Promise<number> {
   const response = await manager.request(`/api/v1/operations/jobs/${crypto.randomUUID()}`, {
     headers: { authorization: `Bearer ${tokens.accessToken}` },
   });
