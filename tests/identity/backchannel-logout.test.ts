@@ -116,11 +116,9 @@ async function outboxRow(clientId: string) {
   return row;
 }
 
-/** Ends the session as a portal route would: commit, then wake the sender. */
-async function endAndWake(accountId: string, uid: string) {
-  const ended = await endSession(manager.sql, accountId, uid);
-  manager.manager.backchannelLogouts?.wake();
-  return ended;
+/** Ends the session as a portal route would: the sender woken after the commit. */
+function endAndWake(accountId: string, uid: string) {
+  return endSession(manager.sql, accountId, uid, () => manager.manager.backchannelLogouts?.wake());
 }
 
 describe("ending a session of a client with a back-channel logout URI", () => {
@@ -129,7 +127,7 @@ describe("ending a session of a client with a back-channel logout URI", () => {
     const { accountId, clientId, tokens, uid } = await signedInWithLogoutUri(`${receiver.origin}${path}`);
 
     expect((await endAndWake(accountId, uid)).logoutsQueued).toBe(1);
-    await waitFor("the logout token", async () => receiver.received(path).length > 0, 5000);
+    await waitFor("the logout token", async () => receiver.received(path).length > 0, 10_000);
 
     const { payload } = await jwtVerify(
       receiver.received(path)[0] as string,
@@ -141,7 +139,7 @@ describe("ending a session of a client with a back-channel logout URI", () => {
       sid: tokens.claims.sid,
       events: { [BACKCHANNEL_LOGOUT_EVENT]: {} },
     });
-    await waitFor("the row marked sent", async () => (await outboxRow(clientId))?.sentAt != null, 2000);
+    await waitFor("the row marked sent", async () => (await outboxRow(clientId))?.sentAt != null, 10_000);
     expect(await outboxRow(clientId)).toMatchObject({ attempts: 1, failedAt: null });
   });
 
@@ -151,7 +149,7 @@ describe("ending a session of a client with a back-channel logout URI", () => {
     const { accountId, clientId, uid } = await signedInWithLogoutUri(`${receiver.origin}${path}`);
 
     await endAndWake(accountId, uid);
-    await waitFor("the row marked sent", async () => (await outboxRow(clientId))?.sentAt != null, 5000);
+    await waitFor("the row marked sent", async () => (await outboxRow(clientId))?.sentAt != null, 10_000);
     expect(receiver.received(path)).toHaveLength(3);
     expect(await outboxRow(clientId)).toMatchObject({
       attempts: 3,
@@ -165,7 +163,7 @@ describe("ending a session of a client with a back-channel logout URI", () => {
     const { accountId, clientId, uid } = await signedInWithLogoutUri(`${privateReceiver.origin}${path}`);
 
     await endAndWake(accountId, uid);
-    await waitFor("the row marked failed", async () => (await outboxRow(clientId))?.failedAt != null, 5000);
+    await waitFor("the row marked failed", async () => (await outboxRow(clientId))?.failedAt != null, 10_000);
     expect(await outboxRow(clientId)).toMatchObject({
       attempts: 1,
       sentAt: null,
@@ -191,14 +189,14 @@ describe("a Manager that stops between the commit and the send", () => {
       env: { ...ENV, OIDC_ISSUER_URL: manager.issuerUrl },
     });
     try {
-      await waitFor("the logout token", async () => receiver.received(path).length > 0, 5000);
+      await waitFor("the logout token", async () => receiver.received(path).length > 0, 10_000);
       const { payload } = await jwtVerify(
         receiver.received(path)[0] as string,
         createRemoteJWKSet(new URL(`${manager.issuerUrl}/jwks`)),
         { issuer: manager.issuerUrl, audience: clientId, typ: "logout+jwt" },
       );
       expect(payload).toMatchObject({ sub: accountId, sid: tokens.claims.sid });
-      await waitFor("the row marked sent", async () => (await outboxRow(clientId))?.sentAt != null, 2000);
+      await waitFor("the row marked sent", async () => (await outboxRow(clientId))?.sentAt != null, 10_000);
     } finally {
       await next.close({ keepStreams: true });
     }

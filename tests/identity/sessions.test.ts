@@ -9,6 +9,7 @@ import { OPERATIONS_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ClientAuthorizationNotFoundError,
+  endAllSessions,
   endClientAuthorization,
   endOtherSessions,
   endSession,
@@ -169,6 +170,25 @@ describe("ending all sessions but one", () => {
       await expect(refreshed(other)).rejects.toMatchObject({ code: "invalid_grant" });
     }
     expect(await listSessions(manager.sql, account.accountId)).toHaveLength(1);
+  });
+});
+
+describe("ending all of an account's sessions", () => {
+  it("ends every one, forgets them in the browsers, and leaves other accounts signed in", async () => {
+    const account = await operator();
+    const bystander = await operator();
+    const sessions = [await signedIn(account), await signedIn(account)];
+    const untouched = await signedIn(bystander);
+    const uids = await Promise.all(sessions.map(sessionUid));
+
+    const ended = await endAllSessions(manager.sql, account.accountId);
+    expect(ended.sessions.map((session) => session.uid).sort()).toEqual(uids.sort());
+    for (const tokens of sessions) expect(await managerAnswer(tokens)).toBe(401);
+    expect(await listSessions(manager.sql, account.accountId)).toEqual([]);
+    expect(
+      await manager.sql`select from browser_sessions where account_id = ${account.accountId}`,
+    ).toHaveLength(0);
+    expect(await managerAnswer(untouched)).toBe(404);
   });
 });
 

@@ -13,8 +13,8 @@
  *   backchannel_logout_outbox, which a Node Manager's sender delivers after the commit.
  *
  * The provider is not asked: its records are these rows (provider/adapter.ts), and it has no API
- * to end a session by account. Call `logoutsQueued` (the sender's wake) after a commit that
- * queued rows; a Manager that is not woken still sends them at its next tick.
+ * to end a session by account. `logoutsQueued` (the sender's wake) is called after a commit that
+ * queued rows; a sender that is not woken still finds them at its next tick.
  */
 import type { Sql, TransactionSql as Tx } from "../../platform/db.ts";
 import {
@@ -44,6 +44,9 @@ export interface Ended {
   /** Back-channel logouts queued: one per client with a back-channel logout URI and sid. */
   logoutsQueued: number;
 }
+
+/** Called after the commit when it queued back-channel logouts (the sender's wake). */
+export type LogoutsQueued = () => void;
 
 /** Which of an account's sessions end. */
 export type SessionSelection = { only: string } | { allBut: string } | "all";
@@ -98,8 +101,13 @@ async function queueBackchannelLogouts(
   return queued.count;
 }
 
-async function endSelected(sql: Sql, accountId: string, selection: SessionSelection): Promise<Ended> {
-  return sql.begin(async (tx) => {
+async function endSelected(
+  sql: Sql,
+  accountId: string,
+  selection: SessionSelection,
+  logoutsQueued: LogoutsQueued | undefined,
+): Promise<Ended> {
+  const ended = await sql.begin(async (tx) => {
     const sessions = await lockSessions(tx, accountId, selection);
     if (sessions.length === 0 && typeof selection === "object" && "only" in selection) {
       throw new SessionNotFoundError("no such session");
@@ -115,24 +123,39 @@ async function endSelected(sql: Sql, accountId: string, selection: SessionSelect
       await tx`delete from browser_sessions where session_uid = any(${ended.map((s) => s.uid)}::text[])`;
     }
     await revokeGrants(tx, grantIds);
-    const logoutsQueued = await queueBackchannelLogouts(tx, accountId, clients);
-    return { sessions: ended, grantIds, logoutsQueued };
+    return {
+      sessions: ended,
+      grantIds,
+      logoutsQueued: await queueBackchannelLogouts(tx, accountId, clients),
+    };
   });
+  if (ended.logoutsQueued > 0) logoutsQueued?.();
+  return ended;
 }
 
 /** Ends one of the account's sessions; SessionNotFoundError when it has no such live session. */
-export function endSession(sql: Sql, accountId: string, uid: string): Promise<Ended> {
-  return endSelected(sql, accountId, { only: uid });
+export function endSession(
+  sql: Sql,
+  accountId: string,
+  uid: string,
+  logoutsQueued?: LogoutsQueued,
+): Promise<Ended> {
+  return endSelected(sql, accountId, { only: uid }, logoutsQueued);
 }
 
 /** Ends every session of the account except `keepUid` (the current one), which is left as it is. */
-export function endOtherSessions(sql: Sql, accountId: string, keepUid: string): Promise<Ended> {
-  return endSelected(sql, accountId, { allBut: keepUid });
+export function endOtherSessions(
+  sql: Sql,
+  accountId: string,
+  keepUid: string,
+  logoutsQueued?: LogoutsQueued,
+): Promise<Ended> {
+  return endSelected(sql, accountId, { allBut: keepUid }, logoutsQueued);
 }
 
 /** Ends every session of the account (log out everywhere, a password reset). */
-export function endAllSessions(sql: Sql, accountId: string): Promise<Ended> {
-  return endSelected(sql, accountId, "all");
+export function endAllSessions(sql: Sql, accountId: string, logoutsQueued?: LogoutsQueued): Promise<Ended> {
+  return endSelected(sql, accountId, "all", logoutsQueued);
 }
 
 /**
@@ -141,8 +164,13 @@ export function endAllSessions(sql: Sql, accountId: string): Promise<Ended> {
  * client holds from the account is revoked, those of sessions already ended included.
  * ClientAuthorizationNotFoundError when the client holds neither.
  */
-export async function endClientAuthorization(sql: Sql, accountId: string, clientId: string): Promise<Ended> {
-  return sql.begin(async (tx) => {
+export async function endClientAuthorization(
+  sql: Sql,
+  accountId: string,
+  clientId: string,
+  logoutsQueued?: LogoutsQueued,
+): Promise<Ended> {
+  const ended = await sql.begin(async (tx) => {
     const sessions = await tx<LockedSession[]>`
       select id, uid, payload from oidc_records
       where model = 'Session' and account_id = ${accountId} and uid is not null
@@ -174,7 +202,12 @@ export async function endClientAuthorization(sql: Sql, accountId: string, client
       ]),
     ];
     await revokeGrants(tx, grantIds);
-    const logoutsQueued = await queueBackchannelLogouts(tx, accountId, clients);
-    return { sessions: ended, grantIds, logoutsQueued };
+    return {
+      sessions: ended,
+      grantIds,
+      logoutsQueued: await queueBackchannelLogouts(tx, accountId, clients),
+    };
   });
+  if (ended.logoutsQueued > 0) logoutsQueued?.();
+  return ended;
 }

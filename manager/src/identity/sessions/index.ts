@@ -27,6 +27,7 @@ export {
   endClientAuthorization,
   endOtherSessions,
   endSession,
+  type LogoutsQueued,
   SessionNotFoundError,
 } from "./end.ts";
 export {
