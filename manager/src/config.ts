@@ -224,6 +224,13 @@ export const configSchema = z
           .filter((item) => item.length > 0),
       ),
     /**
+     * Attempts to deliver a back-channel logout TJM owes a client after ending a session itself
+     * (docs/sessions.md) before the row is marked failed; the waits between them double.
+     */
+    BACKCHANNEL_LOGOUT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8),
+    /** The wait after a back-channel logout's first failed attempt; each later wait doubles (at most 10 minutes). */
+    BACKCHANNEL_LOGOUT_RETRY_BASE_MS: z.coerce.number().int().min(10).max(600_000).default(2000),
+    /**
      * Addresses of reverse proxies whose X-Forwarded-For is believed (comma-separated IPs); the
      * client address is otherwise the socket's.
      */

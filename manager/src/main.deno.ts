@@ -1,4 +1,6 @@
-// Deno entrypoint: the same Manager as main.node.ts, served by Deno.serve.
+// Deno entrypoint: the same Manager as main.node.ts, served by Deno.serve. It serves no built-in
+// provider (oidc-provider needs Node), so it sends no back-channel logouts either: the rows that
+// ending sessions queues wait in backchannel_logout_outbox for a Node Manager's sender.
 import { connect } from "@nats-io/transport-node";
 import { main } from "./runtime.ts";
 

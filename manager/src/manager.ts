@@ -11,6 +11,7 @@ import type { Config } from "./config.ts";
 import { EventHub } from "./events/index.ts";
 import { createExecution, type Execution } from "./execution/index.ts";
 import { createDelivery, type Delivery, type DeliverySettings } from "./identity/delivery/index.ts";
+import { BackchannelLogoutSender, type LogoutClients } from "./identity/sessions/index.ts";
 import { startJobCountCompaction } from "./jobs/count-compaction.ts";
 import { createManagerMetrics, type ManagerMetrics, type MetricsSettings } from "./metrics/index.ts";
 import { createOutboxRelay } from "./outbox/index.ts";
@@ -56,6 +57,13 @@ export interface ManagerOptions
   /** E-mail and SMS transports and how the message sender retries. */
   delivery: DeliverySettings;
   /**
+   * The built-in provider's clients, when this process serves it (Node): the Manager then sends
+   * the back-channel logouts that ending sessions queued. Without it (Deno, or PROVIDER_ENABLED
+   * false) the rows wait for a Manager that serves the provider.
+   */
+  logoutClients?: LogoutClients;
+  backchannelLogout: { maxAttempts: number; retryBaseMs: number };
+  /**
    * Run the background loops (default true). Only tests that drive the sweeps and monitors
    * by hand turn them off, so that nothing moves unless they call it.
    */
@@ -81,6 +89,7 @@ export type ManagerDeps = Pick<
   | "background"
   | "onOutboxWritten"
   | "onInstallationConflict"
+  | "logoutClients"
 >;
 
 /**
@@ -130,6 +139,10 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
       dispatchTimeoutMs: config.DISPATCH_TIMEOUT_MS,
       maxAttempts: config.MAX_ATTEMPTS,
       jobDeadlineHours: config.JOB_DEADLINE_HOURS,
+    },
+    backchannelLogout: {
+      maxAttempts: config.BACKCHANNEL_LOGOUT_MAX_ATTEMPTS,
+      retryBaseMs: config.BACKCHANNEL_LOGOUT_RETRY_BASE_MS,
     },
     metrics: {
       enabled: config.METRICS_ENABLED,
@@ -188,6 +201,8 @@ export interface Manager {
   metrics: ManagerMetrics;
   /** Messages people receive: features enqueue them in their transactions, its sender sends them. */
   delivery: Delivery;
+  /** Sends queued back-channel logouts; wake it after ending sessions. Absent without the provider. */
+  backchannelLogouts: BackchannelLogoutSender | undefined;
   /** Stops the background work; the caller stops serving first and closes sql and broker after. */
   stop(): Promise<void>;
 }
@@ -267,6 +282,16 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
   });
   const commandConsumers = new CommandConsumerKeeper({ sql, broker, subjectPrefix, logger });
   const delivery = createDelivery(options.delivery, { sql, logger, outcome: metrics.messageOutcome });
+  const backchannelLogouts =
+    options.logoutClients &&
+    new BackchannelLogoutSender({
+      sql,
+      clients: options.logoutClients,
+      logger,
+      maxAttempts: options.backchannelLogout.maxAttempts,
+      retryBaseMs: options.backchannelLogout.retryBaseMs,
+      outcome: metrics.backchannelLogout,
+    });
   const background = options.background !== false;
   let stopCompaction = async () => {};
   if (background) {
@@ -275,6 +300,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     monitor.start();
     commandConsumers.start();
     execution.start();
+    backchannelLogouts?.start();
     stopCompaction = startJobCountCompaction(sql, logger);
     delivery.start();
   }
@@ -322,9 +348,11 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     presence,
     metrics,
     delivery,
+    backchannelLogouts,
     async stop() {
       try {
         await delivery.stop();
+        await backchannelLogouts?.stop();
         await execution.stop();
         await monitor.stop();
         await commandConsumers.stop();

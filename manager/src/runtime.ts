@@ -4,6 +4,7 @@ import { createLogger, type Logger } from "@tjm/platform";
 import { type Config, parseEnv, redactConfig } from "./config.ts";
 // Types only: the module itself is imported when one of its commands runs (it loads the argon2 addon).
 import type { CommandContext } from "./identity/cli.ts";
+import type { LogoutClients } from "./identity/sessions/index.ts";
 import { type Manager, managerOptionsFromConfig, startManager } from "./manager.ts";
 import { metricsApp } from "./metrics/index.ts";
 import { type Connect, createBroker } from "./platform/broker.ts";
@@ -31,7 +32,7 @@ export interface Runtime {
     config: Config;
     sql: Sql;
     logger: Logger;
-  }) => Promise<ProviderMount & { stop(): Promise<void> }>;
+  }) => Promise<ProviderMount & { logoutClients: LogoutClients; stop(): Promise<void> }>;
   onShutdownSignal(handler: () => void): void;
   writeStdout(line: string): void;
   writeStderr(line: string): void;
@@ -150,6 +151,8 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
       broker,
       logger,
       scalarBundle,
+      // Only a Manager serving the provider sends back-channel logouts (it signs them).
+      logoutClients: provider?.logoutClients,
       onInstallationConflict: (conflict) => {
         runtime.writeStderr(conflict.message);
         shutdown(EXIT_PREFIX_TAKEN);

@@ -270,6 +270,7 @@ export class TestManager {
         scalarBundle: options.scalarBundle ?? (async () => new TextEncoder().encode("/* scalar */")),
         sseKeepAliveMs: options.sseKeepAliveMs,
         background: options.background,
+        logoutClients: provider?.logoutClients,
         onOutboxWritten: () => {
           writes.count++;
         },

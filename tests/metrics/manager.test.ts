@@ -131,6 +131,7 @@ const LABEL_VALUES: Record<ManagerSeriesName, Record<string, readonly string[]>>
     ],
   },
   tjm_messages_total: { channel: ["email", "sms"], outcome: ["sent", "retried", "failed", "expired"] },
+  tjm_backchannel_logouts_total: { outcome: ["sent", "retried", "failed"] },
   tjm_sse_subscribers: {},
   tjm_workers: { connectivity: CONNECTIVITY_STATES },
   tjm_nats_connected: {},

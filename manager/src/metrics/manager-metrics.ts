@@ -12,6 +12,8 @@ import { poolState, type Sql, withTimeout } from "../platform/db.ts";
 import { CONNECTIVITY_STATES } from "../workers/store.ts";
 import { attemptEnding, leasedAttempt, type PublishedRow } from "./outcomes.ts";
 import {
+  BACKCHANNEL_LOGOUT_OUTCOMES,
+  type BackchannelLogoutOutcome,
   KNOWN_FAILURE_CODES,
   MANAGER_SERIES,
   type ManagerSeriesName,
@@ -57,6 +59,8 @@ export interface ManagerMetrics {
   staleReport(reason: StaleReason): void;
   /** A message's attempt ended (identity/delivery). */
   messageOutcome(channel: MessageChannel, outcome: MessageOutcome): void;
+  /** The back-channel logout sender settled one attempt of a row. */
+  backchannelLogout(outcome: BackchannelLogoutOutcome): void;
   /** The Prometheus text exposition. */
   scrape(): Promise<{ contentType: string; body: string }>;
 }
@@ -101,6 +105,7 @@ const DISABLED: ManagerMetrics = {
   outboxPublished() {},
   staleReport() {},
   messageOutcome() {},
+  backchannelLogout() {},
   scrape: () => Promise.reject(new Error("metrics are disabled (METRICS_ENABLED=false)")),
 };
 
@@ -133,6 +138,7 @@ export function createManagerMetrics(settings: MetricsSettings, sources: Metrics
   for (const channel of MESSAGE_CHANNELS) {
     for (const outcome of MESSAGE_OUTCOMES) messages.inc({ channel, outcome }, 0);
   }
+  const backchannelLogouts = new Counter(spec("tjm_backchannel_logouts_total"));
   const sseSubscribers = new Gauge(spec("tjm_sse_subscribers"));
   const workers = new Gauge(spec("tjm_workers"));
   const natsConnected = new Gauge(spec("tjm_nats_connected"));
@@ -148,6 +154,7 @@ export function createManagerMetrics(settings: MetricsSettings, sources: Metrics
     attemptOutcomes.inc({ outcome: "failed", failure_code: code }, 0);
   }
   for (const reason of STALE_REASONS) staleReports.inc({ reason }, 0);
+  for (const outcome of BACKCHANNEL_LOGOUT_OUTCOMES) backchannelLogouts.inc({ outcome }, 0);
   let reconnectsCounted = 0;
   const exposed = Registry.merge([processMetrics(), registry]);
   let scraping: Promise<unknown> = Promise.resolve();
@@ -226,6 +233,9 @@ export function createManagerMetrics(settings: MetricsSettings, sources: Metrics
     },
     staleReport(reason) {
       staleReports.inc({ reason });
+    },
+    backchannelLogout(outcome) {
+      backchannelLogouts.inc({ outcome });
     },
     scrape() {
       // One at a time: a second scrape's reset must not empty the gauges the first is rendering.

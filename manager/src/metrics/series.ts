@@ -60,6 +60,11 @@ export const MANAGER_SERIES = {
     help: "Messages people receive (e-mail, SMS) by channel and outcome: sent, retried (an attempt failed, another follows), failed (attempts spent or refused), expired (its code expired unsent)",
     labels: ["channel", "outcome"],
   },
+  tjm_backchannel_logouts_total: {
+    type: "counter",
+    help: "Back-channel logouts TJM owed after ending sessions itself, by outcome of each attempt: sent, retried (will be tried again), failed (given up)",
+    labels: ["outcome"],
+  },
   tjm_sse_subscribers: {
     type: "gauge",
     help: "Open event streams (SSE) of this process",
@@ -107,6 +112,8 @@ export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
 export const MESSAGE_CHANNELS = ["email", "sms"] as const;
 export const MESSAGE_OUTCOMES = ["sent", "retried", "failed", "expired"] as const;
+export const BACKCHANNEL_LOGOUT_OUTCOMES = ["sent", "retried", "failed"] as const;
+export type BackchannelLogoutOutcome = (typeof BACKCHANNEL_LOGOUT_OUTCOMES)[number];
 
 export const POOL_STATES = ["open", "busy", "max"] as const;
 

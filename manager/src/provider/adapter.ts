@@ -4,6 +4,7 @@
  * every Manager replica shares.
  */
 import { type Adapter, type AdapterFactory, type AdapterPayload, errors } from "oidc-provider";
+import { sessionSids } from "../identity/sessions/payload.ts";
 import type { Sql } from "../platform/db.ts";
 import { findClientMetadata } from "./clients.ts";
 import {
@@ -30,13 +31,6 @@ function isRecordId(id: unknown): id is string {
   return isBoundedIdentifier(id, MAX_RECORD_ID_LENGTH);
 }
 
-/** The sids a Session hands out, one per client it signed in to (a token's `sid` claim). */
-function sessionSids(payload: AdapterPayload): string[] {
-  return Object.values(payload.authorizations ?? {}).flatMap((authorization) =>
-    typeof authorization.sid === "string" ? [authorization.sid] : [],
-  );
-}
-
 class RecordAdapter implements Adapter {
   constructor(
     private readonly sql: Sql,
@@ -48,6 +42,7 @@ class RecordAdapter implements Adapter {
     if (containsNul(payload))
       throw new errors.InvalidRequest("request parameters must not contain NUL characters");
     const grantId = GRANT_BOUND_MODELS.has(this.model) ? (payload.grantId ?? null) : null;
+    // The sids a Session hands out (a token's `sid` claim), one per client it signed in to.
     const sids = this.model === "Session" ? sessionSids(payload) : null;
     // A consumed record stays consumed: a rewrite of its payload must not bring it back.
     await this.sql`

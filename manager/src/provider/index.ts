@@ -9,17 +9,19 @@ import type { Logger } from "@tjm/platform";
 import { pageHeaders, scriptHashes } from "@tjm/platform/page-headers";
 import type { Config } from "../config.ts";
 import { verifyClientSecret } from "../identity/secrets.ts";
-import type { Sql } from "../platform/db.ts";
-import { TickingTask } from "../platform/loop.ts";
-import { purgeExpiredRecords } from "./adapter.ts";
-import { writeAuditEvent } from "./audit.ts";
 import {
   BROWSER_COOKIE,
   BROWSER_COOKIE_MAX_AGE_MS,
   browserCookieHmac,
+  type LogoutClient,
+  type LogoutClients,
   newBrowserCookie,
   rememberSignIn,
-} from "./browsers.ts";
+} from "../identity/sessions/index.ts";
+import type { Sql } from "../platform/db.ts";
+import { TickingTask } from "../platform/loop.ts";
+import { purgeExpiredRecords } from "./adapter.ts";
+import { writeAuditEvent } from "./audit.ts";
 import { compareClientSecretsByHmac } from "./clients.ts";
 import { Provider, providerConfiguration } from "./configuration.ts";
 import { type Catalogue, catalogueFor, loadCatalogues } from "./interactions/messages.ts";
@@ -282,10 +284,22 @@ export class IdentityProvider {
   }
 }
 
+/**
+ * The provider's clients for the back-channel logouts TJM sends itself: found through the
+ * instance that serves now, whose `backchannelLogout` signs the logout token with its keys and
+ * sends it through its `fetch` (so PROVIDER_PRIVATE_NETWORK_HOSTS applies).
+ */
+function logoutClientsOf(identity: IdentityProvider): LogoutClients {
+  return {
+    // oidc-provider's Client has backchannelLogout(sub, sid), absent from its published types.
+    find: async (clientId) => (await identity.current().Client.find(clientId)) as LogoutClient | undefined,
+  };
+}
+
 /** The provider as the Node listener mounts it: the provider, its interaction pages, and how to stop. */
 export async function startProviderMount(
   options: IdentityProviderOptions,
-): Promise<ProviderMount & { stop(): Promise<void> }> {
+): Promise<ProviderMount & { logoutClients: LogoutClients; stop(): Promise<void> }> {
   const { config, sql, logger } = options;
   const identity = await IdentityProvider.start(options);
   const limiter = createSignInLimiter(sql, {
@@ -304,6 +318,7 @@ export async function startProviderMount(
     identity,
     interactions,
     trustedProxies: config.TRUSTED_PROXY_ADDRESSES,
+    logoutClients: logoutClientsOf(identity),
     stop: () => identity.stop(),
   };
 }

@@ -5,7 +5,7 @@
  * account portal can list every account one browser remembers and log each out.
  */
 import { createHmac, randomBytes } from "node:crypto";
-import type { Sql } from "../platform/db.ts";
+import type { Sql } from "../../platform/db.ts";
 
 export const BROWSER_COOKIE = "tjm_browser";
 /** About 400 days, the longest lifetime Chromium keeps a cookie. */
