@@ -26,7 +26,10 @@ afterAll(async () => {
   }
 });
 
-/** A schema migrated up to, not including, 0011; the client's search path is the schema. */
+/**
+ * A schema migrated up to, not including, 0011; the client's search path is the schema.
+ * `migrations` ends with 0011: the later ones are not this test's.
+ */
 async function schemaBeforeIdentifierKeys(): Promise<{ schema: string; sql: Sql; migrations: Migration[] }> {
   const schema = `${inject("schemaPrefix")}idk_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
   const sql = createSql({ url: testServices().databaseUrl, schema, poolMax: 2 });
@@ -35,7 +38,7 @@ async function schemaBeforeIdentifierKeys(): Promise<{ schema: string; sql: Sql;
   const keys = migrations.findIndex((m) => m.name === "identifier_keys");
   expect(keys).toBeGreaterThan(0);
   await migrate(sql, schema, migrations.slice(0, keys));
-  return { schema, sql, migrations };
+  return { schema, sql, migrations: migrations.slice(0, keys + 1) };
 }
 
 async function insertAccounts(sql: Sql, emails: string[]): Promise<Map<string, string>> {
