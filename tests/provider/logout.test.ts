@@ -268,6 +268,17 @@ describe("back-channel logout to a private address nobody named", () => {
   });
 });
 
+/** RP-initiated logout with an id_token_hint, confirmed on the provider's page. */
+async function logOutWithHint(tokens: SignInResult, clientId: string): Promise<void> {
+  const page = await confirmationPage(
+    tokens.session,
+    await endSessionUrl({ issuer: manager.issuerUrl, clientId, idTokenHint: tokens.idToken }),
+  );
+  const confirmed = await confirmLogout(tokens.session, page);
+  expect(confirmed.status).toBe(303);
+  await confirmed.body?.cancel();
+}
+
 describe("a refresh token asked for with offline_access and prompt=consent", () => {
   async function signedInOffline(firstParty: boolean) {
     const account = await createTestAccount(manager.sql, { roles: ["operator"] });
@@ -303,17 +314,7 @@ describe("a refresh token asked for with offline_access and prompt=consent", () 
       expect(minted.claims.sid).toBe(tokens.claims.sid);
       expect(await managerAnswer(minted.accessToken)).toBe(404);
 
-      const page = await confirmationPage(
-        tokens.session,
-        await endSessionUrl({
-          issuer: manager.issuerUrl,
-          clientId: client.clientId,
-          idTokenHint: tokens.idToken,
-        }),
-      );
-      const confirmed = await confirmLogout(tokens.session, page);
-      expect(confirmed.status).toBe(303);
-      await confirmed.body?.cancel();
+      await logOutWithHint(tokens, client.clientId);
 
       await expect(
         refresh({
