@@ -12,7 +12,6 @@ import { sessionCookieFor } from "../../admin/src/sessions/cookie.ts";
 import { createSealer } from "../../admin/src/sessions/sealing.ts";
 import { Sessions } from "../../admin/src/sessions/sessions.ts";
 import { RelyingParty } from "../../admin/src/sign-in/relying-party.ts";
-import { createTestAccount } from "../harness/identity.ts";
 import { TestAdmin } from "./admin-harness.ts";
 
 let admin: TestAdmin;

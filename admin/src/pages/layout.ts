@@ -96,13 +96,14 @@ ${body}
 `;
 }
 
+/** The provider refused the sign-in (the account cancelled it, or may use nothing here). */
 export function noAccessPage(description: string | undefined): string {
   return page(
     "No access",
     `<h1>No access</h1>
-<p role="alert">Your account signed in, but it does not hold the <strong>operator</strong> role the Admin console requires.</p>
+<p role="alert">The sign-in service did not let this sign-in reach the Admin console.</p>
 ${description ? `<p>The sign-in service said: ${escapeHtml(description)}</p>` : ""}
-<p>Ask an administrator for the operator role, then <a href="/auth/sign-in">sign in again</a>.</p>`,
+<p><a href="/auth/sign-in">Sign in again</a></p>`,
   );
 }
 

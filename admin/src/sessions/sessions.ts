@@ -137,7 +137,7 @@ export class Sessions {
   }
 
   private async refreshed(hash: Buffer): Promise<Session | undefined> {
-    const { sql, sealer, relyingParty, logger } = this.options;
+    const { sql, sealer, logger } = this.options;
     return (await sql.begin(async (tx) => {
       const row = await store.lockSession(tx as unknown as Sql, hash);
       if (!row) return undefined;
