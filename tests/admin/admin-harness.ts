@@ -315,6 +315,13 @@ export class TestAdmin {
     return { ...stored, tokens: createSealer(SESSION_KEY).open<SessionTokens>(sealedTokens, hash) };
   }
 
+  /** Seals `tokens` into a browser's session row in place of what it holds (any shape, as a test needs). */
+  async replaceSealedTokens(browser: BrowserSession, tokens: unknown): Promise<void> {
+    const hash = idHash(this.cookieOf(browser) as string);
+    const sealed = createSealer(SESSION_KEY).seal(tokens, hash);
+    await this.sql`update admin_sessions set sealed_tokens = ${sealed} where id_hash = ${hash}`;
+  }
+
   /**
    * A browser's sign-in: GET /auth/sign-in, the provider's pages filled in, back to the
    * callback. Answers the callback's response (a redirect to returnTo, or the no-access page).

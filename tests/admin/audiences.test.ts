@@ -215,3 +215,22 @@ describe("an operator whose role is removed", () => {
     expect((await page(browser, "/jobs")).location).toBe("/account");
   });
 });
+
+describe("a session sealed before the console kept a token per resource", () => {
+  it("has ended: 401, the row gone, and signing in again works", async () => {
+    const account = await admin.operator();
+    const { browser } = await admin.signIn(account);
+    const { tokens } = await stored(browser);
+    await admin.replaceSealedTokens(browser, {
+      accessToken: tokens.access.operations?.token,
+      refreshToken: tokens.refreshToken,
+      idToken: tokens.idToken,
+      accessExpiresAt: tokens.access.operations?.expiresAt,
+    });
+    expect((await admin.request(browser, "/api/operations/jobs?limit=1")).status).toBe(401);
+    expect(await admin.storedSession(browser)).toBeUndefined();
+    const again = await admin.signIn(account, browser);
+    expect(again.callback.status).toBe(303);
+    expect((await admin.request(browser, "/api/operations/jobs?limit=1")).status).toBe(200);
+  });
+});

@@ -112,7 +112,13 @@ export class Sessions {
       await store.deleteTimedOutSession(this.options.sql, hash, this.options.idleMinutes);
       return undefined;
     }
-    return refreshDue(row) ? this.refreshed(hash) : this.sessionOf(hash, row);
+    const session = this.sessionOf(hash, row);
+    if (session === undefined) {
+      // Sealed before the console kept a token per resource: signing in again makes a new one.
+      await store.deleteSession(this.options.sql, hash);
+      return undefined;
+    }
+    return refreshDue(row) ? this.refreshed(hash) : session;
   }
 
   async end(hash: Buffer): Promise<void> {
@@ -127,13 +133,11 @@ export class Sessions {
     return store.deleteExpired(this.options.sql, this.options.idleMinutes);
   }
 
-  private sessionOf(hash: Buffer, row: store.SessionRow): Session {
-    return {
-      hash,
-      sub: row.accountSub,
-      sid: row.sid ?? undefined,
-      tokens: this.options.sealer.open<SessionTokens>(row.sealedTokens, hash),
-    };
+  /** The row as a session; undefined when its sealed tokens are not one token per resource. */
+  private sessionOf(hash: Buffer, row: store.SessionRow): Session | undefined {
+    const tokens = this.options.sealer.open<Partial<SessionTokens>>(row.sealedTokens, hash);
+    if (typeof tokens.access !== "object" || tokens.access === null) return undefined;
+    return { hash, sub: row.accountSub, sid: row.sid ?? undefined, tokens: tokens as SessionTokens };
   }
 
   private async refreshed(hash: Buffer): Promise<Session | undefined> {
@@ -142,6 +146,7 @@ export class Sessions {
       const row = await store.lockSession(tx as unknown as Sql, hash);
       if (!row) return undefined;
       const session = this.sessionOf(hash, row);
+      if (!session) return undefined;
       // Another request (or process) may have refreshed while this one waited for the lock.
       if (!refreshDue(row)) return session;
       try {

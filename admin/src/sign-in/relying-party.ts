@@ -42,7 +42,7 @@ export interface AccessToken {
 }
 
 export interface SessionTokens {
-  /** One access token per resource the account may use; account-portal always. */
+  /** One access token per resource the account may use (account-portal for every console sign-in). */
   access: Partial<Record<ConsoleResource, AccessToken>>;
   refreshToken: string | undefined;
   idToken: string | undefined;
