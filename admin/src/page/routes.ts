@@ -12,10 +12,10 @@ import { accessTokenFor, type Session } from "../sessions/sessions.ts";
 import { type loadPageAssets, registerAssets } from "./assets.ts";
 import { accountView, enrollmentView, jobsView, jobView, submitView, workersView } from "./views.ts";
 
-export const ACCOUNT_VIEW_PATH = "/account";
+const ACCOUNT_VIEW_PATH = "/account";
 
 /** What a session's tokens let its account use; the browser is never asked. */
-export function offeredTo(session: Session): Offered {
+function offeredTo(session: Session): Offered {
   return {
     operations: accessTokenFor(session, "operations") !== undefined,
     clientAdministration: accessTokenFor(session, "admin-console") !== undefined,
