@@ -8,8 +8,11 @@ if [ -s "$client_env" ]; then
   echo "admin-client: already registered"
   exit 0
 fi
+# The console signs every account in: account-portal for all, the operations audience for
+# operators, admin-console for client admins (the provider issues each by the account's roles).
 set -- clients create --name "Admin console" --first-party \
   --grant authorization_code --grant refresh_token --resource "$OIDC_OPERATIONS_ADMIN_AUDIENCE" \
+  --resource account-portal --resource admin-console \
   --redirect-uri "$ADMIN_PUBLIC_URL/auth/callback" \
   --post-logout-redirect-uri "$ADMIN_PUBLIC_URL/auth/signed-out"
 # Back-channel logout only where the Managers can reach the console by its public name: over

@@ -13,7 +13,11 @@ import { refresh, signIn, type Tokens } from "@tjm/devstack/oidc-client";
 import { OPERATIONS_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { createSql } from "../manager/src/platform/db.ts";
 import { findClientMetadata } from "../manager/src/provider/clients.ts";
-import { resourceIndicator } from "../manager/src/provider/resources.ts";
+import {
+  ACCOUNT_PORTAL_AUDIENCE,
+  ADMIN_CONSOLE_AUDIENCE,
+  resourceIndicator,
+} from "../manager/src/provider/resources.ts";
 
 const say = (line = "") => console.log(line);
 
@@ -235,9 +239,22 @@ export async function registeredConsoleOrigin(
 }
 
 /**
+ * The resources the console signs in for: account-portal for every account, operations for
+ * operators, admin-console for client admins (the provider issues each by the account's roles).
+ */
+const CONSOLE_RESOURCES = [OPERATIONS_AUDIENCE, ACCOUNT_PORTAL_AUDIENCE, ADMIN_CONSOLE_AUDIENCE];
+
+/** Whether the console client of an earlier run may get tokens for every resource the console asks. */
+async function consoleClientHasResources(database: DemoDatabase, clientId: string): Promise<boolean> {
+  const metadata = await withDatabase(database, (sql) => findClientMetadata(sql, clientId));
+  const granted = (metadata?.resource_scopes ?? {}) as Record<string, unknown>;
+  return CONSOLE_RESOURCES.every((audience) => audience in granted);
+}
+
+/**
  * The Admin console's confidential client for `consoleUrl`, made with the CLI; the client of an
- * earlier run is reused when it still exists and was registered for the same origin (its port
- * may have been taken this time).
+ * earlier run is reused when it still exists, was registered for the same origin (its port
+ * may have been taken this time) and for every resource the console asks for.
  */
 export async function makeConsoleClient(
   database: DemoDatabase,
@@ -249,7 +266,8 @@ export async function makeConsoleClient(
   if (
     storedId !== undefined &&
     storedSecret !== undefined &&
-    (await registeredConsoleOrigin(database, state)) === consoleUrl
+    (await registeredConsoleOrigin(database, state)) === consoleUrl &&
+    (await consoleClientHasResources(database, storedId))
   ) {
     say(`• console client ${storedId}: made by an earlier run, its secret kept`);
     return { clientId: storedId, clientSecret: storedSecret };
@@ -259,14 +277,15 @@ export async function makeConsoleClient(
     ...["--redirect-uri", `${consoleUrl}${CONSOLE_CALLBACK_PATH}`],
     ...["--post-logout-redirect-uri", `${consoleUrl}/auth/signed-out`],
     ...["--backchannel-logout-uri", `${consoleUrl}/auth/backchannel-logout`],
-    ...["--grant", "authorization_code", "--grant", "refresh_token", "--resource", OPERATIONS_AUDIENCE],
+    ...["--grant", "authorization_code", "--grant", "refresh_token"],
+    ...CONSOLE_RESOURCES.flatMap((audience) => ["--resource", audience]),
   ]);
   const client = { clientId: String(created?.clientId), clientSecret: String(created?.clientSecret) };
   state.DEMO_CONSOLE_CLIENT_ID = client.clientId;
   state.DEMO_CONSOLE_CLIENT_SECRET = client.clientSecret;
   await writeState(database.schema, state);
   say(
-    `• console client ${client.clientId} created (first-party, confidential, for ${consoleUrl}; resource ${OPERATIONS_AUDIENCE})`,
+    `• console client ${client.clientId} created (first-party, confidential, for ${consoleUrl}; resources ${CONSOLE_RESOURCES.join(", ")})`,
   );
   return client;
 }

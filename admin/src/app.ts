@@ -77,7 +77,12 @@ export function createAdminApp(deps: AdminDeps & { sql: Sql; fetch?: typeof fetc
   const fanout = new EventFanout({
     managerUrl: deps.managerUrl,
     sessions: {
-      current: async (id) => (await deps.sessions.current(id, false))?.tokens,
+      // A stream follows the session's operations token; a session that lost it (the operator
+      // role removed) ends its streams like one that ended.
+      current: async (id) => {
+        const operations = (await deps.sessions.current(id, false))?.tokens.access.operations;
+        return operations && { accessToken: operations.token, accessExpiresAt: operations.expiresAt };
+      },
       end: (hash) => deps.sessions.end(hash),
     },
     checkMs: deps.standingCheckMs ?? DEFAULT_STANDING_CHECK_MS,

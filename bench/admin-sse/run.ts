@@ -170,10 +170,11 @@ async function prepare(context: BenchContext): Promise<Setup> {
     sub: tokens.claims.sub as string,
     sid: typeof tokens.claims.sid === "string" ? tokens.claims.sid : undefined,
     tokens: {
-      accessToken: tokens.accessToken,
+      access: {
+        operations: { token: tokens.accessToken, expiresAt: Date.now() + (tokens.expiresIn ?? 600) * 1000 },
+      },
       refreshToken: tokens.refreshToken,
       idToken: tokens.idToken,
-      accessExpiresAt: Date.now() + (tokens.expiresIn ?? 600) * 1000,
     },
   };
   const sessionIds: string[] = [];

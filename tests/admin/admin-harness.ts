@@ -1,7 +1,7 @@
 /**
  * A real Admin console on a free port in front of a real TestManager (its provider included),
  * with its OAuth client registered the way an operator would (confidential, redirect,
- * post-logout and back-channel URIs), and a headless browser that signs in through it. With
+ * post-logout and back-channel URIs, the operations, account-portal and admin-console resources), and a headless browser that signs in through it. With
  * `cuttableManager`, the console reaches the Manager's API through a TCP proxy the test can cut
  * (the Manager "stops" for the console and its browsers; its provider stays reachable).
  * `startInstance` adds another console process's app on the same schema and client.
@@ -22,6 +22,7 @@ import { idHash } from "../../admin/src/sessions/store.ts";
 import { RelyingParty, type SessionTokens } from "../../admin/src/sign-in/relying-party.ts";
 import { generateClientSecret, hashClientSecret } from "../../manager/src/identity/secrets.ts";
 import { createClient } from "../../manager/src/identity/store.ts";
+import { ACCOUNT_PORTAL_AUDIENCE, ADMIN_CONSOLE_AUDIENCE } from "../../manager/src/provider/resources.ts";
 import { createTestAccount, TEST_CLIENT_SECRET_HMAC_KEY, type TestAccount } from "../harness/identity.ts";
 import { TestManager, type TestManagerOptions, testServices } from "../harness/manager.ts";
 import { TcpProxy } from "../harness/tcp-proxy.ts";
@@ -217,7 +218,7 @@ export class TestAdmin {
       grantTypes: ["authorization_code", "refresh_token"],
       responseTypes: ["code"],
       firstParty: true,
-      resources: [OPERATIONS_AUDIENCE],
+      resources: [OPERATIONS_AUDIENCE, ACCOUNT_PORTAL_AUDIENCE, ADMIN_CONSOLE_AUDIENCE],
       projectIds: [],
     });
     const setup: ConsoleSetup = {
@@ -287,6 +288,11 @@ export class TestAdmin {
     return createTestAccount(this.manager.sql, { roles: ["operator"] });
   }
 
+  /** An account with these roles (none: a plain account). */
+  account(roles: ("operator" | "client-admin")[] = []): Promise<TestAccount> {
+    return createTestAccount(this.manager.sql, { roles });
+  }
+
   /** The session cookie's value in a browser, if it has one. */
   cookieOf(browser: BrowserSession): string | undefined {
     const header = browser.cookieHeader(this.baseUrl);
@@ -307,6 +313,13 @@ export class TestAdmin {
     if (row === undefined) return undefined;
     const { sealedTokens, ...stored } = row;
     return { ...stored, tokens: createSealer(SESSION_KEY).open<SessionTokens>(sealedTokens, hash) };
+  }
+
+  /** Seals `tokens` into a browser's session row in place of what it holds (any shape, as a test needs). */
+  async replaceSealedTokens(browser: BrowserSession, tokens: unknown): Promise<void> {
+    const hash = idHash(this.cookieOf(browser) as string);
+    const sealed = createSealer(SESSION_KEY).seal(tokens, hash);
+    await this.sql`update admin_sessions set sealed_tokens = ${sealed} where id_hash = ${hash}`;
   }
 
   /**

@@ -3,7 +3,8 @@
  * operator's session from sign-in to sign-out: sign in through the provider's pages, submit a
  * job through the form, watch its progress bar move and the job complete, cancel another, drain
  * a Worker, issue an enrollment token (shown once), lose the Manager and see the polling notice
- * then the recovery, sign out and see `/api/events` answer 401. axe-core checks every view.
+ * then the recovery, sign out and see `/api/events` answer 401; an account without a role lands
+ * on its account view. axe-core checks every view.
  *
  * The Worker is protocol-level (tests/harness/protocol-worker.ts): it takes the lease, reports
  * progress on core NATS as the agent does, and completes with real objects in s3rver, so the
@@ -329,6 +330,21 @@ describe("an operator's session in the console", () => {
     });
     expect(events.status).toBe(401);
     expect((await page.request.get(`${admin.baseUrl}/api/events`)).status()).toBe(401);
+  });
+
+  it("signs in an account without a role, which lands on its account view with no operations offered", async () => {
+    const plain = await admin.account([]);
+    await page.goto(`${admin.baseUrl}/jobs`);
+    await page.getByLabel(/e-mail/i).fill(plain.email);
+    await page.getByLabel(/password/i).fill(plain.password);
+    await page.getByRole("button", { name: /sign in/i }).click();
+    await page.waitForURL(`${admin.baseUrl}/account`);
+    await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Your account");
+    const navigation = page.getByRole("navigation", { name: "Main" });
+    expect(await navigation.getByRole("link").allTextContents()).toEqual(["Your account"]);
+    await expect.poll(() => page.locator("#offered").textContent()).toMatch(/Operations .* are not offered/);
+    await screenshot("13-account-without-a-role");
+    await expectAccessible("the account view");
   });
 
   it("loaded nothing from another origin and broke no CSP rule", () => {

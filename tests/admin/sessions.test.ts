@@ -11,7 +11,7 @@ import { decodeJwt } from "jose";
 import * as oidc from "openid-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idHash } from "../../admin/src/sessions/store.ts";
-import { resourceIndicator } from "../../admin/src/sign-in/relying-party.ts";
+import { firstExpiry, resourceIndicator } from "../../admin/src/sign-in/relying-party.ts";
 import type { TestAccount } from "../harness/identity.ts";
 import { type StoredSession, TestAdmin } from "./admin-harness.ts";
 
@@ -70,8 +70,10 @@ async function signedInAgo(browser: BrowserSession, hours: number, absoluteHours
 }
 
 /**
- * Refresh tokens the provider issued in this refresh token's grant: one at sign-in, one more
- * per refresh (rotation keeps the grant). A reused refresh token would revoke the grant instead.
+ * Refresh tokens the provider issued in this refresh token's grant: one per token request (the
+ * code's exchange, then each refresh, one per resource; rotation keeps the grant). An operator's
+ * sign-in makes two (account-portal, then operations), each later refresh of both two more. A
+ * reused refresh token would revoke the grant instead.
  */
 async function refreshTokensInGrant(refreshToken: string): Promise<number> {
   const [row] = await admin.manager.sql<{ count: number }[]>`
@@ -120,7 +122,7 @@ describe("the access token's refresh", () => {
     expect((await admin.request(browser, "/api/operations/jobs?limit=1")).status).toBe(200);
     const after = await stored(browser);
     expect(after.tokens).toEqual(before.tokens);
-    expect(await refreshTokensInGrant(before.tokens.refreshToken as string)).toBe(1);
+    expect(await refreshTokensInGrant(before.tokens.refreshToken as string)).toBe(2);
   });
 
   it("refreshes a token inside the margin on the next request, keeps the rotated refresh token, and the old one is refused", async () => {
@@ -135,13 +137,21 @@ describe("the access token's refresh", () => {
     expect(await response.json()).toMatchObject({ items: expect.any(Array) });
 
     const after = await stored(browser);
-    expect(jtiOf(after.tokens.accessToken)).toEqual(expect.any(String));
-    expect(jtiOf(after.tokens.accessToken)).not.toBe(jtiOf(before.tokens.accessToken));
+    // Each token refreshed with its own resource: a new token, of its own audience.
+    for (const [resource, audience] of [
+      ["operations", OPERATIONS_AUDIENCE],
+      ["account-portal", "account-portal"],
+    ] as const) {
+      const token = after.tokens.access[resource]?.token as string;
+      expect(jtiOf(token)).toEqual(expect.any(String));
+      expect(jtiOf(token)).not.toBe(jtiOf(before.tokens.access[resource]?.token as string));
+      expect(decodeJwt(token).aud).toBe(audience);
+    }
     expect(after.tokens.refreshToken).toEqual(expect.any(String));
     expect(after.tokens.refreshToken).not.toBe(oldRefreshToken);
     expect(after.accessExpiresAt.getTime()).toBeGreaterThan(Date.now() + 60_000);
-    expect(after.accessExpiresAt.getTime()).toBe(after.tokens.accessExpiresAt);
-    expect(await refreshTokensInGrant(after.tokens.refreshToken as string)).toBe(2);
+    expect(after.accessExpiresAt.getTime()).toBe(firstExpiry(after.tokens));
+    expect(await refreshTokensInGrant(after.tokens.refreshToken as string)).toBe(4);
 
     const replay = await refreshAsTheConsole(oldRefreshToken).catch((error: unknown) => error);
     expect(replay).toBeInstanceOf(OAuthError);
@@ -241,7 +251,7 @@ describe("two console processes on one schema", () => {
 
     expect((await other.request(browser, "/api/operations/jobs?limit=1")).status).toBe(200);
     expect((await stored(browser)).tokens).toEqual(refreshed.tokens);
-    expect(await refreshTokensInGrant(refreshed.tokens.refreshToken as string)).toBe(2);
+    expect(await refreshTokensInGrant(refreshed.tokens.refreshToken as string)).toBe(4);
   });
 
   it("refreshes once when both get requests at the margin at the same time (the row lock)", async () => {
@@ -265,9 +275,11 @@ describe("two console processes on one schema", () => {
 
     const after = await stored(browser);
     expect(after.tokens.refreshToken).not.toBe(before.tokens.refreshToken);
-    expect(jtiOf(after.tokens.accessToken)).not.toBe(jtiOf(before.tokens.accessToken));
-    // Two refreshes would show as three tokens, or (the second spending a used token) as a
+    expect(jtiOf(after.tokens.access.operations?.token as string)).not.toBe(
+      jtiOf(before.tokens.access.operations?.token as string),
+    );
+    // Two refreshes would show as six tokens, or (the second spending a used token) as a
     // revoked grant and a session ended.
-    expect(await refreshTokensInGrant(after.tokens.refreshToken as string)).toBe(2);
+    expect(await refreshTokensInGrant(after.tokens.refreshToken as string)).toBe(4);
   });
 });

@@ -4,7 +4,8 @@
  * joins the session to the fan-out and streams what it is sent. Frames are passed on as they
  * arrive (no compression, headers that stop proxies buffering). The stream ends with its
  * session: when PostgreSQL says the session ended (SessionWatch), or when the Manager no longer
- * accepts the session's token (the fan-out's standing checks).
+ * accepts the session's token (the fan-out's standing checks). A session without an operations
+ * token (an account without the operator role) is refused with 403.
  */
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Hono } from "hono";
@@ -54,6 +55,16 @@ export function registerEvents(
       );
     }
     const session = c.get("session");
+    const operations = session.tokens.access.operations;
+    if (operations === undefined) {
+      return c.json(
+        {
+          code: "FORBIDDEN",
+          message: "this account does not hold the operator role; events are not offered",
+        },
+        403,
+      );
+    }
     const { outgoing } = c.env;
     let ended = false;
     let leave = () => {};
@@ -81,8 +92,8 @@ export function registerEvents(
     const joined = await fanout.join({
       sessionId: readSessionId(c, deps.cookie) as string,
       sessionHash: session.hash,
-      accessToken: session.tokens.accessToken,
-      accessExpiresAt: session.tokens.accessExpiresAt,
+      accessToken: operations.token,
+      accessExpiresAt: operations.expiresAt,
       filter: parsed.filter,
       send,
       end: close,

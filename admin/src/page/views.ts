@@ -3,7 +3,7 @@
  * and the regions the page's script fills from `/api/operations/*` and keeps live.
  */
 import type { components } from "@tjm/sdk";
-import { consolePage, escapeHtml } from "../pages/layout.ts";
+import { consolePage, escapeHtml, type Offered } from "../pages/layout.ts";
 
 type Schemas = components["schemas"];
 
@@ -68,7 +68,7 @@ function pager(label: string): string {
 </nav>`;
 }
 
-export function jobsView(): string {
+export function jobsView(offered: Offered): string {
   return consolePage(
     "jobs",
     "Jobs",
@@ -85,10 +85,11 @@ export function jobsView(): string {
 <tbody></tbody>
 </table>
 ${pager("Jobs pages")}`,
+    offered,
   );
 }
 
-export function jobView(jobId: string): string {
+export function jobView(offered: Offered, jobId: string): string {
   return consolePage(
     "job",
     "Job",
@@ -126,11 +127,12 @@ export function jobView(jobId: string): string {
 <pre id="job-plan" class="plan" tabindex="0" aria-labelledby="plan-heading"></pre>
 </section>
 </div>`,
+    offered,
     { "job-id": jobId },
   );
 }
 
-export function submitView(): string {
+export function submitView(offered: Offered): string {
   return consolePage(
     "submit",
     "Submit a job",
@@ -161,6 +163,7 @@ export function submitView(): string {
 <p><button type="button" id="add-output" class="secondary">Add an output</button></p>
 <button type="submit">Submit the job</button>
 </form>`,
+    offered,
     {
       containers: CONTAINERS.join(","),
       "video-codecs": VIDEO_CODECS.join(","),
@@ -170,7 +173,7 @@ export function submitView(): string {
   );
 }
 
-export function workersView(): string {
+export function workersView(offered: Offered): string {
   return consolePage(
     "workers",
     "Workers",
@@ -182,10 +185,11 @@ export function workersView(): string {
 <tbody></tbody>
 </table>
 ${pager("Workers pages")}`,
+    offered,
   );
 }
 
-export function enrollmentView(): string {
+export function enrollmentView(offered: Offered): string {
   return consolePage(
     "enrollment",
     "Enrollment tokens",
@@ -208,5 +212,29 @@ export function enrollmentView(): string {
 <p id="token-details"></p>
 <p id="copy-result" class="status" role="status"></p>
 </section>`,
+    offered,
+  );
+}
+
+/**
+ * What every signed-in account sees: who it is and what this console offers it. An account
+ * without the operator role lands here instead of pages whose every request would be refused.
+ */
+export function accountView(offered: Offered, accountId: string): string {
+  const operations = offered.operations
+    ? `<li><strong>Operations</strong>: <a href="/jobs">jobs</a>, <a href="/workers">workers</a> and <a href="/enrollment">enrollment tokens</a>.</li>`
+    : `<li><strong>Operations</strong> (jobs, workers, enrollment tokens) are not offered: your account does not hold the operator role.</li>`;
+  const clients = offered.clientAdministration
+    ? `<li><strong>Client administration</strong>: your account holds the client-admin role.</li>`
+    : `<li><strong>Client administration</strong> is not offered: your account does not hold the client-admin role.</li>`;
+  return consolePage(
+    "account",
+    "Your account",
+    `<h1>Your account</h1>
+<p>You are signed in as account <code>${escapeHtml(accountId)}</code>.</p>
+<h2>What this console offers you</h2>
+<ul id="offered">${operations}${clients}</ul>
+<p>An administrator grants roles; sign in again after a role is added.</p>`,
+    offered,
   );
 }

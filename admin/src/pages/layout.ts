@@ -38,24 +38,42 @@ ${body}
 `;
 }
 
-export type ViewName = "jobs" | "job" | "submit" | "workers" | "enrollment";
+export type ViewName = "jobs" | "job" | "submit" | "workers" | "enrollment" | "account";
 
-const NAVIGATION: { view: ViewName; path: string; label: string }[] = [
-  { view: "jobs", path: "/jobs", label: "Jobs" },
-  { view: "submit", path: "/submit", label: "Submit a job" },
-  { view: "workers", path: "/workers", label: "Workers" },
-  { view: "enrollment", path: "/enrollment", label: "Enrollment tokens" },
+/** What the signed-in account may use here: decided by the tokens its session holds. */
+export interface Offered {
+  /** An operations token: jobs, workers, enrollment tokens and the event stream. */
+  operations: boolean;
+  /** An admin-console token: the account holds the client-admin role. */
+  clientAdministration: boolean;
+}
+
+const NAVIGATION: { view: ViewName; path: string; label: string; needs?: keyof Offered }[] = [
+  { view: "jobs", path: "/jobs", label: "Jobs", needs: "operations" },
+  { view: "submit", path: "/submit", label: "Submit a job", needs: "operations" },
+  { view: "workers", path: "/workers", label: "Workers", needs: "operations" },
+  { view: "enrollment", path: "/enrollment", label: "Enrollment tokens", needs: "operations" },
+  { view: "account", path: "/account", label: "Your account" },
 ];
 
 /**
  * A view of the signed-in console: `body` (already escaped) is its static part, which the
  * script fills; `data` becomes `data-*` attributes of <body> the script reads (e.g. the job id).
+ * The navigation names only the views `offered` allows.
  */
-export function consolePage(view: ViewName, title: string, body: string, data: Record<string, string> = {}) {
-  const links = NAVIGATION.map(
-    (item) =>
-      `<li><a href="${item.path}"${item.view === view ? ' aria-current="page"' : ""}>${item.label}</a></li>`,
-  ).join("");
+export function consolePage(
+  view: ViewName,
+  title: string,
+  body: string,
+  offered: Offered,
+  data: Record<string, string> = {},
+) {
+  const links = NAVIGATION.filter((item) => item.needs === undefined || offered[item.needs])
+    .map(
+      (item) =>
+        `<li><a href="${item.path}"${item.view === view ? ' aria-current="page"' : ""}>${item.label}</a></li>`,
+    )
+    .join("");
   const attributes = Object.entries({ view, ...data })
     .map(([name, value]) => ` data-${name}="${escapeHtml(value)}"`)
     .join("");
@@ -78,13 +96,14 @@ ${body}
 `;
 }
 
+/** The provider refused the sign-in (the account cancelled it, or may use nothing here). */
 export function noAccessPage(description: string | undefined): string {
   return page(
     "No access",
     `<h1>No access</h1>
-<p role="alert">Your account signed in, but it does not hold the <strong>operator</strong> role the Admin console requires.</p>
+<p role="alert">The sign-in service did not let this sign-in reach the Admin console.</p>
 ${description ? `<p>The sign-in service said: ${escapeHtml(description)}</p>` : ""}
-<p>Ask an administrator for the operator role, then <a href="/auth/sign-in">sign in again</a>.</p>`,
+<p><a href="/auth/sign-in">Sign in again</a></p>`,
   );
 }
 
@@ -101,11 +120,11 @@ export function signedOutPage(): string {
   return page("Signed out", `<h1>Signed out</h1><p><a href="/auth/sign-in">Sign in again</a></p>`);
 }
 
-/** What `/` shows a browser without a session (a signed-in one goes to the jobs). */
+/** What `/` shows a browser without a session (a signed-in one goes to its first view). */
 export function homePage(): string {
   return page(
     "Home",
-    `<h1>Admin console</h1><p>Operators run the render fleet from here.</p><p><a href="/auth/sign-in?returnTo=/jobs">Sign in</a></p>`,
+    `<h1>Admin console</h1><p>Operators run the render fleet from here; every account sees its own.</p><p><a href="/auth/sign-in?returnTo=/">Sign in</a></p>`,
   );
 }
 

@@ -2,11 +2,13 @@
  * `/api/operations/*`: the operations the console shows, forwarded to the Manager through the
  * generated SDK with the session's access token. The browser never sees the token nor talks to
  * the Manager; bodies come back as the Manager wrote them. A Manager 401 (account disabled,
- * session revoked) ends the console session too.
+ * session revoked) ends the console session too. A session without an operations token (an
+ * account without the operator role) is refused here with 403: the Manager is not asked.
  */
 import { createTjmClient, type TjmClient } from "@tjm/sdk";
 import type { Context, Hono } from "hono";
 import type { AdminDeps, AdminEnv } from "../platform/context.ts";
+import { accessTokenFor } from "../sessions/sessions.ts";
 
 /** The SDK's answer as forwarded: openapi-fetch with `parseAs: "text"` leaves the body untouched. */
 interface ManagerAnswer {
@@ -150,11 +152,17 @@ export function registerProxy(app: Hono<AdminEnv>, deps: AdminDeps, fetchImpl: t
   for (const operation of operations) {
     app.on(operation.method.toUpperCase(), `${PROXY_PATH}${operation.path}`, async (c) => {
       const session = c.get("session");
-      const sdk = createTjmClient({
-        baseUrl: deps.managerUrl,
-        token: session.tokens.accessToken,
-        fetch: fetchImpl,
-      });
+      const token = accessTokenFor(session, "operations");
+      if (token === undefined) {
+        return c.json(
+          {
+            code: "FORBIDDEN",
+            message: "this account does not hold the operator role; operations are not offered",
+          },
+          403,
+        );
+      }
+      const sdk = createTjmClient({ baseUrl: deps.managerUrl, token, fetch: fetchImpl });
       // Read before the Manager is called: a body the limit refuses is a 413, not a Manager failure.
       const sent = (operation.takesBody ? await jsonText(c) : undefined) as never;
       let answer: ManagerAnswer;

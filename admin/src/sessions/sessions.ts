@@ -1,11 +1,20 @@
 /**
  * Console sessions in PostgreSQL, so any Admin process serves any user: the cookie's id is
- * looked up by its hash, both timeouts are checked on every read, and the access token is
- * refreshed shortly before it expires (under a row lock: one refresh across processes).
+ * looked up by its hash, both timeouts are checked on every read, and each access token (one per
+ * resource the account may use) is refreshed with its own `resource` shortly before it expires
+ * (under a row lock: one refresh across processes). The row's access_expires_at is the first
+ * of their expiries.
  */
 import type { Logger } from "@tjm/platform";
 import type { Sql } from "../platform/db.ts";
-import type { RelyingParty, SessionTokens, SignedIn } from "../sign-in/relying-party.ts";
+import {
+  CONSOLE_RESOURCES,
+  type ConsoleResource,
+  firstExpiry,
+  type RelyingParty,
+  type SessionTokens,
+  type SignedIn,
+} from "../sign-in/relying-party.ts";
 import { newSessionId } from "./cookie.ts";
 import type { Sealer } from "./sealing.ts";
 import * as store from "./store.ts";
@@ -32,6 +41,17 @@ export interface Session {
   sub: string;
   sid: string | undefined;
   tokens: SessionTokens;
+}
+
+/** The session's access token for `resource`; undefined when the account may not use it. */
+export function accessTokenFor(session: Session, resource: ConsoleResource): string | undefined {
+  return session.tokens.access[resource]?.token;
+}
+
+function withoutResource(tokens: SessionTokens, resource: ConsoleResource): SessionTokens {
+  const access = { ...tokens.access };
+  delete access[resource];
+  return { ...tokens, access };
 }
 
 export interface SessionsOptions {
@@ -73,7 +93,7 @@ export class Sessions {
       accountSub: signedIn.sub,
       sid: signedIn.sid,
       sealedTokens: this.options.sealer.seal(signedIn.tokens, hash),
-      accessExpiresAt: new Date(signedIn.tokens.accessExpiresAt),
+      accessExpiresAt: new Date(firstExpiry(signedIn.tokens)),
       expiresAt: new Date(Date.now() + this.options.absoluteHours * 3_600_000),
     });
     return id;
@@ -92,7 +112,13 @@ export class Sessions {
       await store.deleteTimedOutSession(this.options.sql, hash, this.options.idleMinutes);
       return undefined;
     }
-    return refreshDue(row) ? this.refreshed(hash) : this.sessionOf(hash, row);
+    const session = this.sessionOf(hash, row);
+    if (session === undefined) {
+      // Sealed before the console kept a token per resource: signing in again makes a new one.
+      await store.deleteSession(this.options.sql, hash);
+      return undefined;
+    }
+    return refreshDue(row) ? this.refreshed(hash) : session;
   }
 
   async end(hash: Buffer): Promise<void> {
@@ -107,30 +133,29 @@ export class Sessions {
     return store.deleteExpired(this.options.sql, this.options.idleMinutes);
   }
 
-  private sessionOf(hash: Buffer, row: store.SessionRow): Session {
-    return {
-      hash,
-      sub: row.accountSub,
-      sid: row.sid ?? undefined,
-      tokens: this.options.sealer.open<SessionTokens>(row.sealedTokens, hash),
-    };
+  /** The row as a session; undefined when its sealed tokens are not one token per resource. */
+  private sessionOf(hash: Buffer, row: store.SessionRow): Session | undefined {
+    const tokens = this.options.sealer.open<Partial<SessionTokens>>(row.sealedTokens, hash);
+    if (typeof tokens.access !== "object" || tokens.access === null) return undefined;
+    return { hash, sub: row.accountSub, sid: row.sid ?? undefined, tokens: tokens as SessionTokens };
   }
 
   private async refreshed(hash: Buffer): Promise<Session | undefined> {
-    const { sql, sealer, relyingParty, logger } = this.options;
+    const { sql, sealer, logger } = this.options;
     return (await sql.begin(async (tx) => {
       const row = await store.lockSession(tx as unknown as Sql, hash);
       if (!row) return undefined;
       const session = this.sessionOf(hash, row);
+      if (!session) return undefined;
       // Another request (or process) may have refreshed while this one waited for the lock.
       if (!refreshDue(row)) return session;
       try {
-        const tokens = await relyingParty.refresh(session.tokens);
+        const tokens = await this.refreshAll(session.tokens);
         await store.updateSessionTokens(
           tx as unknown as Sql,
           hash,
           sealer.seal(tokens, hash),
-          new Date(tokens.accessExpiresAt),
+          new Date(firstExpiry(tokens)),
         );
         return { ...session, tokens };
       } catch (error) {
@@ -139,5 +164,24 @@ export class Sessions {
         return undefined;
       }
     })) as Session | undefined;
+  }
+
+  /**
+   * Every token the session holds, refreshed for its own resource, one after the other (each
+   * refresh rotates the refresh token the next one spends). They were issued together and the
+   * row's access_expires_at is the first of their expiries, so all are renewed when it is due.
+   * A resource the provider now refuses (a role removed) is dropped and its pages are no longer
+   * offered; a refused account-portal token ends the session, like any other failure.
+   */
+  private async refreshAll(current: SessionTokens): Promise<SessionTokens> {
+    let tokens = current;
+    for (const resource of CONSOLE_RESOURCES) {
+      if (tokens.access[resource] === undefined) continue;
+      const renewed = await this.options.relyingParty.refreshFor(tokens, resource);
+      if (renewed === undefined && resource === "account-portal")
+        throw new Error("the provider refused the account-portal token");
+      tokens = renewed ?? withoutResource(tokens, resource);
+    }
+    return tokens;
   }
 }

@@ -1,7 +1,14 @@
 /**
  * The console as an OpenID relying party: openid-client 6 does the protocol (discovery, PKCE,
  * the code and refresh grants, the ID token's nonce and issuer), jose checks what openid-client
- * leaves to the client: the access token's audience, and back-channel logout tokens.
+ * leaves to the client: each access token's audience, and back-channel logout tokens.
+ *
+ * One sign-in asks for every resource the console can use (RFC 8707: one `resource` parameter
+ * each); the provider's grant holds those the account's roles allow. The code is exchanged for
+ * the account-portal token, which every enabled account gets, and the refresh token then for
+ * each other resource, one `resource` per request: the provider refuses one the account may not
+ * hold with `invalid_target`, before it rotates the refresh token. Which tokens the console
+ * holds is what the account may do there; the browser is never asked.
  */
 import { createRemoteJWKSet, type JWTPayload, jwtVerify } from "jose";
 import * as oidc from "openid-client";
@@ -14,16 +21,41 @@ export interface RelyingPartyOptions {
   issuer: string;
   clientId: string;
   clientSecret: string;
-  /** The operations audience: the `aud` every access token the console keeps must name. */
+  /** The operations audience (OIDC_OPERATIONS_ADMIN_AUDIENCE), as the Manager names it. */
   audience: string;
 }
 
+/** The resources the console uses, by what they let an account do here. */
+export type ConsoleResource = "account-portal" | "operations" | "admin-console";
+
+/** account-portal first: the code is exchanged for it, since every enabled account may hold it. */
+export const CONSOLE_RESOURCES: readonly ConsoleResource[] = [
+  "account-portal",
+  "operations",
+  "admin-console",
+];
+
+export interface AccessToken {
+  token: string;
+  /** Milliseconds since the epoch. */
+  expiresAt: number;
+}
+
 export interface SessionTokens {
-  accessToken: string;
+  /** One access token per resource the account may use (account-portal for every console sign-in). */
+  access: Partial<Record<ConsoleResource, AccessToken>>;
   refreshToken: string | undefined;
   idToken: string | undefined;
-  /** Milliseconds since the epoch. */
-  accessExpiresAt: number;
+}
+
+/** When the first of the session's access tokens expires (milliseconds since the epoch). */
+export function firstExpiry(tokens: SessionTokens): number {
+  return Math.min(...Object.values(tokens.access).map((access) => access.expiresAt));
+}
+
+/** The provider's answer to a token request for a resource the account may not hold. */
+function refusedResource(error: unknown): boolean {
+  return error instanceof oidc.ResponseBodyError && error.error === "invalid_target";
 }
 
 export interface SignedIn {
@@ -47,10 +79,20 @@ export function resourceIndicator(audience: string): string {
 export class RelyingParty {
   private configuration: Promise<oidc.Configuration> | undefined;
   private jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
-  readonly resource: string;
+  /** Each resource's `aud`, as the provider puts it in the resource's access tokens. */
+  private readonly audiences: Record<ConsoleResource, string>;
 
   constructor(private readonly options: RelyingPartyOptions) {
-    this.resource = resourceIndicator(options.audience);
+    this.audiences = {
+      "account-portal": "account-portal",
+      operations: options.audience,
+      "admin-console": "admin-console",
+    };
+  }
+
+  /** The resource indicator the console asks for `resource` by. */
+  indicator(resource: ConsoleResource): string {
+    return resourceIndicator(this.audiences[resource]);
   }
 
   /** Discovery once, retried on the next call after a failure (the provider may start later). */
@@ -81,19 +123,23 @@ export class RelyingParty {
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
-    const url = oidc.buildAuthorizationUrl(configuration, {
+    const parameters = new URLSearchParams({
       redirect_uri: redirectUri,
       scope: "openid offline_access",
       code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
       code_challenge_method: "S256",
       state,
       nonce,
-      resource: this.resource,
     });
+    for (const resource of CONSOLE_RESOURCES) parameters.append("resource", this.indicator(resource));
+    const url = oidc.buildAuthorizationUrl(configuration, parameters);
     return { url, codeVerifier, state, nonce };
   }
 
-  /** Exchanges the code (state, nonce, PKCE and issuer checked), then checks the access token's audience. */
+  /**
+   * Exchanges the code (state, nonce, PKCE and issuer checked) for the account-portal token, then
+   * the refresh token for each other resource the account may hold; every token's audience checked.
+   */
   async finishSignIn(
     callbackUrl: URL,
     checks: { codeVerifier: string; state: string; nonce: string },
@@ -108,26 +154,40 @@ export class RelyingParty {
         expectedNonce: checks.nonce,
         idTokenExpected: true,
       },
-      { resource: this.resource },
+      { resource: this.indicator("account-portal") },
     );
-    await this.verifyAccessToken(response.access_token);
+    await this.verifyAccessToken(response.access_token, "account-portal");
     const claims = response.claims() as oidc.IDToken;
+    let tokens = tokensFrom(response, "account-portal", undefined);
+    for (const resource of CONSOLE_RESOURCES.slice(1)) {
+      tokens = (await this.refreshFor(tokens, resource)) ?? tokens;
+    }
     return {
-      tokens: tokensFrom(response, undefined),
+      tokens,
       sub: claims.sub,
       sid: typeof claims.sid === "string" ? claims.sid : undefined,
     };
   }
 
-  /** A new access token with the refresh token; the provider rotates it, so the new one is kept. */
-  async refresh(tokens: SessionTokens): Promise<SessionTokens> {
+  /**
+   * A new access token for `resource` with the refresh token; the provider rotates it, so the
+   * new one is kept. Undefined when the provider refuses the account that resource now (a role
+   * removed): the refresh token stays as it was. Any other refusal throws.
+   */
+  async refreshFor(tokens: SessionTokens, resource: ConsoleResource): Promise<SessionTokens | undefined> {
     if (tokens.refreshToken === undefined) throw new Error("the session has no refresh token");
     const configuration = await this.discover();
-    const response = await oidc.refreshTokenGrant(configuration, tokens.refreshToken, {
-      resource: this.resource,
-    });
-    await this.verifyAccessToken(response.access_token);
-    return tokensFrom(response, tokens);
+    let response: oidc.TokenEndpointResponse;
+    try {
+      response = await oidc.refreshTokenGrant(configuration, tokens.refreshToken, {
+        resource: this.indicator(resource),
+      });
+    } catch (error) {
+      if (refusedResource(error)) return undefined;
+      throw error;
+    }
+    await this.verifyAccessToken(response.access_token, resource);
+    return tokensFrom(response, resource, tokens);
   }
 
   /**
@@ -141,10 +201,10 @@ export class RelyingParty {
     });
   }
 
-  private async verifyAccessToken(accessToken: string): Promise<void> {
+  private async verifyAccessToken(accessToken: string, resource: ConsoleResource): Promise<void> {
     await jwtVerify(accessToken, await this.keySet(), {
       issuer: (await this.discover()).serverMetadata().issuer,
-      audience: this.options.audience,
+      audience: this.audiences[resource],
     });
   }
 
@@ -172,12 +232,18 @@ export class RelyingParty {
 
 function tokensFrom(
   response: oidc.TokenEndpointResponse,
+  resource: ConsoleResource,
   previous: SessionTokens | undefined,
 ): SessionTokens {
   return {
-    accessToken: response.access_token,
+    access: {
+      ...previous?.access,
+      [resource]: {
+        token: response.access_token,
+        expiresAt: Date.now() + (response.expires_in ?? 300) * 1000,
+      },
+    },
     refreshToken: response.refresh_token ?? previous?.refreshToken,
     idToken: response.id_token ?? previous?.idToken,
-    accessExpiresAt: Date.now() + (response.expires_in ?? 300) * 1000,
   };
 }

@@ -14,7 +14,7 @@ import type { Sql } from "../platform/db.ts";
 import { findProviderAccount, issuedBeforeRevocation } from "./accounts.ts";
 import { postgresAdapter } from "./adapter.ts";
 import { TJM_CLIENT_METADATA } from "./clients.ts";
-import type { TjmResource } from "./resources.ts";
+import { accountMayHold, requiredRole, type TjmResource } from "./resources.ts";
 
 /** Where the provider sends a browser to sign in or consent, below the provider's own path. */
 export const INTERACTION_PATH = "/interaction";
@@ -70,10 +70,54 @@ function issuedAt(token: unknown): number | undefined {
   return typeof iat === "number" ? iat : undefined;
 }
 
-function requestedIndicators(token: unknown): string[] {
-  const resource = (token as { resource?: unknown } | undefined)?.resource;
+function indicatorList(resource: unknown): string[] {
   if (typeof resource === "string") return [resource];
   return Array.isArray(resource) ? resource.filter((item): item is string => typeof item === "string") : [];
+}
+
+/**
+ * The resources a token request with `token` (a code or refresh token) is for: the one its
+ * `resource` parameter names at the token endpoint, else every one the token was requested with.
+ */
+function targetIndicators(ctx: KoaContextWithOIDC | undefined, token: unknown): string[] {
+  const asked = ctx?.oidc?.route === "token" ? indicatorList(ctx.oidc.params?.resource) : [];
+  return asked.length > 0 ? asked : indicatorList((token as { resource?: unknown } | undefined)?.resource);
+}
+
+type GrantResources = {
+  resources?: Record<string, string>;
+  rejected?: { resources?: Record<string, string> };
+};
+
+/**
+ * A first-party client's grant holds exactly the requested resources the account's roles allow
+ * now; the others are recorded as rejected, so the consent prompt does not ask for them.
+ * Answers whether the grant changed.
+ */
+function grantResourcesByRole(
+  grant: InstanceType<Provider["Grant"]>,
+  indicators: string[],
+  resources: Map<string, TjmResource>,
+  roles: readonly string[],
+): boolean {
+  const held = grant as unknown as GrantResources;
+  let changed = false;
+  for (const indicator of indicators) {
+    const resource = resources.get(indicator);
+    const may = resource !== undefined && accountMayHold(resource, roles);
+    const holds = held.resources?.[indicator] !== undefined;
+    const rejected = held.rejected?.resources?.[indicator] !== undefined;
+    if (may && (!holds || rejected)) {
+      delete held.rejected?.resources?.[indicator];
+      grant.addResourceScope(indicator, RESOURCE_ACCESS_SCOPE);
+      changed = true;
+    } else if (!may && (holds || !rejected)) {
+      delete held.resources?.[indicator];
+      grant.rejectResourceScope(indicator, RESOURCE_ACCESS_SCOPE);
+      changed = true;
+    }
+  }
+  return changed;
 }
 
 /**
@@ -92,7 +136,11 @@ function interactionPolicyWithResourceConsent() {
         const grant = ctx.oidc.grant;
         const wanted = Object.keys(ctx.oidc.resourceServers ?? {});
         const granted = (grant?.resources ?? {}) as Record<string, string>;
-        return wanted.some((indicator) => !(indicator in granted))
+        const rejected = ((grant as GrantResources | undefined)?.rejected?.resources ?? {}) as Record<
+          string,
+          string
+        >;
+        return wanted.some((indicator) => !(indicator in granted) && !(indicator in rejected))
           ? interactionPolicy.Check.REQUEST_PROMPT
           : interactionPolicy.Check.NO_NEED_TO_PROMPT;
       },
@@ -103,7 +151,6 @@ function interactionPolicyWithResourceConsent() {
 
 export function providerConfiguration(settings: ProviderSettings): Configuration {
   const byIndicator = new Map(settings.resources.map((resource) => [resource.indicator, resource]));
-  const operations = settings.resources.find((resource) => resource.name === "operations");
   const tenant = settings.resources.find((resource) => resource.name === "tenant");
 
   return {
@@ -201,23 +248,26 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
         `${new URL(settings.issuer).pathname}${INTERACTION_PATH}/${interaction.uid}`,
     },
     // First-party clients (the Admin console, the account portal) skip the consent prompt: their
-    // grant is made here with whatever they asked.
+    // grant is made here with what they asked and the account's roles allow, and kept in step
+    // with those roles at each authorization.
     loadExistingGrant: async (ctx) => {
       const client = ctx.oidc.client;
       const session = ctx.oidc.session;
       if (!client || !session?.accountId) return undefined;
       const grantId = ctx.oidc.result?.consent?.grantId ?? session.grantIdFor(client.clientId) ?? undefined;
-      if (grantId) {
-        const grant = await ctx.oidc.provider.Grant.find(grantId);
-        if (grant) return grant;
+      const existing = grantId ? await ctx.oidc.provider.Grant.find(grantId) : undefined;
+      if (!tjmMetadata(client).first_party) return existing;
+      const account = await findProviderAccount(settings.sql, session.accountId);
+      const grant =
+        existing ?? new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId: session.accountId });
+      if (!existing) {
+        grant.addOIDCScope(
+          ctx.oidc.requestParamScopes ? [...ctx.oidc.requestParamScopes].join(" ") : "openid",
+        );
       }
-      if (!tjmMetadata(client).first_party) return undefined;
-      const grant = new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId: session.accountId });
-      grant.addOIDCScope(ctx.oidc.requestParamScopes ? [...ctx.oidc.requestParamScopes].join(" ") : "openid");
-      for (const indicator of Object.keys(ctx.oidc.resourceServers ?? {})) {
-        grant.addResourceScope(indicator, RESOURCE_ACCESS_SCOPE);
-      }
-      await grant.save();
+      const indicators = Object.keys(ctx.oidc.resourceServers ?? {});
+      const changed = grantResourcesByRole(grant, indicators, byIndicator, account?.roles ?? []);
+      if (!existing || changed) await grant.save();
       return grant;
     },
     findAccount: async (ctx, sub, token) => {
@@ -225,12 +275,18 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
       if (!account || account.disabled) return undefined;
       const since = issuedAt(token) ?? ctx.oidc?.session?.authTime();
       if (since !== undefined && issuedBeforeRevocation(since, account.tokensValidAfter)) return undefined;
-      if (
-        operations &&
-        requestedIndicators(token).includes(operations.indicator) &&
-        !account.roles.includes("operator")
-      ) {
-        return undefined;
+      // A token only for a resource the account's roles allow now (role removed since the
+      // sign-in, or a client asking for more than its grant holds). Checked here, before a
+      // refresh token is rotated, so a refused resource leaves the refresh token usable.
+      if (token !== undefined) {
+        const refused = targetIndicators(ctx, token)
+          .map((indicator) => byIndicator.get(indicator))
+          .find((resource) => resource !== undefined && !accountMayHold(resource, account.roles));
+        if (refused) {
+          throw new errors.InvalidTarget(
+            `this account does not hold the ${requiredRole(refused)} role ${refused.audience} tokens require`,
+          );
+        }
       }
       return {
         accountId: account.id,

@@ -41,3 +41,23 @@ export function tjmResources(audiences: ResourceAudiences): TjmResource[] {
   ];
   return named.map(([name, audience]) => ({ name, audience, indicator: resourceIndicator(audience) }));
 }
+
+/**
+ * The role an account must hold to get a resource's tokens; a resource not named here is open
+ * to every enabled account (account-portal) or has no account at all (tenant).
+ */
+const REQUIRED_ROLE: Partial<Record<ResourceName, string>> = {
+  operations: "operator",
+  "admin-console": "client-admin",
+};
+
+/** Whether an account holding `roles` may get tokens for `resource`. */
+export function accountMayHold(resource: TjmResource, roles: readonly string[]): boolean {
+  const role = REQUIRED_ROLE[resource.name];
+  return role === undefined || roles.includes(role);
+}
+
+/** The role `resource` requires, for messages; undefined when it requires none. */
+export function requiredRole(resource: TjmResource): string | undefined {
+  return REQUIRED_ROLE[resource.name];
+}

@@ -24,7 +24,7 @@ import { writeAuditEvent } from "../audit.ts";
 import { RESOURCE_ACCESS_SCOPE } from "../configuration.ts";
 import type { IdentityProvider } from "../index.ts";
 import { MAX_PASSWORD_LENGTH } from "../input-bounds.ts";
-import type { TjmResource } from "../resources.ts";
+import { accountMayHold, requiredRole, type TjmResource } from "../resources.ts";
 import type { SignInLimiter } from "../sign-in-limits.ts";
 import { catalogueFor } from "./messages.ts";
 import { consentPage, errorPage, loginPage, PAGE_SOURCES } from "./pages.ts";
@@ -77,9 +77,6 @@ export function interactionsApp(deps: InteractionDeps) {
     clientAddress(c.env.incoming.socket.remoteAddress, c.req.header("x-forwarded-for"), deps.trustedProxies);
   const resourceOf = (indicator: string): TjmResource | undefined =>
     identity.resources.find((resource) => resource.indicator === indicator);
-  const operationsIndicator = identity.resources.find(
-    (resource) => resource.name === "operations",
-  )?.indicator;
 
   /** The interaction, or an error page when it expired or belongs to another browser. */
   async function details(c: Context<Env>) {
@@ -233,23 +230,27 @@ export function interactionsApp(deps: InteractionDeps) {
       await sql`update accounts set password_hash = ${await hashPassword(password)}, updated_at = now()
                 where id = ${candidate.id}`;
     }
+    // A request naming resources of which the account may hold none (a client asking only for
+    // the operations audience, signing in a non-operator) ends here; one naming any it may hold
+    // goes on, and its grant and tokens leave the others out (configuration.ts).
     const account = await findProviderAccount(sql, candidate.id);
+    const requested = indicators(interaction.params).flatMap((indicator) => resourceOf(indicator) ?? []);
     if (
-      operationsIndicator &&
-      indicators(interaction.params).includes(operationsIndicator) &&
-      !account?.roles.includes("operator")
+      requested.length > 0 &&
+      !requested.some((resource) => accountMayHold(resource, account?.roles ?? []))
     ) {
+      const roles = [...new Set(requested.flatMap((resource) => requiredRole(resource) ?? []))];
       await writeAuditEvent(sql, {
         event: "auth.sign-in",
         result: "failure",
         actorAccountId: candidate.id,
         clientId,
         address: from,
-        details: { reason: "not-an-operator" },
+        details: { reason: "missing-role", roles },
       });
       return finish(c, {
         error: "access_denied",
-        error_description: "this account does not hold the operator role the operations audience requires",
+        error_description: `this account does not hold the ${roles.join(" or ")} role the requested audience requires`,
       });
     }
     await writeAuditEvent(sql, {
