@@ -33,7 +33,7 @@ const app = createApp({
     hooks: noIo,
     statistics: noIo,
   },
-  jobs: { jobDeadlineHours: 72, cancelHeldAttempt: noIo, resumeUploads: noIo, readLogTail: noIo },
+  jobs: { jobDeadlineHours: 72, applyOperatorRequest: noIo, readLogTail: noIo },
   tenantAudience: "tjm-api",
 });
 const document = app.getOpenAPI31Document(openApiInfo);

@@ -90,6 +90,8 @@ export function dispatchReport(result: DispatchResult | undefined): string {
     [
       ["lease written -> relay publishing it", "dispatchedToPublished"],
       ["relay publishing the lease -> Manager applied `accepted`", "publishedToAccepted"],
+      ["of which: relay publishing the lease -> agent stored `accepted`", "publishedToAgentAccepted"],
+      ["of which: agent stored `accepted` -> Manager applied it", "agentAcceptedToApplied"],
       ["accepted -> ffmpeg spawned (S3 download, ffprobe, `started` report)", "acceptedToSpawned"],
       ["of which, on their own: one GET of the clip from s3rver", result.downloadAlone],
       ["of which, on their own: one ffprobe of the clip", result.probeAlone],

@@ -86,9 +86,14 @@ export interface DispatchLatency {
   runningEvent: Spread;
   /** The agent spawned ffmpeg ("encoding"): input downloaded and probed, `started` reported. */
   ffmpegSpawned: Spread;
-  /** Hops: dispatched -> lease published, lease published -> Manager applied accepted, accepted -> ffmpeg spawned. */
+  /**
+   * Hops: dispatched -> lease published, lease published -> Manager applied accepted (and its
+   * two parts: -> the agent stored its report, -> the Manager applied it), accepted -> ffmpeg spawned.
+   */
   dispatchedToPublished: Spread;
   publishedToAccepted: Spread;
+  publishedToAgentAccepted: Spread;
+  agentAcceptedToApplied: Spread;
   acceptedToSpawned: Spread;
 }
 
@@ -112,6 +117,7 @@ async function latencyOf(cluster: Cluster, submissions: Submission[]): Promise<D
     const job = times.get(submission.jobId);
     const since = (at: number | undefined) => (at ?? Number.NaN) - submission.sentAtMs;
     const spawned = logTime(job && cluster.agentLog("encoding", job.attemptId));
+    const agentAccepted = logTime(job && cluster.agentLog("lease accepted", job.attemptId));
     return {
       state: job?.state,
       attempts: job?.attempts ?? 0,
@@ -119,12 +125,14 @@ async function latencyOf(cluster: Cluster, submissions: Submission[]): Promise<D
       created: since(job?.createdMs),
       dispatched: since(job?.dispatchedMs),
       leasePublished: since(job?.leasePublishedMs),
-      agentAccepted: since(logTime(job && cluster.agentLog("lease accepted", job.attemptId))),
+      agentAccepted: since(agentAccepted),
       accepted: since(job?.acceptedMs),
       runningEvent: since(cluster.eventArrival(submission.jobId, "RUNNING")),
       ffmpegSpawned: since(spawned),
       dispatchedToPublished: (job?.leasePublishedMs ?? Number.NaN) - (job?.dispatchedMs ?? Number.NaN),
       publishedToAccepted: (job?.acceptedMs ?? Number.NaN) - (job?.leasePublishedMs ?? Number.NaN),
+      publishedToAgentAccepted: agentAccepted - (job?.leasePublishedMs ?? Number.NaN),
+      agentAcceptedToApplied: (job?.acceptedMs ?? Number.NaN) - agentAccepted,
       acceptedToSpawned: spawned - (job?.acceptedMs ?? Number.NaN),
     };
   });
@@ -145,6 +153,8 @@ async function latencyOf(cluster: Cluster, submissions: Submission[]): Promise<D
     ffmpegSpawned: of("ffmpegSpawned"),
     dispatchedToPublished: of("dispatchedToPublished"),
     publishedToAccepted: of("publishedToAccepted"),
+    publishedToAgentAccepted: of("publishedToAgentAccepted"),
+    agentAcceptedToApplied: of("agentAcceptedToApplied"),
     acceptedToSpawned: of("acceptedToSpawned"),
   };
 }

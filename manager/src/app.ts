@@ -41,7 +41,7 @@ export interface AppDeps {
     WorkersDeps,
     "subjectPrefix" | "natsUrl" | "credentials" | "heartbeatIntervalMs" | "monitor" | "hooks" | "statistics"
   >;
-  jobs: Pick<JobsDeps, "jobDeadlineHours" | "cancelHeldAttempt" | "resumeUploads" | "readLogTail">;
+  jobs: Pick<JobsDeps, "jobDeadlineHours" | "applyOperatorRequest" | "readLogTail">;
   /** Interval of the SSE keep-alive comment; 15 s unless a test shortens it. */
   sseKeepAliveMs?: number | undefined;
   /** How often open SSE streams re-check their tokens' standing (SSE_STANDING_CHECK_MS); 5 s by default. */

@@ -334,8 +334,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     },
     jobs: {
       jobDeadlineHours: options.execution.jobDeadlineHours,
-      cancelHeldAttempt: execution.cancelHeldAttempt,
-      resumeUploads: execution.resumeUploads,
+      applyOperatorRequest: execution.applyOperatorRequest,
       readLogTail: execution.readLogTail,
     },
   });

@@ -535,13 +535,13 @@ export interface components {
             };
             /**
              * Format: date-time
-             * @description When the job last entered the queue
+             * @description When the job entered the queue: its submission or an operator's retry. A next attempt after a Worker's failure (DISPATCH_TIMEOUT, WORKER_LOST …) keeps it, and so keeps the job's place in the queue
              * @example 2026-11-21T10:00:00.000Z
              */
             queuedAt: string;
             /**
              * Format: date-time
-             * @description null until a Worker starts it
+             * @description When a Worker first had the job in this run (kept through next attempts, null again after a retry); null until a Worker starts it
              * @example null
              */
             startedAt: string | null;
@@ -1165,7 +1165,7 @@ export interface components {
              */
             occurredAt: string;
             /**
-             * @description job.created: {jobId, organizationId, projectId, state, workerPool, priority, attemptId, occurredAt}. job.updated: {jobId, attemptId, organizationId, projectId, from, to, occurredAt}; a manual retry adds attemptNumber, workerPool, priority; a failed attempt adds failureCode and, when the job goes on, nextAttemptId and nextAttemptNumber; a pause adds reason, uploadPausedAt, uploadPauseExpiresAt. job.progress (at most once a second per job, from Manager memory, id prefixed progress-): {jobId, attemptId, workerId, percent, fps, bitrateKbps, speed, etaSeconds}. worker.registered: {workerId, instanceId, name, pool, certification, connectivity}. worker.updated: {workerId, instanceId, change} where change is connectivity (from, to), instance (previousInstanceId, from, to), drain (drainRequestedAt), drained, undrain, or disable (disabledAt).
+             * @description job.created: {jobId, organizationId, projectId, state, workerPool, priority, attemptId, occurredAt}. job.updated: {jobId, attemptId, organizationId, projectId, from, to, occurredAt}; a failed attempt adds failureCode; a next attempt (after a failed attempt, or an operator's retry) adds nextAttemptId and nextAttemptNumber; a pause adds reason, uploadPausedAt, uploadPauseExpiresAt. job.progress (at most once a second per job, from Manager memory, id prefixed progress-): {jobId, attemptId, workerId, percent, fps, bitrateKbps, speed, etaSeconds}. worker.registered: {workerId, instanceId, name, pool, certification, connectivity}. worker.updated: {workerId, instanceId, change} where change is connectivity (from, to), instance (previousInstanceId, from, to), drain (drainRequestedAt), drained, undrain, or disable (disabledAt).
              * @example {
              *       "jobId": "0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d",
              *       "attemptId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",

@@ -9,8 +9,8 @@ import type { Logger } from "@tjm/platform";
 import { PROTOCOL_VERSION, type WorkerPool } from "@tjm/protocol";
 import type { Sql } from "../platform/db.ts";
 import { WakeableLoop } from "../platform/loop.ts";
+import { candidateWorkers, dispatch, type LeaseSettings, lockQueuedJobs } from "./dispatch-store.ts";
 import { chooseAssignments } from "./scheduler.ts";
-import { candidateWorkers, dispatch, type LeaseSettings, lockQueuedJobs } from "./store.ts";
 
 const BUSY_RETRY_MS = 50;
 

@@ -1,17 +1,10 @@
 /**
  * What execution does when a Worker's life changes (called by the workers feature inside its
- * own transaction) and when a job held by a Worker is cancelled.
+ * own transaction).
  */
-import type { TransactionSql } from "../platform/db.ts";
 import type { WorkerLifecycleHooks } from "../workers/index.ts";
-import {
-  applyTrigger,
-  lockAttempt,
-  lockAttemptsOfWorker,
-  markDrainedIfIdle,
-  moveAttemptsToInstance,
-  sendCancel,
-} from "./store.ts";
+import { lockAttemptsOfWorker, moveAttemptsToInstance } from "./sweep-store.ts";
+import { applyTrigger, markDrainedIfIdle } from "./transitions.ts";
 
 export function workerLifecycleHooks(maxAttempts: number): WorkerLifecycleHooks {
   return {
@@ -39,13 +32,4 @@ export function workerLifecycleHooks(maxAttempts: number): WorkerLifecycleHooks 
     },
     drainRequested: (tx, workerId) => markDrainedIfIdle(tx, workerId),
   };
-}
-
-/**
- * Tells the Worker holding the attempt (if any) to stop it: kill ffmpeg, abort uploads,
- * clean its workspace. The command of a cancel-requested transition (jobs feature).
- */
-export async function cancelHeldAttempt(tx: TransactionSql, attemptId: string): Promise<void> {
-  const attempt = await lockAttempt(tx, attemptId);
-  if (attempt) await sendCancel(tx, attempt);
 }

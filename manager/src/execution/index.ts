@@ -12,11 +12,11 @@ import type { ManagerMetrics } from "../metrics/index.ts";
 import type { Broker } from "../platform/broker.ts";
 import type { Sql } from "../platform/db.ts";
 import { Dispatcher } from "./dispatcher.ts";
-import { cancelHeldAttempt, workerLifecycleHooks } from "./hooks.ts";
+import { workerLifecycleHooks } from "./hooks.ts";
+import { applyOperatorRequest } from "./operator-requests.ts";
 import { ProgressTracker } from "./progress.ts";
 import { Promoter } from "./promoter.ts";
 import { ReportsConsumer } from "./reports.ts";
-import { resumeUploads } from "./resume.ts";
 import { Sweeper } from "./sweeper.ts";
 
 const LOG_READ_RETRY = { maxAttempts: 1, budgetMs: 0, initialDelayMs: 0, maxDelayMs: 0 };
@@ -103,8 +103,7 @@ export function createExecution(options: ExecutionOptions) {
     promoter,
     progress,
     hooks: workerLifecycleHooks(options.maxAttempts),
-    cancelHeldAttempt,
-    resumeUploads,
+    applyOperatorRequest,
     // One try and no waiting: an operator is looking at the page.
     readLogTail: (logsUri: string, maxBytes: number) =>
       readObjectTail(storage(), logsUri, maxBytes, { retry: LOG_READ_RETRY, logger }),

@@ -26,12 +26,12 @@ import type { Loop } from "../lifecycle/index.ts";
 import type { Sql } from "../platform/db.ts";
 import { WakeableLoop } from "../platform/loop.ts";
 import {
-  applyTrigger,
   lockPendingPromotions,
   markOutputPromoted,
   type PromotedOutput,
   recordManifest,
-} from "./store.ts";
+} from "./promotion-store.ts";
+import { applyTrigger } from "./transitions.ts";
 
 /**
  * Promotion runs inside the transaction that holds the attempts' row locks, and the next pass

@@ -27,7 +27,7 @@ import type { ManagerMetrics } from "../metrics/index.ts";
 import { ensurePrefixStreams, PULL_EXPIRES_MS } from "../outbox/index.ts";
 import type { Broker } from "../platform/broker.ts";
 import type { Sql } from "../platform/db.ts";
-import { applyTrigger, lockAttempt, type TransitionInput } from "./store.ts";
+import { applyTrigger, lockAttempt, type TransitionInput } from "./transitions.ts";
 
 const ACK_WAIT_NS = 30 * 1_000_000_000;
 const RETRY_MS = 1000;

@@ -14,13 +14,12 @@ import type { Loop, Trigger } from "../lifecycle/index.ts";
 import type { Sql, TransactionSql } from "../platform/db.ts";
 import { TickingTask } from "../platform/loop.ts";
 import {
-  applyTrigger,
-  type LockedAttempt,
   lockDispatchTimeouts,
   lockExpiredPauses,
   lockPastDeadline,
   lockUnconfirmedCancels,
-} from "./store.ts";
+} from "./sweep-store.ts";
+import { applyTrigger, type LockedAttempt } from "./transitions.ts";
 
 const BATCH = 100;
 

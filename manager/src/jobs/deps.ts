@@ -1,5 +1,6 @@
 import type { Logger } from "@tjm/platform";
 import type { ObjectTail } from "@tjm/storage";
+import type { OperatorTrigger, Resolution } from "../lifecycle/index.ts";
 import type { Sql, TransactionSql } from "../platform/db.ts";
 import type { LiveProgress } from "./view.ts";
 
@@ -9,10 +10,15 @@ export interface JobsDeps {
   liveProgress: LiveProgress;
   /** A job not finished this long after submission fails with DEADLINE_EXCEEDED. */
   jobDeadlineHours: number;
-  /** Tells the Worker holding the attempt, if any, to stop it (execution feature). */
-  cancelHeldAttempt: (tx: TransactionSql, attemptId: string) => Promise<void>;
-  /** Asks the Worker keeping the attempt's outputs to upload them again; the reason when it cannot. */
-  resumeUploads: (tx: TransactionSql, attemptId: string) => Promise<string | undefined>;
+  /**
+   * Applies an operator's request to the job's current attempt (execution's transition
+   * applier, the one every trigger goes through); undefined when there is no such job.
+   */
+  applyOperatorRequest: (
+    tx: TransactionSql,
+    jobId: string,
+    trigger: OperatorTrigger,
+  ) => Promise<Resolution | undefined>;
   /** The last `maxBytes` of an object in the store (an attempt's log); InputNotFoundError when it is not there. */
   readLogTail: (logsUri: string, maxBytes: number) => Promise<ObjectTail>;
 }

@@ -1,9 +1,9 @@
-import { resolve, type Trigger } from "../lifecycle/index.ts";
+import type { OperatorTrigger } from "../lifecycle/index.ts";
 import type { Sql, TransactionSql } from "../platform/db.ts";
 import { conflict, notFound } from "../platform/errors.ts";
 import type { JobsDeps } from "./deps.ts";
 import type { JobDetail } from "./schema.ts";
-import { applyJobTransition, findJobDetail, lockJob } from "./store.ts";
+import { findJobDetail } from "./store.ts";
 import { type LiveProgress, toJobDetail } from "./view.ts";
 
 /** The job as the API shows it in detail; 404 when there is no such job. */
@@ -24,16 +24,12 @@ export async function jobDetail(
 export function requestJobTransition(
   deps: JobsDeps,
   jobId: string,
-  trigger: Extract<Trigger, "cancel-requested" | "retry">,
+  trigger: Extract<OperatorTrigger, "cancel-requested" | "retry">,
 ): Promise<JobDetail> {
   return deps.sql.begin(async (tx) => {
-    const job = await lockJob(tx, jobId);
-    if (!job) throw notFound(`Job ${jobId} does not exist`);
-    const resolution = resolve(trigger, { job: job.state, attempt: job.currentAttemptState });
+    const resolution = await deps.applyOperatorRequest(tx, jobId, trigger);
+    if (!resolution) throw notFound(`Job ${jobId} does not exist`);
     if (resolution.kind === "refused") throw conflict(resolution.reason);
-    await applyJobTransition(tx, job, resolution.transition);
-    if (resolution.transition.effects.command === "cancel")
-      await deps.cancelHeldAttempt(tx, job.currentAttemptId);
     return jobDetail(tx, jobId, deps.liveProgress);
   });
 }

@@ -6,7 +6,7 @@ import { apiRoute, operatorRoute, uuidPathParam } from "../platform/routes.ts";
 import type { JobsDeps } from "./deps.ts";
 import { jobDetail } from "./detail.ts";
 import { JobIdParamsSchema, jobDetailAccepted } from "./schema.ts";
-import { findJobDetail, lockJob } from "./store.ts";
+import { findJobDetail } from "./store.ts";
 
 const description =
   "For a job WAITING_FOR_STORAGE: the Worker that kept the encoded outputs uploads them again to the same destinations, without re-encoding, now or when it is back. Retention (24 h from the first pause, bounded by the job deadline) is not renewed. 409 when the job is not waiting, its retention or deadline passed, or that Worker is gone or disabled. The job stays WAITING_FOR_STORAGE (with uploadResumeRequestedAt set) until the Worker reports it is uploading again.";
@@ -45,15 +45,18 @@ export const tenantResumeUploadsRoute = apiRoute({
 
 function resume(deps: JobsDeps, jobId: string, projectId?: string) {
   return deps.sql.begin(async (tx) => {
-    const job = await lockJob(tx, jobId);
-    const detail = job && (await findJobDetail(tx, jobId));
-    if (!job || !detail || (projectId && detail.job.projectId !== projectId)) {
+    // A job's project never changes: it is read before the request locks the job.
+    const found = await findJobDetail(tx, jobId);
+    const resolution =
+      found && (!projectId || found.job.projectId === projectId)
+        ? await deps.applyOperatorRequest(tx, jobId, "resume-uploads")
+        : undefined;
+    if (!resolution) {
       throw notFound(
         projectId ? `Job ${jobId} does not exist in project ${projectId}` : `Job ${jobId} does not exist`,
       );
     }
-    const refusal = await deps.resumeUploads(tx, job.currentAttemptId);
-    if (refusal) throw conflict(refusal);
+    if (resolution.kind === "refused") throw conflict(resolution.reason);
     return jobDetail(tx, jobId, deps.liveProgress);
   });
 }

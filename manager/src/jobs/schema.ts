@@ -124,8 +124,12 @@ export const JobSchema = z
         example: 0,
       }),
     }),
-    queuedAt: timestamp("When the job last entered the queue"),
-    startedAt: nullableTimestamp("null until a Worker starts it"),
+    queuedAt: timestamp(
+      "When the job entered the queue: its submission or an operator's retry. A next attempt after a Worker's failure (DISPATCH_TIMEOUT, WORKER_LOST …) keeps it, and so keeps the job's place in the queue",
+    ),
+    startedAt: nullableTimestamp(
+      "When a Worker first had the job in this run (kept through next attempts, null again after a retry); null until a Worker starts it",
+    ),
     completedAt: nullableTimestamp("null until completed"),
     createdAt: timestamp("Submission time"),
     updatedAt: timestamp("Last change"),

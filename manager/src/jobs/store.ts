@@ -1,14 +1,6 @@
 import type { ExecutionPlan } from "@tjm/protocol";
-import {
-  type AttemptState,
-  isTerminalAttemptState,
-  JOB_STATES,
-  type JobState,
-  NEW_ATTEMPT_STATE,
-  type Transition,
-  transitionNamed,
-} from "../lifecycle/index.ts";
-import { enqueueOutbox, outboxInsert } from "../outbox/index.ts";
+import { type AttemptState, JOB_STATES, type JobState, transitionNamed } from "../lifecycle/index.ts";
+import { outboxInsert } from "../outbox/index.ts";
 import type { Sql, TransactionSql } from "../platform/db.ts";
 import type { WorkerPool } from "./plan.ts";
 
@@ -215,95 +207,4 @@ export async function compactJobCounts(sql: Sql): Promise<void> {
     insert into job_state_counts (state, worker_pool, count)
     select state, worker_pool, delta from sums
     on conflict (state, worker_pool) do update set count = job_state_counts.count + excluded.count`;
-}
-
-/** A job and the state of its current attempt, locked for a transition. */
-export interface LockedJob {
-  id: string;
-  state: JobState;
-  currentAttemptId: string;
-  currentAttemptState: AttemptState;
-}
-
-export async function lockJob(tx: TransactionSql, jobId: string): Promise<LockedJob | undefined> {
-  const [row] = await tx<LockedJob[]>`
-    select j.id, j.state, j.current_attempt_id, a.state as current_attempt_state
-    from jobs j join attempts a on a.id = j.current_attempt_id
-    where j.id = ${jobId} for update of j`;
-  return row;
-}
-
-/**
- * Applies a transition the lifecycle table picked for an operator's request: the current
- * attempt's and the job's new states, or a new attempt, and the announcement. The command to
- * the Worker is the execution feature's (JobsDeps).
- */
-export async function applyJobTransition(
-  tx: TransactionSql,
-  job: LockedJob,
-  transition: Transition,
-): Promise<void> {
-  const { to, effects } = transition;
-  if (to.attempt) {
-    await tx`
-      update attempts set state = ${to.attempt}, updated_at = now()
-        ${isTerminalAttemptState(to.attempt) ? tx`, ended_at = now()` : tx``}
-      where id = ${job.currentAttemptId}`;
-  }
-  let announcement: Record<string, unknown> | undefined;
-  if (effects.nextAttempt) announcement = await requeueWithNewAttempt(tx, job, to.job as JobState);
-  else if (to.job !== undefined && to.job !== job.state) announcement = await setJobState(tx, job, to.job);
-  if (announcement && effects.event === "job.updated") await enqueueOutbox(tx, "job.updated", announcement);
-}
-
-async function setJobState(
-  tx: TransactionSql,
-  job: LockedJob,
-  to: JobState,
-): Promise<Record<string, unknown>> {
-  const [changed] = await tx<{ organizationId: string; projectId: string; updatedAt: Date }[]>`
-    update jobs set state = ${to}, updated_at = now() where id = ${job.id}
-    returning organization_id, project_id, updated_at`;
-  return {
-    jobId: job.id,
-    attemptId: job.currentAttemptId,
-    organizationId: changed?.organizationId,
-    projectId: changed?.projectId,
-    from: job.state,
-    to,
-    occurredAt: changed?.updatedAt,
-  };
-}
-
-/** A new attempt with the next number and fencing token; the job enters the queue afresh. */
-async function requeueWithNewAttempt(
-  tx: TransactionSql,
-  job: LockedJob,
-  to: JobState,
-): Promise<Record<string, unknown>> {
-  const newAttemptId = crypto.randomUUID();
-  const [attempt] = await tx<{ attemptNumber: number; fencingToken: string }[]>`
-    insert into attempts (id, job_id, attempt_number, state, fencing_token, created_at, updated_at)
-    select ${newAttemptId}, j.id, (select max(attempt_number) + 1 from attempts where job_id = j.id),
-           ${NEW_ATTEMPT_STATE}, j.last_fencing_token + 1, now(), now()
-    from jobs j where j.id = ${job.id}
-    returning attempt_number, fencing_token`;
-  const [requeued] = await tx`
-    update jobs
-    set state = ${to}, current_attempt_id = ${newAttemptId}, last_fencing_token = ${attempt?.fencingToken ?? null},
-        queued_at = now(), started_at = null, completed_at = null, updated_at = now()
-    where id = ${job.id}
-    returning organization_id, project_id, worker_pool, priority, updated_at`;
-  return {
-    jobId: job.id,
-    attemptId: newAttemptId,
-    attemptNumber: attempt?.attemptNumber,
-    organizationId: requeued?.organizationId,
-    projectId: requeued?.projectId,
-    workerPool: requeued?.workerPool,
-    priority: requeued?.priority,
-    from: job.state,
-    to,
-    occurredAt: requeued?.updatedAt,
-  };
 }

@@ -12,9 +12,16 @@ export {
   attemptProgress,
   HELD_ATTEMPT_STATES,
   isTerminalAttemptState,
+  isTerminalJobState,
   JOB_STATES,
   type JobState,
   NEW_ATTEMPT_STATE,
 } from "./states.ts";
-export { type Loop, reportTrigger, type Transition, type Trigger } from "./transitions.ts";
+export {
+  type Loop,
+  type OperatorTrigger,
+  reportTrigger,
+  type Transition,
+  type Trigger,
+} from "./transitions.ts";
 export { type KeptOutputs, UPLOAD_RETENTION_MS } from "./uploads.ts";

@@ -30,6 +30,9 @@ export const TERMINAL_JOB_STATES = [
   "FAILED",
 ] as const satisfies readonly JobState[];
 
+export const isTerminalJobState = (state: JobState): boolean =>
+  (TERMINAL_JOB_STATES as readonly JobState[]).includes(state);
+
 /** Jobs that are not finished: a deadline, a Worker's loss or a report may still move them. */
 export const ACTIVE_JOB_STATES = [
   "QUEUED",

@@ -51,6 +51,9 @@ export const TRIGGERS = [
 ] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 
+/** What an operator asks of an existing job through the API. */
+export type OperatorTrigger = Extract<Trigger, "cancel-requested" | "retry" | "resume-uploads">;
+
 export const reportTrigger = (report: Pick<Report, "type">): Trigger =>
   `report:${report.type}` satisfies ReportTrigger;
 
