@@ -1,10 +1,12 @@
 import { resolve, type Trigger } from "../lifecycle/index.ts";
 import type { Sql, TransactionSql } from "../platform/db.ts";
-import { conflict, notFound } from "../platform/errors.ts";
+import { ApiError } from "../platform/errors.ts";
 import type { JobsDeps } from "./deps.ts";
 import type { JobDetail } from "./schema.ts";
 import { applyJobTransition, findJobDetail, lockJob } from "./store.ts";
 import { type LiveProgress, toJobDetail } from "./view.ts";
+
+export const jobNotFound = (jobId: string) => new ApiError("job.not_found", `Job ${jobId} does not exist`);
 
 /** The job as the API shows it in detail; 404 when there is no such job. */
 export async function jobDetail(
@@ -13,7 +15,7 @@ export async function jobDetail(
   live: LiveProgress,
 ): Promise<JobDetail> {
   const found = await findJobDetail(sql, jobId);
-  if (!found) throw notFound(`Job ${jobId} does not exist`);
+  if (!found) throw jobNotFound(jobId);
   return toJobDetail(found.job, found.attempts, live);
 }
 
@@ -28,9 +30,14 @@ export function requestJobTransition(
 ): Promise<JobDetail> {
   return deps.sql.begin(async (tx) => {
     const job = await lockJob(tx, jobId);
-    if (!job) throw notFound(`Job ${jobId} does not exist`);
+    if (!job) throw jobNotFound(jobId);
     const resolution = resolve(trigger, { job: job.state, attempt: job.currentAttemptState });
-    if (resolution.kind === "refused") throw conflict(resolution.reason);
+    if (resolution.kind === "refused") {
+      throw new ApiError(
+        trigger === "retry" ? "job.not_retryable" : "job.not_cancellable",
+        resolution.reason,
+      );
+    }
     await applyJobTransition(tx, job, resolution.transition);
     if (resolution.transition.effects.command === "cancel")
       await deps.cancelHeldAttempt(tx, job.currentAttemptId);
