@@ -7,6 +7,7 @@
 import { createTjmClient, type TjmClient } from "@tjm/sdk";
 import type { Context, Hono } from "hono";
 import type { AdminDeps, AdminEnv } from "../platform/context.ts";
+import { answerError } from "../platform/http.ts";
 
 /** The SDK's answer as forwarded: openapi-fetch with `parseAs: "text"` leaves the body untouched. */
 interface ManagerAnswer {
@@ -150,10 +151,17 @@ export function registerProxy(app: Hono<AdminEnv>, deps: AdminDeps, fetchImpl: t
   for (const operation of operations) {
     app.on(operation.method.toUpperCase(), `${PROXY_PATH}${operation.path}`, async (c) => {
       const session = c.get("session");
+      const requestId = c.get("requestId");
       const sdk = createTjmClient({
         baseUrl: deps.managerUrl,
         token: session.tokens.accessToken,
-        fetch: fetchImpl,
+        // The Manager keeps the console's request id: its error body passes through unchanged
+        // and still names the x-request-id the console answers with.
+        fetch: (input: RequestInfo | URL, init?: RequestInit) => {
+          const request = new Request(input, init);
+          request.headers.set("x-request-id", requestId);
+          return fetchImpl(request);
+        },
       });
       // Read before the Manager is called: a body the limit refuses is a 413, not a Manager failure.
       const sent = (operation.takesBody ? await jsonText(c) : undefined) as never;
@@ -162,12 +170,12 @@ export function registerProxy(app: Hono<AdminEnv>, deps: AdminDeps, fetchImpl: t
         answer = await operation.call(sdk, c, sent);
       } catch (error) {
         deps.logger.warn("the Manager did not answer", { error: String(error) });
-        return c.json({ code: "MANAGER_UNAVAILABLE", message: "the Manager did not answer" }, 502);
+        return answerError(c, "dependency.manager_unavailable", "the Manager did not answer");
       }
       const { response } = answer;
       if (response.status === 401) {
         await deps.sessions.end(session.hash);
-        return c.json({ code: "UNAUTHENTICATED", message: "the session has ended; sign in again" }, 401);
+        return answerError(c, "auth.session_missing", "the session has ended; sign in again");
       }
       const headers = new Headers();
       for (const name of FORWARDED_HEADERS) {
