@@ -55,13 +55,12 @@ export function answerError(
   message: string,
   options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {},
 ): Response {
-  let id = c.get("requestId") as string | undefined;
-  if (id === undefined) {
-    id = crypto.randomUUID();
-    c.header("x-request-id", id);
-  }
+  const id = (c.get("requestId") as string | undefined) ?? crypto.randomUUID();
   const status = errorCodes[code].status as ContentfulStatusCode;
-  return c.json(errorBody(code, message, id, options.details), status, options.headers);
+  return c.json(errorBody(code, message, id, options.details), status, {
+    ...options.headers,
+    "x-request-id": id,
+  });
 }
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);

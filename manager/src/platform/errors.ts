@@ -65,13 +65,11 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 }
 
 /** The error body of any answer, with the request id the x-request-id header carries. */
-export function answerError(c: Context, error: ApiError, headers?: Record<string, string>): Response {
-  let requestId = c.get("requestId") as string | undefined;
-  if (requestId === undefined) {
-    requestId = crypto.randomUUID();
-    c.header("x-request-id", requestId);
-  }
-  return c.json(error.body(requestId), error.status, headers);
+export function answerError(c: Context, error: ApiError, headers: Record<string, string> = {}): Response {
+  // An app without the requestId middleware (the provider's pages) names one here. Passed to
+  // c.json, not c.header: after a handler finished (limitBody's late 413) there is no response to set it on.
+  const requestId = (c.get("requestId") as string | undefined) ?? crypto.randomUUID();
+  return c.json(error.body(requestId), error.status, { ...headers, "x-request-id": requestId });
 }
 
 const requestIdSchema = z.string().openapi({
