@@ -2478,7 +2478,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `job.not_found`: The job does not exist (or is not the tenant's). `job.attempt_not_found`: The job has no such attempt. `job.log_not_found`: The attempt has no log, or it is not in storage. */
+            /** @description `job.attempt_not_found`: The job has no such attempt. `job.log_not_found`: The attempt has no log, or it is not in storage. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2488,8 +2488,8 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "error": "Not Found",
-                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist",
-                     *       "code": "job.not_found",
+                     *       "message": "The job has no such attempt",
+                     *       "code": "job.attempt_not_found",
                      *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
@@ -2499,7 +2499,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Not Found";
                         /** @enum {string} */
-                        code?: "job.not_found" | "job.attempt_not_found" | "job.log_not_found";
+                        code?: "job.attempt_not_found" | "job.log_not_found";
                     };
                 };
             };

@@ -18,7 +18,7 @@ export const getAttemptLogRoute = operatorRoute({
   description: `The last ${LOG_TAIL_BYTES / 1024} KiB of the attempt's ffmpeg log, read from its logsUri. The Worker uploads the log when the attempt ends (completed or failed), so a running attempt has none yet: 404, as for a job or attempt that does not exist, an attempt that ended without a log (it never ran, or its Worker could not upload one), or a log no longer in storage.`,
   request: { params: AttemptLogParamsSchema },
   responses: { 200: jsonResponse("The log's tail", AttemptLogSchema) },
-  errors: ["job.not_found", "job.attempt_not_found", "job.log_not_found", "dependency.unavailable"],
+  errors: ["job.attempt_not_found", "job.log_not_found", "dependency.unavailable"],
 });
 
 /** The tail as text: cut at its first line break when the log is longer, so no line starts halfway. */
