@@ -183,6 +183,7 @@ export function registerProxy(app: Hono<AdminEnv>, deps: AdminDeps, fetchImpl: t
         if (value !== null) headers.set(name, value);
       }
       headers.set("cache-control", operation.secret ? "no-store" : "no-cache");
+      headers.set("x-request-id", requestId);
       // openapi-fetch hands error bodies back parsed even with parseAs "text".
       const raw = answer.data ?? answer.error;
       const body =
