@@ -18,14 +18,20 @@ const ONE_MIB = 1024 * 1024;
 
 async function expectValidationError(
   response: Response,
-  details: { path: string; message?: unknown }[],
+  details: { path: string; message?: unknown; code: string }[],
 ): Promise<void> {
   expect(response.status).toBe(400);
   expect(await response.json()).toStrictEqual({
     statusCode: 400,
     error: "Bad Request",
     message: "Validation failed",
-    details: details.map((detail) => ({ path: detail.path, message: detail.message ?? expect.any(String) })),
+    code: "validation.failed",
+    requestId: response.headers.get("x-request-id"),
+    details: details.map((detail) => ({
+      path: detail.path,
+      message: detail.message ?? expect.any(String),
+      code: detail.code,
+    })),
   });
 }
 
@@ -42,6 +48,8 @@ describe("unknown routes", () => {
       statusCode: 404,
       error: "Not Found",
       message: `No route ${method} ${path}`,
+      code: "route.not_found",
+      requestId: response.headers.get("x-request-id"),
     });
   });
 });
@@ -55,7 +63,9 @@ describe("job ids", () => {
 
   it.each(routes)("%s answers 400 at jobId for an id that is not a UUID", async (_, method, path) => {
     const response = await manager.request(path("not-a-uuid"), { method });
-    await expectValidationError(response, [{ path: "jobId", message: "must be a UUID" }]);
+    await expectValidationError(response, [
+      { path: "jobId", message: "must be a UUID", code: "validation.invalid_format" },
+    ]);
   });
 
   it.each(routes)("%s answers 404 for a job that does not exist", async (_, method, path) => {
@@ -66,6 +76,8 @@ describe("job ids", () => {
       statusCode: 404,
       error: "Not Found",
       message: `Job ${jobId} does not exist`,
+      code: "job.not_found",
+      requestId: response.headers.get("x-request-id"),
     });
   });
 });
@@ -78,7 +90,7 @@ describe("request bodies", () => {
       headers: { "content-type": "application/json" },
       body: '{"projectId": "',
     });
-    await expectValidationError(response, [{ path: "body" }]);
+    await expectValidationError(response, [{ path: "body", code: "validation.malformed_json" }]);
     const [after] = await manager.sql`select count(*)::int as count from jobs`;
     expect(after?.count).toBe(before?.count);
   });
@@ -93,6 +105,8 @@ describe("request bodies", () => {
       statusCode: 413,
       error: "Payload Too Large",
       message: `Request body exceeds ${ONE_MIB} bytes`,
+      code: "request.body_too_large",
+      requestId: response.requestId,
     });
   });
 
@@ -118,7 +132,7 @@ async function postOversized(
   path: string,
   bytes: number,
   declareLength: boolean,
-): Promise<{ status: number; body: unknown }> {
+): Promise<{ status: number; body: unknown; requestId: unknown }> {
   const token = await manager.issuer.token();
   const chunk = Buffer.alloc(64 * 1024, " ");
   const chunks = Math.ceil(bytes / chunk.length);
@@ -137,7 +151,11 @@ async function postOversized(
       answered = true;
       let text = "";
       for await (const part of incoming) text += part;
-      resolve({ status: incoming.statusCode ?? 0, body: JSON.parse(text) });
+      resolve({
+        status: incoming.statusCode ?? 0,
+        body: JSON.parse(text),
+        requestId: incoming.headers["x-request-id"],
+      });
     });
     // Once the answer is in, the server may close the connection under the unsent rest.
     outgoing.on("error", (err) => {
@@ -150,23 +168,29 @@ async function postOversized(
 
 describe("list queries", () => {
   it.each([
-    ["limit=0", ["limit"]],
-    ["limit=101", ["limit"]],
-    ["limit=abc", ["limit"]],
-    ["limit=1.5", ["limit"]],
-    ["offset=-1", ["offset"]],
-    ["offset=100001", ["offset"]],
-    ["state=NOT_A_STATE", ["state"]],
-    ["workerPool=tpu", ["workerPool"]],
-    ["state=QUEUED&states=RUNNING", ["states"]],
-    ["states=QUEUED,NOT_A_STATE", ["states.1"]],
-    ["states=QUEUED&states=NOT_A_STATE", ["states.1"]],
-    ["limit=0&offset=-1&state=NOPE", ["state", "limit", "offset"]],
-  ])("?%s answers 400 at %j", async (query, paths) => {
+    ["limit=0", ["limit:validation.too_small"]],
+    ["limit=101", ["limit:validation.too_big"]],
+    ["limit=abc", ["limit:validation.invalid_format"]],
+    ["limit=1.5", ["limit:validation.invalid_format"]],
+    ["offset=-1", ["offset:validation.invalid_format"]],
+    ["offset=100001", ["offset:validation.too_big"]],
+    ["state=NOT_A_STATE", ["state:validation.invalid_value"]],
+    ["workerPool=tpu", ["workerPool:validation.invalid_value"]],
+    ["state=QUEUED&states=RUNNING", ["states:validation.custom"]],
+    ["states=QUEUED,NOT_A_STATE", ["states.1:validation.invalid_value"]],
+    ["states=QUEUED&states=NOT_A_STATE", ["states.1:validation.invalid_value"]],
+    [
+      "limit=0&offset=-1&state=NOPE",
+      ["state:validation.invalid_value", "limit:validation.too_small", "offset:validation.invalid_format"],
+    ],
+  ])("?%s answers 400 at %j", async (query, failures) => {
     const response = await manager.request(`${JOBS}?${query}`);
     await expectValidationError(
       response,
-      paths.map((path) => ({ path })),
+      failures.map((failure) => {
+        const [path = "", code = ""] = failure.split(":");
+        return { path, code };
+      }),
     );
   });
 });
@@ -231,6 +255,8 @@ describe("unexpected failures", () => {
       statusCode: 500,
       error: "Internal Server Error",
       message: `Internal error (request id ${requestId})`,
+      code: "internal.error",
+      requestId,
     });
     expect(text).not.toMatch(/outbox|relation|does not exist|42P01|postgres|select|insert/i);
   });

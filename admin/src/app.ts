@@ -8,10 +8,12 @@ import { registerPage } from "./page/routes.ts";
 import type { AdminDeps, AdminEnv } from "./platform/context.ts";
 import type { Sql } from "./platform/db.ts";
 import {
+  answerError,
   BodyTooLargeError,
   bodyTooLarge,
   closeWhenBodyUnread,
   limitBody,
+  requestId,
   SMALL_BODY_MAX_BYTES,
   sameOriginJson,
   securityHeaders,
@@ -46,16 +48,21 @@ export function createAdminApp(deps: AdminDeps & { sql: Sql; fetch?: typeof fetc
   });
 
   const proxyMaxBytes = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  app.use(requestId());
   app.use(securityHeaders());
   app.use(closeWhenBodyUnread());
   app.use(limitBody((path) => (path.startsWith(`${PROXY_PATH}/`) ? proxyMaxBytes : SMALL_BODY_MAX_BYTES)));
   app.use(sameOriginJson(deps.publicOrigin, [BACKCHANNEL_LOGOUT_PATH]));
   app.onError((error, c) => {
     if (error instanceof BodyTooLargeError) return bodyTooLarge(c, error.maxBytes);
-    const requestId = crypto.randomUUID();
-    deps.logger.error("request failed", { requestId, path: c.req.path, error: String(error) });
-    return c.json({ code: "INTERNAL", message: "internal error", requestId }, 500);
+    deps.logger.error("request failed", {
+      requestId: c.get("requestId"),
+      path: c.req.path,
+      error: String(error),
+    });
+    return answerError(c, "internal.error", "internal error");
   });
+  app.notFound((c) => answerError(c, "route.not_found", `No route ${c.req.method} ${c.req.path}`));
 
   registerSignIn(app, deps);
   registerBackchannelLogout(app, deps, deps.sql);
@@ -64,7 +71,7 @@ export function createAdminApp(deps: AdminDeps & { sql: Sql; fetch?: typeof fetc
     // An open event stream is not activity: an unattended tab still times out.
     const session = await deps.sessions.current(readSessionId(c, deps.cookie), c.req.path !== EVENTS_PATH);
     if (session === undefined) {
-      return c.json({ code: "UNAUTHENTICATED", message: "no valid session; sign in" }, 401);
+      return answerError(c, "auth.session_missing", "no valid session; sign in");
     }
     c.set("session", session);
     return next();

@@ -10,7 +10,7 @@ import { type ManagerMetrics, registerMetrics } from "./metrics/index.ts";
 import { createTokenAuth, type IssuerOptions } from "./platform/auth.ts";
 import type { Broker } from "./platform/broker.ts";
 import type { Sql } from "./platform/db.ts";
-import { ApiError, createErrorHandler } from "./platform/errors.ts";
+import { createErrorHandler, routeNotFound } from "./platform/errors.ts";
 import { closeWhenBodyUnread, createRouter, limitBody, requestId } from "./platform/http.ts";
 import { projectsOperationsApp } from "./projects/index.ts";
 import { type WorkersDeps, workerApp, workersOperationsApp } from "./workers/index.ts";
@@ -57,9 +57,7 @@ export function createApp(deps: AppDeps) {
   const app = createRouter();
   const hashToken = createTokenHasher(deps.enrollmentTokenSecret);
   app.onError(createErrorHandler(deps.logger));
-  app.notFound((c) =>
-    c.json(new ApiError("NOT_FOUND", `No route ${c.req.method} ${c.req.path}`).body(), 404),
-  );
+  app.notFound(routeNotFound);
   app.use("*", requestId);
   app.use("*", closeWhenBodyUnread);
   app.use("*", limitBody(deps.maxBodyBytes));

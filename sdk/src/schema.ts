@@ -487,6 +487,17 @@ export interface components {
             error: string;
             /** @example Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist */
             message: string;
+            /**
+             * @description What failed, stable: branch on it, never on message
+             * @example job.not_found
+             * @enum {string}
+             */
+            code: "validation.failed" | "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked" | "auth.session_missing" | "auth.reauthentication_required" | "auth.audience_missing" | "auth.token_refused" | "auth.project_forbidden" | "request.cross_site" | "request.json_required" | "enrollment.token_invalid" | "enrollment.pool_mismatch" | "worker.proof_invalid" | "worker.disabled" | "route.not_found" | "job.not_found" | "job.attempt_not_found" | "job.log_not_found" | "worker.not_found" | "job.not_cancellable" | "job.not_retryable" | "job.not_resumable" | "worker.already_registered" | "worker.pool_mismatch" | "worker.instance_superseded" | "worker.not_draining" | "request.body_too_large" | "request.unsupported_media_type" | "recovery.rate_limited" | "internal.error" | "dependency.manager_unavailable" | "dependency.unavailable" | "auth.verification_unavailable";
+            /**
+             * @description The request's id, as in the x-request-id response header; the log names the failure under it
+             * @example 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10
+             */
+            requestId: string;
         };
         Job: {
             /**
@@ -580,20 +591,26 @@ export interface components {
          * @enum {string}
          */
         AttemptState: "CREATED" | "DISPATCHED" | "RUNNING" | "UPLOADING" | "WAITING_FOR_STORAGE" | "SUCCEEDED" | "FAILED" | "CANCELLED";
-        ValidationError: {
+        ValidationError: components["schemas"]["Error"] & {
             /** @enum {number} */
-            statusCode: 400;
+            statusCode?: 400;
             /** @enum {string} */
-            error: "Bad Request";
-            /** @example Validation failed */
-            message: string;
+            error?: "Bad Request";
+            /** @enum {string} */
+            code?: "validation.failed";
             /** @description Every detected failure, each at the dot path of the offending field. */
-            details: {
-                /** @example executionPlan.outputs.1.video.height */
-                path: string;
-                /** @example height must be an even number */
-                message: string;
-            }[];
+            details: components["schemas"]["ErrorDetail"][];
+        };
+        ErrorDetail: {
+            /** @example executionPlan.outputs.1.video.height */
+            path: string;
+            /** @example height must be an even number */
+            message: string;
+            /**
+             * @example validation.custom
+             * @enum {string}
+             */
+            code: "validation.required" | "validation.invalid_type" | "validation.invalid_format" | "validation.invalid_value" | "validation.too_small" | "validation.too_big" | "validation.not_multiple_of" | "validation.unrecognized_keys" | "validation.invalid_union" | "validation.invalid_key" | "validation.invalid_element" | "validation.custom" | "validation.malformed_json" | "job.requirements_unsatisfiable" | "job.project_unknown" | "worker.public_key_invalid" | "password.too_short" | "password.too_common" | "password.incorrect" | "client.redirect_uri_invalid";
         };
         SubmitJob: {
             /**
@@ -1632,7 +1649,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description Request body over the size limit */
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1642,10 +1659,19 @@ export interface operations {
                      * @example {
                      *       "statusCode": 413,
                      *       "error": "Payload Too Large",
-                     *       "message": "Request body exceeds 1048576 bytes"
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
                 };
             };
         };
@@ -1668,7 +1694,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description Request body over the size limit */
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1678,10 +1704,19 @@ export interface operations {
                      * @example {
                      *       "statusCode": 413,
                      *       "error": "Payload Too Large",
-                     *       "message": "Request body exceeds 1048576 bytes"
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
                 };
             };
             /** @description A dependency is down */
@@ -1749,7 +1784,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobList"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1760,10 +1795,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -1771,7 +1809,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1781,13 +1819,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1797,13 +1844,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1813,10 +1869,44 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
                 };
             };
         };
@@ -1943,7 +2033,7 @@ export interface operations {
                     "application/json": components["schemas"]["Job"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1954,10 +2044,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -1965,7 +2058,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1975,13 +2068,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1991,13 +2093,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
                 };
             };
-            /** @description Request body over the size limit */
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2007,13 +2118,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 413,
                      *       "error": "Payload Too Large",
-                     *       "message": "Request body exceeds 1048576 bytes"
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
                 };
             };
-            /** @description The body is not application/json */
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2023,13 +2143,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 415,
                      *       "error": "Unsupported Media Type",
-                     *       "message": "Unsupported Media Type"
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2039,10 +2168,44 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
                 };
             };
         };
@@ -2067,7 +2230,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobDetail"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2078,10 +2241,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -2089,7 +2255,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2099,13 +2265,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2115,13 +2290,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
                 };
             };
-            /** @description No such resource */
+            /** @description `job.not_found`: The job does not exist (or is not the tenant's). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2131,13 +2315,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "error": "Not Found",
-                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist",
+                     *       "code": "job.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "job.not_found";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2147,10 +2340,44 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
                 };
             };
         };
@@ -2176,7 +2403,7 @@ export interface operations {
                     "application/json": components["schemas"]["AttemptLog"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2187,10 +2414,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -2198,7 +2428,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2208,13 +2438,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2224,13 +2463,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
                 };
             };
-            /** @description No such resource */
+            /** @description `job.attempt_not_found`: The job has no such attempt. `job.log_not_found`: The attempt has no log, or it is not in storage. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2240,13 +2488,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "error": "Not Found",
-                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *       "message": "The job has no such attempt",
+                     *       "code": "job.attempt_not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "job.attempt_not_found" | "job.log_not_found";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2256,13 +2513,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
                 };
             };
-            /** @description A dependency needed to answer is unavailable */
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. `dependency.unavailable`: A dependency this answer needs (database, broker, storage) is unavailable. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2272,10 +2538,19 @@ export interface operations {
                      * @example {
                      *       "statusCode": 503,
                      *       "error": "Service Unavailable",
-                     *       "message": "Token verification is unavailable"
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable" | "dependency.unavailable";
+                    };
                 };
             };
         };
@@ -2300,7 +2575,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobDetail"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2311,10 +2586,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -2322,7 +2600,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2332,13 +2610,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2348,13 +2635,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
                 };
             };
-            /** @description No such resource */
+            /** @description `job.not_found`: The job does not exist (or is not the tenant's). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2364,13 +2660,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "error": "Not Found",
-                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist",
+                     *       "code": "job.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "job.not_found";
+                    };
                 };
             };
-            /** @description The resource is not in a state that allows this */
+            /** @description `job.not_cancellable`: The job is COMPLETED or FAILED and can no longer be cancelled. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2380,13 +2685,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "Conflict",
-                     *       "message": "Job is COMPLETED and can no longer be cancelled"
+                     *       "message": "Job is COMPLETED and can no longer be cancelled",
+                     *       "code": "job.not_cancellable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 409;
+                        /** @enum {string} */
+                        error?: "Conflict";
+                        /** @enum {string} */
+                        code?: "job.not_cancellable";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2396,10 +2710,44 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
                 };
             };
         };
@@ -2424,7 +2772,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobDetail"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2435,10 +2783,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -2446,7 +2797,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2456,13 +2807,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2472,13 +2832,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
                 };
             };
-            /** @description No such resource */
+            /** @description `job.not_found`: The job does not exist (or is not the tenant's). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2488,13 +2857,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "error": "Not Found",
-                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist",
+                     *       "code": "job.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "job.not_found";
+                    };
                 };
             };
-            /** @description The resource is not in a state that allows this */
+            /** @description `job.not_retryable`: The job has not failed, so it cannot be retried. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2504,13 +2882,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "Conflict",
-                     *       "message": "Job is COMPLETED and can no longer be cancelled"
+                     *       "message": "The job has not failed, so it cannot be retried",
+                     *       "code": "job.not_retryable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 409;
+                        /** @enum {string} */
+                        error?: "Conflict";
+                        /** @enum {string} */
+                        code?: "job.not_retryable";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2520,10 +2907,44 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
                 };
             };
         };
@@ -2548,7 +2969,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobDetail"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2559,10 +2980,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -2570,7 +2994,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2580,13 +3004,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2596,13 +3029,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
                 };
             };
-            /** @description No such resource */
+            /** @description `job.not_found`: The job does not exist (or is not the tenant's). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2612,13 +3054,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "error": "Not Found",
-                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist",
+                     *       "code": "job.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "job.not_found";
+                    };
                 };
             };
-            /** @description The resource is not in a state that allows this */
+            /** @description `job.not_resumable`: The job is not eligible for resume-uploads. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2628,13 +3079,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "Conflict",
-                     *       "message": "Job is COMPLETED and can no longer be cancelled"
+                     *       "message": "The job is not eligible for resume-uploads",
+                     *       "code": "job.not_resumable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 409;
+                        /** @enum {string} */
+                        error?: "Conflict";
+                        /** @enum {string} */
+                        code?: "job.not_resumable";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2644,10 +3104,44 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
                 };
             };
         };
@@ -2673,7 +3167,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobDetail"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2684,10 +3178,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -2695,7 +3192,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2705,13 +3202,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.project_forbidden`: The token does not grant the project named in the path. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2721,13 +3227,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.project_forbidden";
+                    };
                 };
             };
-            /** @description No such resource */
+            /** @description `job.not_found`: The job does not exist (or is not the tenant's). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2737,13 +3252,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "error": "Not Found",
-                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist",
+                     *       "code": "job.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "job.not_found";
+                    };
                 };
             };
-            /** @description The resource is not in a state that allows this */
+            /** @description `job.not_resumable`: The job is not eligible for resume-uploads. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2753,13 +3277,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "Conflict",
-                     *       "message": "Job is COMPLETED and can no longer be cancelled"
+                     *       "message": "The job is not eligible for resume-uploads",
+                     *       "code": "job.not_resumable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 409;
+                        /** @enum {string} */
+                        error?: "Conflict";
+                        /** @enum {string} */
+                        code?: "job.not_resumable";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2769,10 +3302,44 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
                 };
             };
         };
@@ -2799,7 +3366,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnrollmentToken"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2810,10 +3377,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -2821,7 +3391,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2831,13 +3401,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2847,13 +3426,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
                 };
             };
-            /** @description Request body over the size limit */
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2863,13 +3451,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 413,
                      *       "error": "Payload Too Large",
-                     *       "message": "Request body exceeds 1048576 bytes"
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
                 };
             };
-            /** @description The body is not application/json */
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2879,13 +3476,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 415,
                      *       "error": "Unsupported Media Type",
-                     *       "message": "Unsupported Media Type"
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2895,10 +3501,44 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
                 };
             };
         };
@@ -2926,7 +3566,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectList"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2937,10 +3577,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -2948,7 +3591,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2958,13 +3601,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2974,13 +3626,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2990,10 +3651,44 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
                 };
             };
         };
@@ -3021,7 +3716,7 @@ export interface operations {
                     "text/event-stream": components["schemas"]["EventEnvelope"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3032,10 +3727,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -3043,7 +3741,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3053,13 +3751,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3069,13 +3776,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3085,10 +3801,44 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
                 };
             };
         };
@@ -3115,7 +3865,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenStandings"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3126,10 +3876,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -3137,7 +3890,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3147,13 +3900,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3163,13 +3925,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
                 };
             };
-            /** @description Request body over the size limit */
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3179,13 +3950,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 413,
                      *       "error": "Payload Too Large",
-                     *       "message": "Request body exceeds 1048576 bytes"
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
                 };
             };
-            /** @description The body is not application/json */
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3195,13 +3975,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 415,
                      *       "error": "Unsupported Media Type",
-                     *       "message": "Unsupported Media Type"
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3211,13 +4000,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
                 };
             };
-            /** @description A dependency needed to answer is unavailable */
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3227,10 +4025,19 @@ export interface operations {
                      * @example {
                      *       "statusCode": 503,
                      *       "error": "Service Unavailable",
-                     *       "message": "Token verification is unavailable"
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
                 };
             };
         };
@@ -3266,7 +4073,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkerList"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3277,10 +4084,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -3288,7 +4098,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3298,13 +4108,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3314,13 +4133,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3330,10 +4158,44 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
                 };
             };
         };
@@ -3358,7 +4220,7 @@ export interface operations {
                     "application/json": components["schemas"]["Worker"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3369,10 +4231,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -3380,7 +4245,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3390,13 +4255,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3406,13 +4280,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
                 };
             };
-            /** @description No such resource */
+            /** @description `worker.not_found`: The Worker does not exist or is not registered. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3422,13 +4305,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "error": "Not Found",
-                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *       "message": "The Worker does not exist or is not registered",
+                     *       "code": "worker.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "worker.not_found";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3438,10 +4330,44 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
                 };
             };
         };
@@ -3466,7 +4392,7 @@ export interface operations {
                     "application/json": components["schemas"]["Worker"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3477,10 +4403,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -3488,7 +4417,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3498,13 +4427,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3514,13 +4452,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
                 };
             };
-            /** @description No such resource */
+            /** @description `worker.not_found`: The Worker does not exist or is not registered. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3530,13 +4477,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "error": "Not Found",
-                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *       "message": "The Worker does not exist or is not registered",
+                     *       "code": "worker.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "worker.not_found";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3546,10 +4502,44 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
                 };
             };
         };
@@ -3574,7 +4564,7 @@ export interface operations {
                     "application/json": components["schemas"]["Worker"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3585,10 +4575,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -3596,7 +4589,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3606,13 +4599,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3622,13 +4624,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
                 };
             };
-            /** @description No such resource */
+            /** @description `worker.not_found`: The Worker does not exist or is not registered. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3638,13 +4649,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "error": "Not Found",
-                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *       "message": "The Worker does not exist or is not registered",
+                     *       "code": "worker.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "worker.not_found";
+                    };
                 };
             };
-            /** @description The resource is not in a state that allows this */
+            /** @description `worker.not_draining`: The Worker is not draining (or is disabled) and cannot be undrained. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3654,13 +4674,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "Conflict",
-                     *       "message": "Job is COMPLETED and can no longer be cancelled"
+                     *       "message": "The Worker is not draining (or is disabled) and cannot be undrained",
+                     *       "code": "worker.not_draining",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 409;
+                        /** @enum {string} */
+                        error?: "Conflict";
+                        /** @enum {string} */
+                        code?: "worker.not_draining";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3670,10 +4699,44 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
                 };
             };
         };
@@ -3698,7 +4761,7 @@ export interface operations {
                     "application/json": components["schemas"]["Worker"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3709,10 +4772,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -3720,7 +4786,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3730,13 +4796,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3746,13 +4821,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
                 };
             };
-            /** @description No such resource */
+            /** @description `worker.not_found`: The Worker does not exist or is not registered. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3762,13 +4846,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "error": "Not Found",
-                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *       "message": "The Worker does not exist or is not registered",
+                     *       "code": "worker.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "worker.not_found";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3778,13 +4871,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
                 };
             };
-            /** @description A dependency needed to answer is unavailable */
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. `dependency.unavailable`: A dependency this answer needs (database, broker, storage) is unavailable. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3794,10 +4896,19 @@ export interface operations {
                      * @example {
                      *       "statusCode": 503,
                      *       "error": "Service Unavailable",
-                     *       "message": "Token verification is unavailable"
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable" | "dependency.unavailable";
+                    };
                 };
             };
         };
@@ -3824,7 +4935,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkerRegistration"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3835,10 +4946,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -3846,7 +4960,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `enrollment.token_invalid`: The enrollment token is invalid, expired or already used. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3856,13 +4970,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "The enrollment token is invalid, expired or already used",
+                     *       "code": "enrollment.token_invalid",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "enrollment.token_invalid";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `enrollment.pool_mismatch`: The enrollment token is for another Worker pool. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3872,13 +4995,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "The enrollment token is for another Worker pool",
+                     *       "code": "enrollment.pool_mismatch",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "enrollment.pool_mismatch";
+                    };
                 };
             };
-            /** @description The resource is not in a state that allows this */
+            /** @description `worker.already_registered`: A Worker with this public key is already registered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3888,13 +5020,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "Conflict",
-                     *       "message": "Job is COMPLETED and can no longer be cancelled"
+                     *       "message": "A Worker with this public key is already registered",
+                     *       "code": "worker.already_registered",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 409;
+                        /** @enum {string} */
+                        error?: "Conflict";
+                        /** @enum {string} */
+                        code?: "worker.already_registered";
+                    };
                 };
             };
-            /** @description Request body over the size limit */
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3904,13 +5045,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 413,
                      *       "error": "Payload Too Large",
-                     *       "message": "Request body exceeds 1048576 bytes"
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
                 };
             };
-            /** @description The body is not application/json */
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3920,13 +5070,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 415,
                      *       "error": "Unsupported Media Type",
-                     *       "message": "Unsupported Media Type"
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3936,13 +5095,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
                 };
             };
-            /** @description A dependency needed to answer is unavailable */
+            /** @description `dependency.unavailable`: A dependency this answer needs (database, broker, storage) is unavailable. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3952,10 +5120,19 @@ export interface operations {
                      * @example {
                      *       "statusCode": 503,
                      *       "error": "Service Unavailable",
-                     *       "message": "Token verification is unavailable"
+                     *       "message": "A dependency this answer needs (database, broker, storage) is unavailable",
+                     *       "code": "dependency.unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "dependency.unavailable";
+                    };
                 };
             };
         };
@@ -3982,7 +5159,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkerChallenge"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3993,10 +5170,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -4004,7 +5184,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `worker.disabled`: The Worker was disabled by an operator; enroll it again. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4014,13 +5194,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "The Worker was disabled by an operator; enroll it again",
+                     *       "code": "worker.disabled",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "worker.disabled";
+                    };
                 };
             };
-            /** @description No such resource */
+            /** @description `worker.not_found`: The Worker does not exist or is not registered. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4030,13 +5219,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "error": "Not Found",
-                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *       "message": "The Worker does not exist or is not registered",
+                     *       "code": "worker.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "worker.not_found";
+                    };
                 };
             };
-            /** @description Request body over the size limit */
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4046,13 +5244,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 413,
                      *       "error": "Payload Too Large",
-                     *       "message": "Request body exceeds 1048576 bytes"
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
                 };
             };
-            /** @description The body is not application/json */
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4062,13 +5269,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 415,
                      *       "error": "Unsupported Media Type",
-                     *       "message": "Unsupported Media Type"
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -4078,10 +5294,19 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
                 };
             };
         };
@@ -4108,7 +5333,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkerRegistration"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4119,10 +5344,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -4130,7 +5358,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `worker.proof_invalid`: The challenge is unknown, expired or used, or its signature does not verify. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4140,13 +5368,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "The challenge is unknown, expired or used, or its signature does not verify",
+                     *       "code": "worker.proof_invalid",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "worker.proof_invalid";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `worker.disabled`: The Worker was disabled by an operator; enroll it again. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4156,13 +5393,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "The Worker was disabled by an operator; enroll it again",
+                     *       "code": "worker.disabled",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "worker.disabled";
+                    };
                 };
             };
-            /** @description No such resource */
+            /** @description `worker.not_found`: The Worker does not exist or is not registered. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4172,13 +5418,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "error": "Not Found",
-                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *       "message": "The Worker does not exist or is not registered",
+                     *       "code": "worker.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "worker.not_found";
+                    };
                 };
             };
-            /** @description The resource is not in a state that allows this */
+            /** @description `worker.pool_mismatch`: The Worker is registered in another pool. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4188,13 +5443,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "Conflict",
-                     *       "message": "Job is COMPLETED and can no longer be cancelled"
+                     *       "message": "The Worker is registered in another pool",
+                     *       "code": "worker.pool_mismatch",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 409;
+                        /** @enum {string} */
+                        error?: "Conflict";
+                        /** @enum {string} */
+                        code?: "worker.pool_mismatch";
+                    };
                 };
             };
-            /** @description Request body over the size limit */
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4204,13 +5468,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 413,
                      *       "error": "Payload Too Large",
-                     *       "message": "Request body exceeds 1048576 bytes"
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
                 };
             };
-            /** @description The body is not application/json */
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4220,13 +5493,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 415,
                      *       "error": "Unsupported Media Type",
-                     *       "message": "Unsupported Media Type"
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -4236,13 +5518,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
                 };
             };
-            /** @description A dependency needed to answer is unavailable */
+            /** @description `dependency.unavailable`: A dependency this answer needs (database, broker, storage) is unavailable. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4252,10 +5543,19 @@ export interface operations {
                      * @example {
                      *       "statusCode": 503,
                      *       "error": "Service Unavailable",
-                     *       "message": "Token verification is unavailable"
+                     *       "message": "A dependency this answer needs (database, broker, storage) is unavailable",
+                     *       "code": "dependency.unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "dependency.unavailable";
+                    };
                 };
             };
         };
@@ -4282,7 +5582,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkerCredentials"];
                 };
             };
-            /** @description Invalid path, query or body; every failure is listed in details */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4293,10 +5593,13 @@ export interface operations {
                      *       "statusCode": 400,
                      *       "error": "Bad Request",
                      *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
                      *       "details": [
                      *         {
                      *           "path": "executionPlan.outputs.1.video.height",
-                     *           "message": "height must be an even number"
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
                      *         }
                      *       ]
                      *     }
@@ -4304,7 +5607,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing, malformed, expired or wrongly signed bearer token */
+            /** @description `worker.proof_invalid`: The challenge is unknown, expired or used, or its signature does not verify. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4314,13 +5617,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "error": "Unauthorized",
-                     *       "message": "Invalid bearer token: signature verification failed"
+                     *       "message": "The challenge is unknown, expired or used, or its signature does not verify",
+                     *       "code": "worker.proof_invalid",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "worker.proof_invalid";
+                    };
                 };
             };
-            /** @description The token lacks the operations audience */
+            /** @description `worker.disabled`: The Worker was disabled by an operator; enroll it again. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4330,13 +5642,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
-                     *       "message": "Token audience does not include tjm-operations"
+                     *       "message": "The Worker was disabled by an operator; enroll it again",
+                     *       "code": "worker.disabled",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "worker.disabled";
+                    };
                 };
             };
-            /** @description No such resource */
+            /** @description `worker.not_found`: The Worker does not exist or is not registered. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4346,13 +5667,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "error": "Not Found",
-                     *       "message": "Job 0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d does not exist"
+                     *       "message": "The Worker does not exist or is not registered",
+                     *       "code": "worker.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "worker.not_found";
+                    };
                 };
             };
-            /** @description The resource is not in a state that allows this */
+            /** @description `worker.instance_superseded`: The Worker instance is no longer current; re-register. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4362,13 +5692,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "Conflict",
-                     *       "message": "Job is COMPLETED and can no longer be cancelled"
+                     *       "message": "The Worker instance is no longer current; re-register",
+                     *       "code": "worker.instance_superseded",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 409;
+                        /** @enum {string} */
+                        error?: "Conflict";
+                        /** @enum {string} */
+                        code?: "worker.instance_superseded";
+                    };
                 };
             };
-            /** @description Request body over the size limit */
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4378,13 +5717,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 413,
                      *       "error": "Payload Too Large",
-                     *       "message": "Request body exceeds 1048576 bytes"
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
                 };
             };
-            /** @description The body is not application/json */
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4394,13 +5742,22 @@ export interface operations {
                      * @example {
                      *       "statusCode": 415,
                      *       "error": "Unsupported Media Type",
-                     *       "message": "Unsupported Media Type"
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
                 };
             };
-            /** @description Unexpected persistence or dependency failure */
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -4410,10 +5767,19 @@ export interface operations {
                      * @example {
                      *       "statusCode": 500,
                      *       "error": "Internal Server Error",
-                     *       "message": "Internal error (request id 5f0c…)"
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
                 };
             };
         };

@@ -145,8 +145,11 @@ describe("an account with no role", () => {
     for (const response of await Promise.all(calls)) {
       expect(response.status).toBe(403);
       expect(await response.json()).toEqual({
-        code: "FORBIDDEN",
+        statusCode: 403,
+        error: "Forbidden",
+        code: "auth.token_refused",
         message: expect.stringMatching(/operator role/),
+        requestId: response.headers.get("x-request-id"),
       });
     }
     // Refused by the console, not by a Manager 401: the session stands.

@@ -111,7 +111,13 @@ async function revokeAsTheConsole(refreshToken: string): Promise<void> {
 async function expectEnded(browser: BrowserSession): Promise<void> {
   const response = await admin.request(browser, "/api/operations/jobs?limit=1");
   expect(response.status).toBe(401);
-  expect(await response.json()).toMatchObject({ code: "UNAUTHENTICATED" });
+  expect(await response.json()).toStrictEqual({
+    statusCode: 401,
+    error: "Unauthorized",
+    message: expect.any(String),
+    code: "auth.session_missing",
+    requestId: response.headers.get("x-request-id"),
+  });
   expect(await admin.storedSession(browser)).toBeUndefined();
 }
 

@@ -95,6 +95,8 @@ function outageViolation(answer: Answer): string | undefined {
         statusCode: 500,
         error: "Internal Server Error",
         message: `Internal error (request id ${answer.requestId})`,
+        code: "internal.error",
+        requestId: answer.requestId,
       };
       return answer.status === 500 && JSON.stringify(body) === JSON.stringify(expected)
         ? undefined

@@ -199,6 +199,8 @@ describe("the Manager under PostgreSQL connection drops and outages", () => {
         statusCode: 500,
         error: "Internal Server Error",
         message: `Internal error (request id ${answer.requestId})`,
+        code: "internal.error",
+        requestId: answer.requestId,
       });
     }
 

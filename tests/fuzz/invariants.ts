@@ -104,7 +104,14 @@ export function answerProblems(
 }
 
 function errorShapeProblems(answer: Answer): string[] {
-  const body = answer.json as { statusCode?: unknown; error?: unknown; message?: unknown; details?: unknown };
+  const body = answer.json as {
+    statusCode?: unknown;
+    error?: unknown;
+    message?: unknown;
+    code?: unknown;
+    requestId?: unknown;
+    details?: unknown;
+  };
   if (typeof body !== "object" || body === null)
     return [`an error without the error body: ${answer.text.slice(0, 200)}`];
   const problems: string[] = [];
@@ -113,6 +120,10 @@ function errorShapeProblems(answer: Answer): string[] {
   if (typeof body.error !== "string" || body.error === "") problems.push("an error body without `error`");
   if (typeof body.message !== "string" || body.message === "")
     problems.push("an error body without `message`");
+  if (typeof body.code !== "string" || !/^[a-z]+(\.[a-z_]+)+$/.test(body.code))
+    problems.push("an error body without a dotted `code`");
+  if (typeof body.requestId !== "string" || body.requestId === "")
+    problems.push("an error body without `requestId`");
   if (answer.status === 400 && (!Array.isArray(body.details) || body.details.length === 0)) {
     problems.push("a 400 without the details of what failed");
   }

@@ -294,11 +294,17 @@ async function expectDocumentedAnswer(response: Response, allowed: number[]): Pr
       statusCode: 400,
       error: "Bad Request",
       message: "Validation failed",
+      code: "validation.failed",
+      requestId: response.headers.get("x-request-id"),
       details: expect.any(Array),
     });
     expect(body.details.length).toBeGreaterThan(0);
     for (const detail of body.details) {
-      expect(detail).toStrictEqual({ path: expect.any(String), message: expect.any(String) });
+      expect(detail).toStrictEqual({
+        path: expect.any(String),
+        message: expect.any(String),
+        code: expect.stringMatching(/^[a-z]+(\.[a-z_]+)+$/),
+      });
     }
   }
   return body;
@@ -415,7 +421,9 @@ describe("cases fuzzing found, pinned", () => {
       statusCode: 400,
       error: "Bad Request",
       message: "Validation failed",
-      details: [{ path: dotted, message: expect.any(String) }],
+      code: "validation.failed",
+      requestId: response.headers.get("x-request-id"),
+      details: [{ path: dotted, message: expect.any(String), code: expect.stringMatching(/^validation\./) }],
     });
   });
 

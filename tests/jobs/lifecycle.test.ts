@@ -122,6 +122,8 @@ describe("POST /api/v1/operations/jobs/:jobId/cancel", () => {
       statusCode: 409,
       error: "Conflict",
       message: `Job is ${state} and can no longer be cancelled`,
+      code: "job.not_cancellable",
+      requestId: response.headers.get("x-request-id"),
     });
     const [row] = await manager.sql`select state from jobs where id = ${job.id}`;
     expect(row?.state).toBe(state);
@@ -174,6 +176,8 @@ describe("POST /api/v1/operations/jobs/:jobId/retry", () => {
       statusCode: 409,
       error: "Conflict",
       message: `Only a FAILED job can be retried; this job is ${state}`,
+      code: "job.not_retryable",
+      requestId: response.headers.get("x-request-id"),
     });
     const attempts = await manager.sql`select count(*)::int as n from attempts where job_id = ${job.id}`;
     expect(attempts[0]?.n).toBe(1);
@@ -192,7 +196,9 @@ describe.each(["get", "cancel", "retry"])("%s with a bad job id", (operation) =>
       statusCode: 400,
       error: "Bad Request",
       message: "Validation failed",
-      details: [{ path: "jobId", message: "must be a UUID" }],
+      code: "validation.failed",
+      requestId: response.headers.get("x-request-id"),
+      details: [{ path: "jobId", message: "must be a UUID", code: "validation.invalid_format" }],
     });
   });
 
@@ -204,6 +210,8 @@ describe.each(["get", "cancel", "retry"])("%s with a bad job id", (operation) =>
       statusCode: 404,
       error: "Not Found",
       message: `Job ${id} does not exist`,
+      code: "job.not_found",
+      requestId: response.headers.get("x-request-id"),
     });
   });
 });

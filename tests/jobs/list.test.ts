@@ -16,7 +16,11 @@ async function submit(projectId: string, overrides: Record<string, unknown> = {}
 
 async function list(query: string) {
   const response = await manager.request(`/api/v1/operations/jobs${query}`);
-  return { status: response.status, body: await response.json() };
+  return {
+    status: response.status,
+    body: await response.json(),
+    requestId: response.headers.get("x-request-id"),
+  };
 }
 
 beforeAll(async () => {
@@ -98,26 +102,30 @@ describe("GET /api/v1/operations/jobs", () => {
   });
 
   it.each([
-    ["?limit=0", "limit", "must be at least 1"],
-    ["?limit=101", "limit", "must be at most 100"],
-    ["?limit=ten", "limit", "must be a whole number"],
-    ["?offset=100001", "offset", "must be at most 100000"],
-    ["?offset=-1", "offset", "must be a whole number"],
-  ])("refuses %s at path %s", async (query, path, message) => {
-    const { status, body } = await list(query);
+    ["?limit=0", "limit", "must be at least 1", "validation.too_small"],
+    ["?limit=101", "limit", "must be at most 100", "validation.too_big"],
+    ["?limit=ten", "limit", "must be a whole number", "validation.invalid_format"],
+    ["?offset=100001", "offset", "must be at most 100000", "validation.too_big"],
+    ["?offset=-1", "offset", "must be a whole number", "validation.invalid_format"],
+  ])("refuses %s at path %s", async (query, path, message, code) => {
+    const { status, body, requestId } = await list(query);
     expect(status).toBe(400);
     expect(body).toEqual({
       statusCode: 400,
       error: "Bad Request",
       message: "Validation failed",
-      details: [{ path, message }],
+      code: "validation.failed",
+      requestId,
+      details: [{ path, message, code }],
     });
   });
 
   it("refuses state and states together", async () => {
     const { status, body } = await list("?state=QUEUED&states=FAILED");
     expect(status).toBe(400);
-    expect(body.details).toEqual([{ path: "states", message: "state and states cannot be used together" }]);
+    expect(body.details).toEqual([
+      { path: "states", message: "state and states cannot be used together", code: "validation.custom" },
+    ]);
   });
 
   it("refuses unknown states and pools, naming each", async () => {

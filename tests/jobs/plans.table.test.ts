@@ -715,7 +715,10 @@ describe("a bad request answers 400 listing every failure and stores nothing", (
       statusCode: 400,
       error: "Bad Request",
       message: "Validation failed",
-      details,
+      code: "validation.failed",
+      requestId: response.headers.get("x-request-id"),
+      // Each failure's code is pinned where it is decided (tests/errors.test.ts, tests/openapi).
+      details: details.map((detail) => ({ ...detail, code: expect.stringMatching(/^[a-z]+(\.[a-z_]+)+$/) })),
     });
     expect(await jobCount()).toBe(before);
   });

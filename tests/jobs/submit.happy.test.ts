@@ -116,7 +116,11 @@ describe("POST /api/v1/operations/jobs", () => {
       statusCode: 400,
       error: "Bad Request",
       message: "Validation failed",
-      details: [{ path: "projectId", message: `project ${missing} does not exist` }],
+      code: "validation.failed",
+      requestId: response.headers.get("x-request-id"),
+      details: [
+        { path: "projectId", message: `project ${missing} does not exist`, code: "job.project_unknown" },
+      ],
     });
     const [{ count: after }] = (await manager.sql`select count(*)::int as count from jobs`) as unknown as [
       { count: number },

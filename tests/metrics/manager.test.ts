@@ -381,6 +381,8 @@ describe("METRICS_BEARER_TOKEN, on a Manager whose relay does not run", () => {
       statusCode: 401,
       error: "Unauthorized",
       message: "Scraping /metrics needs the bearer token METRICS_BEARER_TOKEN",
+      code: "auth.token_invalid",
+      requestId: response.headers.get("x-request-id"),
     });
   });
 

@@ -90,11 +90,13 @@ async function expectErrorBody(
   response: Response,
   statusCode: number,
   error: string,
+  code: string,
 ): Promise<{ message: string }> {
   expect(response.status).toBe(statusCode);
   expect(response.headers.get("content-type")).toMatch(/^application\/json/);
   const body = await response.json();
-  expect(body).toStrictEqual({ statusCode, error, message: expect.any(String) });
+  const requestId = response.headers.get("x-request-id");
+  expect(body).toStrictEqual({ statusCode, error, message: expect.any(String), code, requestId });
   expect(body.message).not.toMatch(/\n|\bat .+:\d+:\d+|node_modules|\.ts\b|Error:/);
   return body;
 }
@@ -133,14 +135,24 @@ async function tokenSignedWithUnknownKeyId(): Promise<string> {
 
 const bearer = (token: string) => `Bearer ${token}`;
 
-/** Each bad credential, and the reason the 401 must give, so no case passes for a different reason. */
-const unauthenticatedCases: [string, () => Promise<string | undefined>, RegExp][] = [
-  ["no authorization header", async () => undefined, /missing bearer token/i],
-  ["a Basic authorization header", async () => "Basic x", /must be 'Bearer <token>'/],
-  ["the word Bearer without a token", async () => "Bearer", /must be 'Bearer <token>'/],
-  ["a Bearer header with two tokens", async () => "Bearer a b", /must be 'Bearer <token>'/],
+/** Each bad credential, and the reason and code the 401 must give, so no case passes for a different reason. */
+const unauthenticatedCases: [string, () => Promise<string | undefined>, RegExp, string?][] = [
+  ["no authorization header", async () => undefined, /missing bearer token/i, "auth.token_missing"],
+  ["a Basic authorization header", async () => "Basic x", /must be 'Bearer <token>'/, "auth.token_missing"],
+  ["the word Bearer without a token", async () => "Bearer", /must be 'Bearer <token>'/, "auth.token_missing"],
+  [
+    "a Bearer header with two tokens",
+    async () => "Bearer a b",
+    /must be 'Bearer <token>'/,
+    "auth.token_missing",
+  ],
   ["a token that is not a JWT", async () => bearer("garbage"), /malformed/],
-  ["an expired token", async () => bearer(await manager.issuer.token({ expiresInSeconds: -60 })), /expired/],
+  [
+    "an expired token",
+    async () => bearer(await manager.issuer.token({ expiresInSeconds: -60 })),
+    /expired/,
+    "auth.token_expired",
+  ],
   [
     "a token not valid for another minute",
     async () => bearer(await manager.issuer.token({ notBeforeSeconds: 60 })),
@@ -176,20 +188,20 @@ const unauthenticatedCases: [string, () => Promise<string | undefined>, RegExp][
 ];
 
 describe.each(operatorRoutes)("operator auth on $name ($method)", (route) => {
-  it.each(unauthenticatedCases)("answers 401 to %s", async (_, authorization, reason) => {
+  it.each(unauthenticatedCases)("answers 401 to %s", async (_, authorization, reason, code) => {
     const response = await callRoute(route, await authorization());
-    const body = await expectErrorBody(response, 401, "Unauthorized");
+    const body = await expectErrorBody(response, 401, "Unauthorized", code ?? "auth.token_invalid");
     expect(body.message).toMatch(reason);
   });
 
   it("answers 403 to a valid token for another audience", async () => {
     const token = await manager.issuer.token({ audience: "account-portal" });
-    await expectErrorBody(await callRoute(route, bearer(token)), 403, "Forbidden");
+    await expectErrorBody(await callRoute(route, bearer(token)), 403, "Forbidden", "auth.audience_missing");
   });
 
   it("answers 403 to a valid token with an empty audience", async () => {
     const token = await manager.issuer.token({ audience: [] });
-    await expectErrorBody(await callRoute(route, bearer(token)), 403, "Forbidden");
+    await expectErrorBody(await callRoute(route, bearer(token)), 403, "Forbidden", "auth.audience_missing");
   });
 
   it("accepts a token whose audience array includes the operations audience", async () => {
@@ -313,7 +325,9 @@ describe("an issuer whose keys cannot be fetched", () => {
           headers: { authorization: bearer(token) },
         });
 
-        const body = JSON.stringify(await expectErrorBody(response, 503, "Service Unavailable"));
+        const body = JSON.stringify(
+          await expectErrorBody(response, 503, "Service Unavailable", "auth.verification_unavailable"),
+        );
         expect(body).not.toContain(url);
         expect(body).not.toMatch(/ECONNREFUSED|fetch failed/);
         expect(logLines.join("\n")).toContain("token verification unavailable");

@@ -69,10 +69,13 @@ const managerTooLarge = (limit: number) => ({
   statusCode: 413,
   error: "Payload Too Large",
   message: `Request body exceeds ${limit} bytes`,
+  code: "request.body_too_large",
 });
 const consoleTooLarge = (limit: number) => ({
-  code: "PAYLOAD_TOO_LARGE",
+  statusCode: 413,
+  error: "Payload Too Large",
   message: `the request body exceeds ${limit} bytes`,
+  code: "request.body_too_large",
 });
 
 const FORM = "application/x-www-form-urlencoded";
@@ -220,7 +223,10 @@ describe.each(routeKinds)("$name", (kind) => {
     expect(answer, "an answer with no body byte sent").toBeDefined();
     expect(connection.sent).toBe(0);
     expect(answer?.status).toBe(413);
-    expect(JSON.parse(answer?.body ?? "null")).toMatchObject(kind.tooLarge);
+    expect(JSON.parse(answer?.body ?? "null")).toMatchObject({
+      ...kind.tooLarge,
+      requestId: answer?.headers["x-request-id"],
+    });
     expect(answer?.headers["content-type"]).toMatch(/^application\/json/);
     expect(await connection.closedWithin(2000), "the connection closed after the 413").toBe(true);
     connection.destroy();
@@ -237,7 +243,10 @@ describe.each(routeKinds)("$name", (kind) => {
     expect(answer, `an answer after ${connection.sent} bytes of an unfinished body`).toBeDefined();
     expect(connection.sentBeforeAnswer).toBeLessThanOrEqual(kind.limit + SLACK);
     expect(answer?.status).toBe(413);
-    expect(JSON.parse(answer?.body ?? "null")).toMatchObject(kind.tooLarge);
+    expect(JSON.parse(answer?.body ?? "null")).toMatchObject({
+      ...kind.tooLarge,
+      requestId: answer?.headers["x-request-id"],
+    });
     expect(await connection.closedWithin(2000), "the connection closed after the 413").toBe(true);
     connection.destroy();
 

@@ -116,7 +116,9 @@ describe("operator Worker routes", () => {
     ] as const) {
       const malformed = await manager.request(`/api/v1/operations/workers/not-a-uuid${suffix}`, { method });
       expect(malformed.status).toBe(400);
-      expect((await malformed.json()).details).toEqual([{ path: "workerId", message: "must be a UUID" }]);
+      expect((await malformed.json()).details).toEqual([
+        { path: "workerId", message: "must be a UUID", code: "validation.invalid_format" },
+      ]);
       const unknownId = crypto.randomUUID();
       const unknown = await manager.request(`/api/v1/operations/workers/${unknownId}${suffix}`, { method });
       expect(unknown.status).toBe(404);

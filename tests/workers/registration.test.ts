@@ -28,6 +28,8 @@ const INVALID_TOKEN = {
   statusCode: 401,
   error: "Unauthorized",
   message: "The enrollment token is invalid, expired or already used",
+  code: "enrollment.token_invalid",
+  requestId: expect.any(String),
 };
 
 async function workerCount(): Promise<number> {
@@ -301,6 +303,8 @@ describe("re-registration after a restart", () => {
         statusCode: 401,
         error: "Unauthorized",
         message: "The challenge is unknown, expired, already used, or its signature does not verify",
+        code: "worker.proof_invalid",
+        requestId: refused.headers.get("x-request-id"),
       });
     }
     const shown = await (await manager.request(`/api/v1/operations/workers/${worker.workerId}`)).json();

@@ -8,9 +8,10 @@
  * token (an account without the operator role) is refused with 403.
  */
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
+import type { ErrorDetail } from "@tjm/platform/error-codes";
 import type { Hono } from "hono";
 import type { AdminDeps, AdminEnv } from "../platform/context.ts";
-import { SECURITY_HEADERS } from "../platform/http.ts";
+import { answerError, SECURITY_HEADERS } from "../platform/http.ts";
 import { readSessionId } from "../sessions/cookie.ts";
 import { EVENT_KINDS, type EventFanout, type EventFilter } from "./fanout.ts";
 import type { SessionWatch } from "./session-watch.ts";
@@ -21,22 +22,25 @@ export const EVENTS_PATH = "/api/events";
 const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-type FilterResult = { ok: true; filter: EventFilter } | { ok: false; problems: string[] };
+type FilterResult = { ok: true; filter: EventFilter } | { ok: false; problems: ErrorDetail[] };
 
 /** `kinds` (comma-separated) and `jobId`, checked as the Manager checks them on its own stream. */
 export function parseEventFilter(query: Record<string, string | undefined>): FilterResult {
-  const problems: string[] = [];
+  const problems: ErrorDetail[] = [];
   let kinds: Set<string> | undefined;
   if (query.kinds !== undefined) {
     const named = query.kinds.split(",").map((kind) => kind.trim());
     const unknown = named.filter((kind) => !(EVENT_KINDS as readonly string[]).includes(kind));
     if (unknown.length > 0)
-      problems.push(
-        `kinds: unknown ${unknown.map((kind) => JSON.stringify(kind)).join(", ")}; one of ${EVENT_KINDS.join(", ")}`,
-      );
+      problems.push({
+        path: "kinds",
+        message: `unknown ${unknown.map((kind) => JSON.stringify(kind)).join(", ")}; one of ${EVENT_KINDS.join(", ")}`,
+        code: "validation.invalid_value",
+      });
     kinds = new Set(named);
   }
-  if (query.jobId !== undefined && !UUID.test(query.jobId)) problems.push("jobId: must be a UUID");
+  if (query.jobId !== undefined && !UUID.test(query.jobId))
+    problems.push({ path: "jobId", message: "must be a UUID", code: "validation.invalid_format" });
   return problems.length > 0 ? { ok: false, problems } : { ok: true, filter: { kinds, jobId: query.jobId } };
 }
 
@@ -49,20 +53,15 @@ export function registerEvents(
   app.get(EVENTS_PATH, async (c) => {
     const parsed = parseEventFilter(c.req.query());
     if (!parsed.ok) {
-      return c.json(
-        { code: "VALIDATION_FAILED", message: "invalid event filter", details: parsed.problems },
-        400,
-      );
+      return answerError(c, "validation.failed", "Validation failed", { details: parsed.problems });
     }
     const session = c.get("session");
     const operations = session.tokens.access.operations;
     if (operations === undefined) {
-      return c.json(
-        {
-          code: "FORBIDDEN",
-          message: "this account does not hold the operator role; events are not offered",
-        },
-        403,
+      return answerError(
+        c,
+        "auth.token_refused",
+        "this account does not hold the operator role; events are not offered",
       );
     }
     const { outgoing } = c.env;
@@ -100,8 +99,8 @@ export function registerEvents(
     });
     if (!joined.joined) {
       return joined.status === 401
-        ? c.json({ code: "UNAUTHENTICATED", message: "the session has ended; sign in again" }, 401)
-        : c.json({ code: "MANAGER_UNAVAILABLE", message: "the Manager did not answer" }, 502);
+        ? answerError(c, "auth.session_missing", "the session has ended; sign in again")
+        : answerError(c, "dependency.manager_unavailable", "the Manager did not answer");
     }
     leave = joined.leave;
     unwatch = watch.watch(session.hash, close);

@@ -24,5 +24,5 @@ export interface AdminDeps {
 export interface AdminEnv {
   /** Served by @hono/node-server: the event stream writes to Node's response itself. */
   Bindings: HttpBindings;
-  Variables: { session: Session };
+  Variables: { session: Session; requestId: string };
 }

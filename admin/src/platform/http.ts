@@ -1,7 +1,10 @@
 /** What every response and every unsafe request of the console goes through. */
+
+import { type ErrorCode, type ErrorDetail, errorBody, errorCodes } from "@tjm/platform/error-codes";
 import { type PageSources, pageHeaders } from "@tjm/platform/page-headers";
 import { boundBody } from "@tjm/platform/request-body";
 import type { Context, MiddlewareHandler } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 /**
  * What the console's pages load: their script and style files, data: images, and requests to
@@ -29,6 +32,37 @@ export function securityHeaders(): MiddlewareHandler {
   };
 }
 
+const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Keeps a caller's sane x-request-id, otherwise makes one; echoed on every answer and sent on
+ * to the Manager, so a proxied answer's body and header name the same request.
+ */
+export function requestId(): MiddlewareHandler {
+  return async (c, next) => {
+    const incoming = c.req.header("x-request-id");
+    const id = incoming && INCOMING_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+    c.set("requestId", id);
+    c.header("x-request-id", id);
+    await next();
+  };
+}
+
+/** The console's own errors, in the Manager's one error body. */
+export function answerError(
+  c: Context,
+  code: ErrorCode,
+  message: string,
+  options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {},
+): Response {
+  const id = (c.get("requestId") as string | undefined) ?? crypto.randomUUID();
+  const status = errorCodes[code].status as ContentfulStatusCode;
+  return c.json(errorBody(code, message, id, options.details), status, {
+    ...options.headers,
+    "x-request-id": id,
+  });
+}
+
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /**
@@ -46,14 +80,11 @@ export function sameOriginJson(publicOrigin: string, exempt: readonly string[]):
       (fetchSite !== undefined && fetchSite !== "same-origin");
     const sameOrigin = origin === publicOrigin || fetchSite === "same-origin";
     if (crossSite || !sameOrigin) {
-      return c.json(
-        { code: "CROSS_SITE_REQUEST", message: "unsafe requests must come from the console's own pages" },
-        403,
-      );
+      return answerError(c, "request.cross_site", "unsafe requests must come from the console's own pages");
     }
     const mediaType = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
     if (mediaType !== "application/json") {
-      return c.json({ code: "JSON_REQUIRED", message: "unsafe requests must send application/json" }, 403);
+      return answerError(c, "request.json_required", "unsafe requests must send application/json");
     }
     return next();
   };
@@ -71,8 +102,8 @@ export class BodyTooLargeError extends Error {
 
 /** The console's 413, in its one error body; the connection closes under the unread rest. */
 export function bodyTooLarge(c: Context, maxBytes: number): Response {
-  return c.json({ code: "PAYLOAD_TOO_LARGE", message: new BodyTooLargeError(maxBytes).message }, 413, {
-    connection: "close",
+  return answerError(c, "request.body_too_large", new BodyTooLargeError(maxBytes).message, {
+    headers: { connection: "close" },
   });
 }
 

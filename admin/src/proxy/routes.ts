@@ -8,6 +8,7 @@
 import { createTjmClient, type TjmClient } from "@tjm/sdk";
 import type { Context, Hono } from "hono";
 import type { AdminDeps, AdminEnv } from "../platform/context.ts";
+import { answerError } from "../platform/http.ts";
 import { accessTokenFor } from "../sessions/sessions.ts";
 
 /** The SDK's answer as forwarded: openapi-fetch with `parseAs: "text"` leaves the body untouched. */
@@ -154,15 +155,24 @@ export function registerProxy(app: Hono<AdminEnv>, deps: AdminDeps, fetchImpl: t
       const session = c.get("session");
       const token = accessTokenFor(session, "operations");
       if (token === undefined) {
-        return c.json(
-          {
-            code: "FORBIDDEN",
-            message: "this account does not hold the operator role; operations are not offered",
-          },
-          403,
+        return answerError(
+          c,
+          "auth.token_refused",
+          "this account does not hold the operator role; operations are not offered",
         );
       }
-      const sdk = createTjmClient({ baseUrl: deps.managerUrl, token, fetch: fetchImpl });
+      const requestId = c.get("requestId");
+      const sdk = createTjmClient({
+        baseUrl: deps.managerUrl,
+        token,
+        // The Manager keeps the console's request id: its error body passes through unchanged
+        // and still names the x-request-id the console answers with.
+        fetch: (input: RequestInfo | URL, init?: RequestInit) => {
+          const request = new Request(input, init);
+          request.headers.set("x-request-id", requestId);
+          return fetchImpl(request);
+        },
+      });
       // Read before the Manager is called: a body the limit refuses is a 413, not a Manager failure.
       const sent = (operation.takesBody ? await jsonText(c) : undefined) as never;
       let answer: ManagerAnswer;
@@ -170,12 +180,12 @@ export function registerProxy(app: Hono<AdminEnv>, deps: AdminDeps, fetchImpl: t
         answer = await operation.call(sdk, c, sent);
       } catch (error) {
         deps.logger.warn("the Manager did not answer", { error: String(error) });
-        return c.json({ code: "MANAGER_UNAVAILABLE", message: "the Manager did not answer" }, 502);
+        return answerError(c, "dependency.manager_unavailable", "the Manager did not answer");
       }
       const { response } = answer;
       if (response.status === 401) {
         await deps.sessions.end(session.hash);
-        return c.json({ code: "UNAUTHENTICATED", message: "the session has ended; sign in again" }, 401);
+        return answerError(c, "auth.session_missing", "the session has ended; sign in again");
       }
       const headers = new Headers();
       for (const name of FORWARDED_HEADERS) {
@@ -183,6 +193,7 @@ export function registerProxy(app: Hono<AdminEnv>, deps: AdminDeps, fetchImpl: t
         if (value !== null) headers.set(name, value);
       }
       headers.set("cache-control", operation.secret ? "no-store" : "no-cache");
+      headers.set("x-request-id", requestId);
       // openapi-fetch hands error bodies back parsed even with parseAs "text".
       const raw = answer.data ?? answer.error;
       const body =

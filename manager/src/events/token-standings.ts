@@ -62,7 +62,7 @@ export const tokenStandingsRoute = operatorRoute({
   description: `For a relay that follows the event stream once for many signed-in operators (the Admin console): whether each token would still be accepted by an operations route (signature, issuer, audience, expiry, account and client standing, operator role), in the order asked, with the reason for each refusal. Up to ${MAX_STANDING_TOKENS} tokens per request; the caller's own bearer token is checked as on any operations route.`,
   request: jsonBody(TokenStandingsBodySchema),
   responses: { 200: jsonResponse("The standing of each token", TokenStandingsSchema) },
-  errors: [...BODY_ERRORS, "SERVICE_UNAVAILABLE"],
+  errors: [...BODY_ERRORS, "auth.verification_unavailable"],
 });
 
 export interface TokenStandingsDeps {
@@ -75,9 +75,8 @@ type Judged = z.infer<typeof TokenStandingSchema>;
 
 /** A token refused; anything else (an issuer's keys unreachable: 503) fails the whole request. */
 const refusal = (error: unknown): Judged => {
-  if (!(error instanceof ApiError) || (error.code !== "UNAUTHORIZED" && error.code !== "FORBIDDEN"))
-    throw error;
-  return { stands: false, status: error.code === "FORBIDDEN" ? 403 : 401, reason: error.message };
+  if (!(error instanceof ApiError) || (error.status !== 401 && error.status !== 403)) throw error;
+  return { stands: false, status: error.status === 403 ? 403 : 401, reason: error.message };
 };
 
 export const tokenStandings =

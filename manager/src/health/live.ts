@@ -14,7 +14,7 @@ export const liveRoute = createRoute({
   responses: {
     200: { description: "Alive", content: { "application/json": { schema: HealthSchema } } },
     // Every /api route refuses a body over MAX_BODY_BYTES, a probe's too.
-    ...errorResponses("PAYLOAD_TOO_LARGE"),
+    ...errorResponses("request.body_too_large"),
   },
 });
 

@@ -24,7 +24,7 @@ export const readyRoute = createRoute({
   responses: {
     200: { description: "Both dependencies up", content: { "application/json": { schema: HealthSchema } } },
     // Every /api route refuses a body over MAX_BODY_BYTES, a probe's too.
-    ...errorResponses("PAYLOAD_TOO_LARGE"),
+    ...errorResponses("request.body_too_large"),
     503: {
       description: "A dependency is down",
       content: {

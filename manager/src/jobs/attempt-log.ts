@@ -1,5 +1,5 @@
 import { InputNotFoundError, StorageRefusedError, StorageUnavailableError } from "@tjm/storage";
-import { ApiError, notFound } from "../platform/errors.ts";
+import { ApiError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { jsonResponse, operatorRoute } from "../platform/routes.ts";
 import type { JobsDeps } from "./deps.ts";
@@ -18,7 +18,7 @@ export const getAttemptLogRoute = operatorRoute({
   description: `The last ${LOG_TAIL_BYTES / 1024} KiB of the attempt's ffmpeg log, read from its logsUri. The Worker uploads the log when the attempt ends (completed or failed), so a running attempt has none yet: 404, as for a job or attempt that does not exist, an attempt that ended without a log (it never ran, or its Worker could not upload one), or a log no longer in storage.`,
   request: { params: AttemptLogParamsSchema },
   responses: { 200: jsonResponse("The log's tail", AttemptLogSchema) },
-  errors: ["NOT_FOUND", "SERVICE_UNAVAILABLE"],
+  errors: ["job.attempt_not_found", "job.log_not_found", "dependency.unavailable"],
 });
 
 /** The tail as text: cut at its first line break when the log is longer, so no line starts halfway. */
@@ -34,10 +34,11 @@ export const getAttemptLog =
   async (c) => {
     const { jobId, attemptId } = c.req.valid("param");
     const attempt = await findAttemptLog(deps.sql, jobId, attemptId);
-    if (!attempt) throw notFound(`Job ${jobId} has no attempt ${attemptId}`);
+    if (!attempt) throw new ApiError("job.attempt_not_found", `Job ${jobId} has no attempt ${attemptId}`);
     const { logsUri } = attempt;
     if (!logsUri) {
-      throw notFound(
+      throw new ApiError(
+        "job.log_not_found",
         attempt.endedAt
           ? `Attempt ${attemptId} ended without a log (it never ran, or its Worker could not upload one)`
           : `Attempt ${attemptId} has no log yet: the Worker uploads it when the attempt ends`,
@@ -48,10 +49,16 @@ export const getAttemptLog =
       tail = await deps.readLogTail(logsUri, LOG_TAIL_BYTES);
     } catch (err) {
       if (err instanceof InputNotFoundError)
-        throw notFound(`The log of attempt ${attemptId} is not in storage: ${logsUri}`);
+        throw new ApiError(
+          "job.log_not_found",
+          `The log of attempt ${attemptId} is not in storage: ${logsUri}`,
+        );
       if (err instanceof StorageUnavailableError || err instanceof StorageRefusedError) {
         deps.logger.warn("cannot read an attempt's log", { jobId, attemptId, logsUri, err });
-        throw new ApiError("SERVICE_UNAVAILABLE", `The storage holding ${logsUri} cannot be read right now`);
+        throw new ApiError(
+          "dependency.unavailable",
+          `The storage holding ${logsUri} cannot be read right now`,
+        );
       }
       throw err;
     }

@@ -14,7 +14,7 @@ export const cancelJobRoute = operatorRoute({
     "A QUEUED job becomes CANCELLED at once. A job held by a Worker becomes CANCEL_REQUESTED; CANCELLED follows when the Worker confirms. Cancelling a CANCEL_REQUESTED or CANCELLED job changes nothing and answers 202. COMPLETED and FAILED jobs answer 409.",
   request: { params: JobIdParamsSchema },
   responses: jobDetailAccepted("Cancellation done or requested"),
-  errors: ["NOT_FOUND", "CONFLICT"],
+  errors: ["job.not_found", "job.not_cancellable"],
 });
 
 export const cancelJob =

@@ -1,10 +1,12 @@
 import type { OperatorTrigger } from "../lifecycle/index.ts";
 import type { Sql, TransactionSql } from "../platform/db.ts";
-import { conflict, notFound } from "../platform/errors.ts";
+import { ApiError } from "../platform/errors.ts";
 import type { JobsDeps } from "./deps.ts";
 import type { JobDetail } from "./schema.ts";
 import { findJobDetail } from "./store.ts";
 import { type LiveProgress, toJobDetail } from "./view.ts";
+
+export const jobNotFound = (jobId: string) => new ApiError("job.not_found", `Job ${jobId} does not exist`);
 
 /** The job as the API shows it in detail; 404 when there is no such job. */
 export async function jobDetail(
@@ -13,7 +15,7 @@ export async function jobDetail(
   live: LiveProgress,
 ): Promise<JobDetail> {
   const found = await findJobDetail(sql, jobId);
-  if (!found) throw notFound(`Job ${jobId} does not exist`);
+  if (!found) throw jobNotFound(jobId);
   return toJobDetail(found.job, found.attempts, live);
 }
 
@@ -28,8 +30,13 @@ export function requestJobTransition(
 ): Promise<JobDetail> {
   return deps.sql.begin(async (tx) => {
     const resolution = await deps.applyOperatorRequest(tx, jobId, trigger);
-    if (!resolution) throw notFound(`Job ${jobId} does not exist`);
-    if (resolution.kind === "refused") throw conflict(resolution.reason);
+    if (!resolution) throw jobNotFound(jobId);
+    if (resolution.kind === "refused") {
+      throw new ApiError(
+        trigger === "retry" ? "job.not_retryable" : "job.not_cancellable",
+        resolution.reason,
+      );
+    }
     return jobDetail(tx, jobId, deps.liveProgress);
   });
 }

@@ -14,7 +14,7 @@ export const getJobRoute = operatorRoute({
     "The job with its stored execution plan, every attempt, and the current attempt's live progress.",
   request: { params: JobIdParamsSchema },
   responses: { 200: jsonResponse("The job", JobDetailSchema) },
-  errors: ["NOT_FOUND"],
+  errors: ["job.not_found"],
 });
 
 export const getJob =

@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { tenantMayActOn } from "../platform/auth.ts";
-import { ApiError, conflict, notFound } from "../platform/errors.ts";
+import { ApiError } from "../platform/errors.ts";
 import { type AppRouteHandler, tenantSecurity } from "../platform/http.ts";
-import { apiRoute, operatorRoute, uuidPathParam } from "../platform/routes.ts";
+import { apiRoute, BEARER_ERRORS, operatorRoute, uuidPathParam } from "../platform/routes.ts";
 import type { JobsDeps } from "./deps.ts";
 import { jobDetail } from "./detail.ts";
 import { JobIdParamsSchema, jobDetailAccepted } from "./schema.ts";
@@ -22,7 +22,7 @@ export const resumeUploadsRoute = operatorRoute({
   description,
   request: { params: JobIdParamsSchema },
   responses,
-  errors: ["NOT_FOUND", "CONFLICT"],
+  errors: ["job.not_found", "job.not_resumable"],
 });
 
 export const ProjectJobParamsSchema = z.object({
@@ -40,7 +40,7 @@ export const tenantResumeUploadsRoute = apiRoute({
   security: tenantSecurity,
   request: { params: ProjectJobParamsSchema },
   responses,
-  errors: ["UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "CONFLICT"],
+  errors: [...BEARER_ERRORS, "auth.project_forbidden", "job.not_found", "job.not_resumable"],
 });
 
 function resume(deps: JobsDeps, jobId: string, projectId?: string) {
@@ -52,11 +52,12 @@ function resume(deps: JobsDeps, jobId: string, projectId?: string) {
         ? await deps.applyOperatorRequest(tx, jobId, "resume-uploads")
         : undefined;
     if (!resolution) {
-      throw notFound(
+      throw new ApiError(
+        "job.not_found",
         projectId ? `Job ${jobId} does not exist in project ${projectId}` : `Job ${jobId} does not exist`,
       );
     }
-    if (resolution.kind === "refused") throw conflict(resolution.reason);
+    if (resolution.kind === "refused") throw new ApiError("job.not_resumable", resolution.reason);
     return jobDetail(tx, jobId, deps.liveProgress);
   });
 }
@@ -79,7 +80,10 @@ export const tenantResumeUploadsHandler =
   async (c) => {
     const { projectId, jobId } = c.req.valid("param");
     if (!tenantMayActOn(c.get("tenant"), projectId)) {
-      throw new ApiError("FORBIDDEN", `The token's tjm_projects claim does not grant project ${projectId}`);
+      throw new ApiError(
+        "auth.project_forbidden",
+        `The token's tjm_projects claim does not grant project ${projectId}`,
+      );
     }
     const detail = await resume(deps, jobId, projectId);
     deps.logger.info("job uploads resume requested", {

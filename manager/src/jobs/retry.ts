@@ -14,7 +14,7 @@ export const retryJobRoute = operatorRoute({
     "A FAILED job gets a new attempt (next attempt number, new fencing token) and returns to QUEUED; encoding is repeated. Any other state answers 409.",
   request: { params: JobIdParamsSchema },
   responses: jobDetailAccepted("The job, queued again"),
-  errors: ["NOT_FOUND", "CONFLICT"],
+  errors: ["job.not_found", "job.not_retryable"],
 });
 
 export const retryJob =

@@ -76,7 +76,13 @@ export const submitJob =
     const body = c.req.valid("json");
     const derived = deriveWorkerPool(body.requirements.requiredCapabilities);
     if (!derived.ok)
-      throw validationError([{ path: "requirements.requiredCapabilities", message: derived.problem }]);
+      throw validationError([
+        {
+          path: "requirements.requiredCapabilities",
+          message: derived.problem,
+          code: "job.requirements_unsatisfiable",
+        },
+      ]);
     const row = await insertJob(deps.sql, {
       id: crypto.randomUUID(),
       attemptId: crypto.randomUUID(),
@@ -89,7 +95,13 @@ export const submitJob =
       deadlineHours: deps.jobDeadlineHours,
     });
     if (!row)
-      throw validationError([{ path: "projectId", message: `project ${body.projectId} does not exist` }]);
+      throw validationError([
+        {
+          path: "projectId",
+          message: `project ${body.projectId} does not exist`,
+          code: "job.project_unknown",
+        },
+      ]);
     deps.logger.info("job submitted", {
       requestId: c.get("requestId"),
       jobId: row.id,

@@ -7,7 +7,7 @@ import { sha256 } from "@oslojs/crypto/sha2";
 import { constantTimeEqual } from "@oslojs/crypto/subtle";
 import type { Logger } from "@tjm/platform";
 import type { Context } from "hono";
-import { ApiError, createErrorHandler } from "../platform/errors.ts";
+import { ApiError, answerError, createErrorHandler, routeNotFound } from "../platform/errors.ts";
 import {
   closeWhenBodyUnread,
   createRouter,
@@ -38,10 +38,10 @@ function metricsHandler(metrics: ManagerMetrics) {
     if (expected && !presentsToken(c.req.header("authorization"), expected)) {
       c.header("www-authenticate", 'Bearer realm="metrics"');
       const refusal = new ApiError(
-        "UNAUTHORIZED",
+        "auth.token_invalid",
         "Scraping /metrics needs the bearer token METRICS_BEARER_TOKEN",
       );
-      return c.json(refusal.body(), 401);
+      return answerError(c, refusal);
     }
     const { contentType, body } = await metrics.scrape();
     return c.body(body, 200, { "content-type": contentType });
@@ -62,9 +62,7 @@ export function registerMetrics(app: Router, metrics: ManagerMetrics | undefined
 export function metricsApp(metrics: ManagerMetrics, logger: Logger): Router {
   const app = createRouter();
   app.onError(createErrorHandler(logger));
-  app.notFound((c) =>
-    c.json(new ApiError("NOT_FOUND", `No route ${c.req.method} ${c.req.path}`).body(), 404),
-  );
+  app.notFound(routeNotFound);
   app.use("*", requestId);
   app.use("*", closeWhenBodyUnread);
   app.use("*", limitBody(SMALL_BODY_MAX_BYTES));

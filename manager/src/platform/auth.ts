@@ -146,11 +146,12 @@ function issuerVerifier(
     } catch (err) {
       const keysUnavailable = err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid;
       if (err instanceof errors.JOSEError && !keysUnavailable) {
-        throw new ApiError("UNAUTHORIZED", `Invalid bearer token: ${describeRejection(err)}`);
+        const code = err instanceof errors.JWTExpired ? "auth.token_expired" : "auth.token_invalid";
+        throw new ApiError(code, `Invalid bearer token: ${describeRejection(err)}`);
       }
       logger.error("token verification unavailable", { err, issuer: options.issuer });
       throw new ApiError(
-        "SERVICE_UNAVAILABLE",
+        "auth.verification_unavailable",
         "Token verification is unavailable: the issuer's keys could not be fetched",
       );
     }
@@ -158,9 +159,10 @@ function issuerVerifier(
 }
 
 function bearerToken(header: string | undefined): string {
-  if (!header) throw new ApiError("UNAUTHORIZED", "Missing bearer token in the authorization header");
+  if (!header) throw new ApiError("auth.token_missing", "Missing bearer token in the authorization header");
   const match = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i.exec(header.trim());
-  if (!match?.[1]) throw new ApiError("UNAUTHORIZED", "The authorization header must be 'Bearer <token>'");
+  if (!match?.[1])
+    throw new ApiError("auth.token_missing", "The authorization header must be 'Bearer <token>'");
   return match[1];
 }
 
@@ -171,7 +173,7 @@ function claimedIssuer(token: string): string {
   } catch {
     // Reported below, as for any token without an issuer.
   }
-  throw new ApiError("UNAUTHORIZED", "Invalid bearer token: token is malformed");
+  throw new ApiError("auth.token_invalid", "Invalid bearer token: token is malformed");
 }
 
 /**
@@ -193,11 +195,11 @@ export function createTokenAuth(options: TokenAuthOptions) {
     const issuer = claimedIssuer(token);
     const fromTjm = issuer === options.tjm.issuer;
     if (!fromTjm && issuer !== external?.issuer) {
-      throw new ApiError("UNAUTHORIZED", `Invalid bearer token: the issuer ${issuer} is not trusted`);
+      throw new ApiError("auth.token_invalid", `Invalid bearer token: the issuer ${issuer} is not trusted`);
     }
     if (!fromTjm && resource !== "operations") {
       throw new ApiError(
-        "UNAUTHORIZED",
+        "auth.token_invalid",
         `Invalid bearer token: tokens of ${issuer} are trusted for the operations audience only`,
       );
     }
@@ -205,7 +207,7 @@ export function createTokenAuth(options: TokenAuthOptions) {
       ? await tjm(token)
       : await (external as NonNullable<typeof external>).verify(token);
     if (!audiences(claims).includes(audience)) {
-      throw new ApiError("FORBIDDEN", `Token audience does not include ${audience}`);
+      throw new ApiError("auth.audience_missing", `Token audience does not include ${audience}`);
     }
     return { claims, fromTjm };
   }
@@ -216,7 +218,7 @@ export function createTokenAuth(options: TokenAuthOptions) {
       const standing = await options.standing(claims, resource);
       if (!standing.ok) {
         throw new ApiError(
-          standing.status === 403 ? "FORBIDDEN" : "UNAUTHORIZED",
+          standing.status === 403 ? "auth.token_refused" : "auth.token_revoked",
           `Token refused: ${standing.reason}`,
         );
       }

@@ -2,7 +2,7 @@ import { OpenAPIHono, type RouteConfig, type RouteHandler, z } from "@hono/zod-o
 import { boundBody } from "@tjm/platform/request-body";
 import type { Context, MiddlewareHandler } from "hono";
 import type { Operator, Tenant } from "./auth.ts";
-import { ApiError, dotPath, validationError } from "./errors.ts";
+import { ApiError, answerError, dotPath, issueCode, validationError } from "./errors.ts";
 
 // Plain messages for the two commonest failures: a missing field and a malformed id.
 z.config({
@@ -34,10 +34,13 @@ export function createRouter() {
       if (!result.success) {
         // An issue about the whole body (an array instead of an object, say) has no path of its own.
         const whole = result.target === "json" ? "body" : result.target;
+        // @hono/zod-validator hands the hook what it validated; its type leaves it out.
+        const input = (result as { data?: unknown }).data;
         throw validationError(
           result.error.issues.map((issue) => ({
             path: dotPath(issue.path) || whole,
             message: issue.message,
+            code: issueCode(issue, input),
           })),
         );
       }
@@ -83,8 +86,8 @@ export const SMALL_BODY_MAX_BYTES = 16 * 1024;
  * of the body is never read.
  */
 export function limitBody(maxBytes: number): MiddlewareHandler {
-  const tooLarge = () => new ApiError("PAYLOAD_TOO_LARGE", `Request body exceeds ${maxBytes} bytes`);
-  const answer = (c: Context) => c.json(tooLarge().body(), 413, { connection: "close" });
+  const tooLarge = () => new ApiError("request.body_too_large", `Request body exceeds ${maxBytes} bytes`);
+  const answer = (c: Context) => answerError(c, tooLarge(), { connection: "close" });
   return async (c, next) => {
     const bounded = boundBody(c.req.raw, maxBytes, tooLarge);
     if (bounded.declaredTooLarge) return answer(c);

@@ -39,10 +39,24 @@ export function protocolComponent<Shape extends z.ZodRawShape>(
 }
 
 /** A request body can be too large or of another type than JSON. */
-export const BODY_ERRORS = ["PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"] as const satisfies ErrorCode[];
+export const BODY_ERRORS = [
+  "request.body_too_large",
+  "request.unsupported_media_type",
+] as const satisfies ErrorCode[];
+
+/** What bearer authentication refuses a request with (platform/auth.ts). */
+export const BEARER_ERRORS = [
+  "auth.token_missing",
+  "auth.token_invalid",
+  "auth.token_expired",
+  "auth.token_revoked",
+  "auth.audience_missing",
+  "auth.token_refused",
+  "auth.verification_unavailable",
+] as const satisfies ErrorCode[];
 
 type RouteDefinition = RouteConfig & {
-  /** The errors it answers with besides 400 (validation) and 500, which every route has. */
+  /** The codes it answers with besides `validation.failed` and `internal.error`, which every route has. */
   errors: readonly ErrorCode[];
 };
 
@@ -54,15 +68,18 @@ export function apiRoute<R extends RouteDefinition>(definition: R) {
   const { errors, responses, ...route } = definition;
   return createRoute({
     ...route,
-    responses: { ...responses, ...errorResponses("BAD_REQUEST", ...errors, "INTERNAL") } as R["responses"],
+    responses: {
+      ...responses,
+      ...errorResponses("validation.failed", ...errors, "internal.error"),
+    } as R["responses"],
   });
 }
 
-/** A route under operator auth: the bearer scheme, and 401 and 403 besides its own errors. */
+/** A route under operator auth: the bearer scheme, and its refusals besides its own errors. */
 export function operatorRoute<R extends Omit<RouteDefinition, "security">>(definition: R) {
   return apiRoute({
     ...definition,
     security: operatorSecurity,
-    errors: ["UNAUTHORIZED", "FORBIDDEN", ...definition.errors],
+    errors: [...BEARER_ERRORS, ...definition.errors],
   });
 }

@@ -38,7 +38,7 @@ export const createChallengeRoute = apiRoute({
       protocolComponent("WorkerChallenge", WorkerChallengeSchema, examples.workerChallenge),
     ),
   },
-  errors: ["FORBIDDEN", "NOT_FOUND", ...BODY_ERRORS],
+  errors: ["worker.disabled", "worker.not_found", ...BODY_ERRORS],
 });
 
 export const createChallenge =

@@ -18,7 +18,7 @@ export const disableWorkerRoute = operatorRoute({
     "For a lost or compromised host. Every attempt it holds fails with WORKER_DISABLED and its job moves to the next attempt. The Worker's durable consumer is deleted, so it receives no further commands; it can no longer re-register or refresh its NATS credentials, so its current user JWT lapses at expiry (WORKER_JWT_TTL_SECONDS). To bring the host back, enroll it again with a new token. Idempotent.",
   request: { params: WorkerIdParamSchema },
   responses: { 202: jsonResponse("The Worker, now DISABLED", WorkerSchema) },
-  errors: ["NOT_FOUND", "SERVICE_UNAVAILABLE"],
+  errors: ["worker.not_found", "dependency.unavailable"],
 });
 
 export const disableWorkerHandler =

@@ -18,7 +18,7 @@ export const drainWorkerRoute = operatorRoute({
     "The Worker takes no new leases from now on and finishes what it holds. Idempotent: draining a draining Worker changes nothing and answers the same.",
   request: { params: WorkerIdParamSchema },
   responses: { 202: jsonResponse("Drain requested; the Worker is told through its commands", WorkerSchema) },
-  errors: ["NOT_FOUND"],
+  errors: ["worker.not_found"],
 });
 
 export const drainWorkerHandler =

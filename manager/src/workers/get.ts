@@ -14,7 +14,7 @@ export const getWorkerRoute = operatorRoute({
   operationId: "getWorker",
   request: { params: WorkerIdParamSchema },
   responses: { 200: jsonResponse("The Worker", WorkerSchema) },
-  errors: ["NOT_FOUND"],
+  errors: ["worker.not_found"],
 });
 
 export const getWorkerHandler =

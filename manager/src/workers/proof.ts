@@ -10,18 +10,22 @@ import { ApiError, type ErrorCode } from "../platform/errors.ts";
 import { consumeChallenge, findWorker, type WorkerRow } from "./store.ts";
 
 /** What a request carrying a proof may be refused with: unknown Worker, disabled Worker, bad proof. */
-export const PROOF_ERRORS = ["NOT_FOUND", "FORBIDDEN", "UNAUTHORIZED"] as const satisfies ErrorCode[];
+export const PROOF_ERRORS = [
+  "worker.not_found",
+  "worker.disabled",
+  "worker.proof_invalid",
+] as const satisfies ErrorCode[];
 
 export function unknownWorker(workerId: string): ApiError {
   return new ApiError(
-    "NOT_FOUND",
+    "worker.not_found",
     `Worker ${workerId} is not registered; enroll it with a new enrollment token`,
   );
 }
 
 export function disabledWorker(row: WorkerRow): ApiError {
   return new ApiError(
-    "FORBIDDEN",
+    "worker.disabled",
     `Worker ${row.id} was disabled by an operator at ${row.disabledAt?.toISOString()}; enroll it again with a new enrollment token`,
   );
 }
@@ -47,14 +51,14 @@ export async function proveWorker(
   if (!row) throw unknownWorker(proof.workerId);
   if (row.disabledAt) throw disabledWorker(row);
   const challenge = await consumeChallenge(tx, proof.challengeId, proof.workerId, proof.purpose);
-  if (!challenge) throw new ApiError("UNAUTHORIZED", INVALID_PROOF);
+  if (!challenge) throw new ApiError("worker.proof_invalid", INVALID_PROOF);
   const signed = challengeSigningInput(proof.workerId, {
     challengeId: proof.challengeId,
     nonce: challenge.nonce,
     purpose: proof.purpose,
   });
   if (!fromPublic(row.publicKey).verify(signed, decodeSignature(proof.signature))) {
-    throw new ApiError("UNAUTHORIZED", INVALID_PROOF);
+    throw new ApiError("worker.proof_invalid", INVALID_PROOF);
   }
   return row;
 }

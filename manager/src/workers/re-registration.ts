@@ -35,7 +35,7 @@ export const reRegisterWorkerRoute = apiRoute({
       RegistrationResponseSchema,
     ),
   },
-  errors: [...PROOF_ERRORS, "CONFLICT", ...BODY_ERRORS, "SERVICE_UNAVAILABLE"],
+  errors: [...PROOF_ERRORS, "worker.pool_mismatch", ...BODY_ERRORS, "dependency.unavailable"],
 });
 
 export const reRegisterWorker =
@@ -47,7 +47,7 @@ export const reRegisterWorker =
       const known = await proveWorker(tx, { ...request, purpose: "re-registration" });
       if (known.pool !== request.pool) {
         throw new ApiError(
-          "CONFLICT",
+          "worker.pool_mismatch",
           `Worker ${known.id} is registered in the ${known.pool} pool, not ${request.pool}; enroll it anew with a token to change pools`,
         );
       }

@@ -32,7 +32,7 @@ export const refreshCredentialsRoute = apiRoute({
       protocolComponent("WorkerCredentials", WorkerCredentialsSchema, examples.workerCredentials),
     ),
   },
-  errors: [...PROOF_ERRORS, "CONFLICT", ...BODY_ERRORS],
+  errors: [...PROOF_ERRORS, "worker.instance_superseded", ...BODY_ERRORS],
 });
 
 export const refreshCredentials =
@@ -43,7 +43,7 @@ export const refreshCredentials =
       const proven = await proveWorker(tx, { ...request, purpose: "credentials" });
       if (proven.instanceId !== request.instanceId) {
         throw new ApiError(
-          "CONFLICT",
+          "worker.instance_superseded",
           `Instance ${request.instanceId} of Worker ${proven.id} is no longer current; re-register to start a new instance`,
         );
       }

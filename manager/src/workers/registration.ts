@@ -40,7 +40,13 @@ export const registerWorkerRoute = apiRoute({
     ),
   ),
   responses: { 201: jsonResponse("The Worker's identity and NATS credentials", RegistrationResponseSchema) },
-  errors: ["UNAUTHORIZED", "FORBIDDEN", "CONFLICT", ...BODY_ERRORS, "SERVICE_UNAVAILABLE"],
+  errors: [
+    "enrollment.token_invalid",
+    "enrollment.pool_mismatch",
+    "worker.already_registered",
+    ...BODY_ERRORS,
+    "dependency.unavailable",
+  ],
 });
 
 export function describeWorker(
@@ -71,7 +77,8 @@ function isUserPublicKey(publicKey: string): boolean {
 /** The connection to create the Worker's consumer on; 503 while NATS is down, so nothing is stored. */
 export function requireBroker(deps: WorkersDeps) {
   const nc = deps.broker.connection();
-  if (!nc) throw new ApiError("SERVICE_UNAVAILABLE", "The message broker is unavailable; try again shortly");
+  if (!nc)
+    throw new ApiError("dependency.unavailable", "The message broker is unavailable; try again shortly");
   return nc;
 }
 
@@ -111,7 +118,11 @@ export const registerWorker =
     // The pattern admits any 'U…' string; only the NKey's checksum proves it is a key.
     if (!isUserPublicKey(request.publicKey)) {
       throw validationError([
-        { path: "publicKey", message: "is not a valid NKey user public key (checksum mismatch)" },
+        {
+          path: "publicKey",
+          message: "is not a valid NKey user public key (checksum mismatch)",
+          code: "worker.public_key_invalid",
+        },
       ]);
     }
     const tokenHash = await deps.hashToken(request.enrollmentToken);
@@ -121,10 +132,10 @@ export const registerWorker =
       .begin(async (tx) => {
         // Everything below rolls back on failure, leaving the token usable.
         const token = await consumeEnrollmentToken(tx, tokenHash);
-        if (!token) throw new ApiError("UNAUTHORIZED", INVALID_TOKEN);
+        if (!token) throw new ApiError("enrollment.token_invalid", INVALID_TOKEN);
         if (token.pool && token.pool !== request.pool) {
           throw new ApiError(
-            "FORBIDDEN",
+            "enrollment.pool_mismatch",
             `This enrollment token is for the ${token.pool} pool; the Worker declared ${request.pool}`,
           );
         }
@@ -142,7 +153,7 @@ export const registerWorker =
       .catch((err: unknown) => {
         if (isPgError(err, pgErrorCode.uniqueViolation)) {
           throw new ApiError(
-            "CONFLICT",
+            "worker.already_registered",
             "A Worker with this public key is already registered; a restarted Worker re-registers by answering a challenge",
           );
         }

@@ -1,6 +1,6 @@
 import { PROTOCOL_VERSION } from "@tjm/protocol";
 import { sendCommand } from "../outbox/index.ts";
-import { conflict } from "../platform/errors.ts";
+import { ApiError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { jsonResponse, operatorRoute } from "../platform/routes.ts";
 import type { WorkersDeps } from "./deps.ts";
@@ -19,7 +19,7 @@ export const undrainWorkerRoute = operatorRoute({
     "Ends a drain: the DRAINING (or DRAINED) Worker takes leases again. A Worker that is not draining, or is disabled, answers 409.",
   request: { params: WorkerIdParamSchema },
   responses: { 202: jsonResponse("Drain ended; the Worker is told through its commands", WorkerSchema) },
-  errors: ["NOT_FOUND", "CONFLICT"],
+  errors: ["worker.not_found", "worker.not_draining"],
 });
 
 export const undrainWorkerHandler =
@@ -29,8 +29,10 @@ export const undrainWorkerHandler =
     const row = await deps.sql.begin(async (tx) => {
       const ended = await endDrain(tx, workerId);
       if (ended.kind === "unknown") throw unknownWorker(workerId);
-      if (ended.kind === "disabled") throw conflict(`Worker ${workerId} is disabled and cannot be undrained`);
-      if (ended.kind !== "ended") throw conflict(`Worker ${workerId} is not draining`);
+      if (ended.kind === "disabled")
+        throw new ApiError("worker.not_draining", `Worker ${workerId} is disabled and cannot be undrained`);
+      if (ended.kind !== "ended")
+        throw new ApiError("worker.not_draining", `Worker ${workerId} is not draining`);
       await sendCommand(tx, workerId, { type: "undrain", protocolVersion: PROTOCOL_VERSION });
       await announceWorkerChange(tx, ended.row, "undrain", {});
       return ended.row;

@@ -1,0 +1,72 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { detailCodes, errorBody, errorCodes, errorCodeTable, reasonPhrases } from "./error-codes.ts";
+
+describe("the error code list", () => {
+  it("maps each code to its status", () => {
+    const statusOf = Object.fromEntries(
+      Object.entries(errorCodes).map(([code, entry]) => [code, entry.status]),
+    );
+    expect(statusOf).toStrictEqual({
+      "validation.failed": 400,
+      "auth.token_missing": 401,
+      "auth.token_invalid": 401,
+      "auth.token_expired": 401,
+      "auth.token_revoked": 401,
+      "auth.session_missing": 401,
+      "auth.reauthentication_required": 401,
+      "auth.audience_missing": 403,
+      "auth.token_refused": 403,
+      "auth.project_forbidden": 403,
+      "request.cross_site": 403,
+      "request.json_required": 403,
+      "enrollment.token_invalid": 401,
+      "enrollment.pool_mismatch": 403,
+      "worker.proof_invalid": 401,
+      "worker.disabled": 403,
+      "route.not_found": 404,
+      "job.not_found": 404,
+      "job.attempt_not_found": 404,
+      "job.log_not_found": 404,
+      "worker.not_found": 404,
+      "job.not_cancellable": 409,
+      "job.not_retryable": 409,
+      "job.not_resumable": 409,
+      "worker.already_registered": 409,
+      "worker.pool_mismatch": 409,
+      "worker.instance_superseded": 409,
+      "worker.not_draining": 409,
+      "request.body_too_large": 413,
+      "request.unsupported_media_type": 415,
+      "recovery.rate_limited": 429,
+      "internal.error": 500,
+      "dependency.manager_unavailable": 502,
+      "dependency.unavailable": 503,
+      "auth.verification_unavailable": 503,
+    });
+  });
+
+  it("names codes as dotted lower-case words, each status with a reason phrase", () => {
+    for (const code of [...Object.keys(errorCodes), ...Object.keys(detailCodes)]) {
+      expect(code).toMatch(/^[a-z]+(\.[a-z_]+)+$/);
+    }
+    for (const { status } of Object.values(errorCodes))
+      expect(reasonPhrases[status]).toEqual(expect.any(String));
+  });
+
+  it("builds the body from the code: status and reason phrase follow it", () => {
+    expect(errorBody("job.not_cancellable", "Job is COMPLETED", "trace-1")).toStrictEqual({
+      statusCode: 409,
+      error: "Conflict",
+      message: "Job is COMPLETED",
+      code: "job.not_cancellable",
+      requestId: "trace-1",
+    });
+  });
+
+  it("is the table docs/api.md shows", () => {
+    const page = readFileSync(new URL("../../docs/api.md", import.meta.url), "utf8");
+    const section = /<!-- error-codes:start -->\n([\s\S]*?)\n<!-- error-codes:end -->/.exec(page)?.[1];
+    expect(section).toBe(errorCodeTable());
+  });
+});

@@ -1,0 +1,222 @@
+/**
+ * Every error code the Manager's and the Admin console's own routes answer with: the one list,
+ * each code with the HTTP status it always comes with and what it means. A code never changes
+ * meaning once published; clients branch on it, never on `message`. The provider's /oidc/*
+ * endpoints keep RFC 6749's `{error, error_description}` and are not listed here.
+ */
+
+export interface ErrorCodeEntry {
+  status: number;
+  description: string;
+  /** Listed ahead of the routes that will answer with it; no route answers it yet. */
+  reserved?: true;
+}
+
+export const errorCodes = {
+  "validation.failed": {
+    status: 400,
+    description: "The path, query or body is invalid; `details` lists every failure",
+  },
+  "auth.token_missing": {
+    status: 401,
+    description: "No bearer token, or an authorization header that is not `Bearer <token>`",
+  },
+  "auth.token_invalid": {
+    status: 401,
+    description: "The token is malformed, wrongly signed or from an issuer not trusted here",
+  },
+  "auth.token_expired": { status: 401, description: "The token has expired" },
+  "auth.token_revoked": {
+    status: 401,
+    description: "The token no longer stands: its session, grant, client or account has ended",
+  },
+  "auth.session_missing": {
+    status: 401,
+    description: "Admin console: no signed-in session, or it has ended; sign in again",
+  },
+  "auth.reauthentication_required": {
+    status: 401,
+    description: "The action needs a recent sign-in; sign in again and retry",
+    reserved: true,
+  },
+  "auth.audience_missing": { status: 403, description: "The token is valid but not for this audience" },
+  "auth.token_refused": {
+    status: 403,
+    description: "The token is valid but its account may not use this audience (role)",
+  },
+  "auth.project_forbidden": {
+    status: 403,
+    description: "The token does not grant the project named in the path",
+  },
+  "request.cross_site": {
+    status: 403,
+    description: "Admin console: an unsafe request that does not come from the console's own pages",
+  },
+  "request.json_required": {
+    status: 403,
+    description: "Admin console: an unsafe request that does not send application/json",
+  },
+  "enrollment.token_invalid": {
+    status: 401,
+    description: "The enrollment token is invalid, expired or already used",
+  },
+  "enrollment.pool_mismatch": { status: 403, description: "The enrollment token is for another Worker pool" },
+  "worker.proof_invalid": {
+    status: 401,
+    description: "The challenge is unknown, expired or used, or its signature does not verify",
+  },
+  "worker.disabled": { status: 403, description: "The Worker was disabled by an operator; enroll it again" },
+  "route.not_found": { status: 404, description: "No route has this method and path" },
+  "job.not_found": { status: 404, description: "The job does not exist (or is not the tenant's)" },
+  "job.attempt_not_found": { status: 404, description: "The job has no such attempt" },
+  "job.log_not_found": { status: 404, description: "The attempt has no log, or it is not in storage" },
+  "worker.not_found": { status: 404, description: "The Worker does not exist or is not registered" },
+  "job.not_cancellable": {
+    status: 409,
+    description: "The job is COMPLETED or FAILED and can no longer be cancelled",
+  },
+  "job.not_retryable": { status: 409, description: "The job has not failed, so it cannot be retried" },
+  "job.not_resumable": { status: 409, description: "The job is not eligible for resume-uploads" },
+  "worker.already_registered": {
+    status: 409,
+    description: "A Worker with this public key is already registered",
+  },
+  "worker.pool_mismatch": { status: 409, description: "The Worker is registered in another pool" },
+  "worker.instance_superseded": {
+    status: 409,
+    description: "The Worker instance is no longer current; re-register",
+  },
+  "worker.not_draining": {
+    status: 409,
+    description: "The Worker is not draining (or is disabled) and cannot be undrained",
+  },
+  "request.body_too_large": { status: 413, description: "The request body is over the route's size limit" },
+  "request.unsupported_media_type": { status: 415, description: "The request body is not application/json" },
+  "recovery.rate_limited": {
+    status: 429,
+    description: "Too many password recovery requests; retry after the Retry-After delay",
+    reserved: true,
+  },
+  "internal.error": {
+    status: 500,
+    description: "An unexpected failure; the log has it under the request id",
+  },
+  "dependency.manager_unavailable": { status: 502, description: "Admin console: the Manager did not answer" },
+  "dependency.unavailable": {
+    status: 503,
+    description: "A dependency this answer needs (database, broker, storage) is unavailable",
+  },
+  "auth.verification_unavailable": {
+    status: 503,
+    description: "Tokens cannot be verified: the issuer's keys could not be fetched",
+  },
+} as const satisfies Record<string, ErrorCodeEntry>;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+/**
+ * The codes of `details[]` items in a `validation.failed` 400: one per failure, at its path.
+ * `validation.*` follow the schema library's issue codes; the others are rules of their own.
+ */
+export const detailCodes = {
+  "validation.required": { description: "A required field is missing" },
+  "validation.invalid_type": { description: "The value has the wrong type" },
+  "validation.invalid_format": {
+    description: "The string does not have the required format (UUID, URI, pattern …)",
+  },
+  "validation.invalid_value": { description: "The value is not one of the allowed values" },
+  "validation.too_small": { description: "The number, string or list is below its minimum" },
+  "validation.too_big": { description: "The number, string or list is above its maximum" },
+  "validation.not_multiple_of": { description: "The number is not a multiple of the required step" },
+  "validation.unrecognized_keys": { description: "The object has fields it does not allow" },
+  "validation.invalid_union": { description: "The value matches none of the allowed shapes" },
+  "validation.invalid_key": { description: "A key of a record is invalid" },
+  "validation.invalid_element": { description: "An element of a map or set is invalid" },
+  "validation.custom": { description: "The value breaks a rule of its field (the message says which)" },
+  "validation.malformed_json": { description: "The body is not well-formed JSON" },
+  "job.requirements_unsatisfiable": { description: "The required capabilities name no Worker pool" },
+  "job.project_unknown": { description: "The project does not exist" },
+  "worker.public_key_invalid": { description: "The public key is not a valid NKey user key" },
+  "password.too_short": { description: "The new password is shorter than 8 characters", reserved: true },
+  "password.too_common": {
+    description: "The new password is among the most common passwords",
+    reserved: true,
+  },
+  "password.incorrect": { description: "The current password is not the account's password", reserved: true },
+  "client.redirect_uri_invalid": {
+    description: "A redirect URI breaks the client's redirect rules",
+    reserved: true,
+  },
+} as const satisfies Record<string, { description: string; reserved?: true }>;
+
+export type DetailCode = keyof typeof detailCodes;
+
+/** Reason phrases of the statuses above: the `error` of a body. */
+export const reasonPhrases: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  409: "Conflict",
+  413: "Payload Too Large",
+  415: "Unsupported Media Type",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+};
+
+/** One failure of a 400, at the dot path of the offending field. */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+  code: DetailCode;
+}
+
+/** The one error body of the Manager's and the console's own routes. */
+export interface ErrorBody {
+  statusCode: number;
+  error: string;
+  message: string;
+  code: ErrorCode;
+  requestId: string;
+  details?: ErrorDetail[];
+}
+
+export function errorBody(
+  code: ErrorCode,
+  message: string,
+  requestId: string,
+  details?: ErrorDetail[],
+): ErrorBody {
+  const statusCode = errorCodes[code].status;
+  const body: ErrorBody = {
+    statusCode,
+    error: reasonPhrases[statusCode] as string,
+    message,
+    code,
+    requestId,
+  };
+  return details ? { ...body, details } : body;
+}
+
+/** The markdown table docs/api.md carries (a test keeps the two equal). */
+export function errorCodeTable(): string {
+  const rows = Object.entries(errorCodes).map(
+    ([code, entry]: [string, ErrorCodeEntry]) =>
+      `| \`${code}\` | ${entry.status} | ${entry.description}${entry.reserved ? " (reserved)" : ""} |`,
+  );
+  const details = Object.entries(detailCodes).map(
+    ([code, entry]: [string, { description: string; reserved?: true }]) =>
+      `| \`${code}\` | ${entry.description}${entry.reserved ? " (reserved)" : ""} |`,
+  );
+  return [
+    "| code | status | meaning |",
+    "|---|---|---|",
+    ...rows,
+    "",
+    "| `details[].code` | meaning |",
+    "|---|---|",
+    ...details,
+  ].join("\n");
+}
