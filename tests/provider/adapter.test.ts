@@ -4,9 +4,10 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import Provider, { type AdapterPayload, errors } from "oidc-provider";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TJM_CLIENT_METADATA } from "../../manager/src/identity/clients/index.ts";
 import type { Sql } from "../../manager/src/platform/db.ts";
 import { postgresAdapter, purgeExpiredRecords } from "../../manager/src/provider/adapter.ts";
-import { compareClientSecretsByHmac, TJM_CLIENT_METADATA } from "../../manager/src/provider/clients.ts";
+import { compareClientSecretsByHmac } from "../../manager/src/provider/clients.ts";
 import { createTestSchema, testServices } from "../harness/manager.ts";
 
 let schema: Awaited<ReturnType<typeof createTestSchema>>;

@@ -1,11 +1,11 @@
 /**
  * The pieces every route definition is made of, so a route file states only what is its own:
  * path, words, request, its success response and the errors it adds. Each route file still
- * defines its one operation with one of the factories below.
+ * defines its one operation with apiRoute, or with its audience's factory
+ * (identity/tokens/audiences.ts), which builds on it.
  */
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
 import { type ErrorCode, errorResponses } from "./errors.ts";
-import { operatorSecurity } from "./http.ts";
 
 /** A UUID path parameter. */
 export function uuidPathParam(name: string, example: string) {
@@ -41,7 +41,7 @@ export function protocolComponent<Shape extends z.ZodRawShape>(
 /** A request body can be too large or of another type than JSON. */
 export const BODY_ERRORS = ["PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"] as const satisfies ErrorCode[];
 
-type RouteDefinition = RouteConfig & {
+export type RouteDefinition = RouteConfig & {
   /** The errors it answers with besides 400 (validation) and 500, which every route has. */
   errors: readonly ErrorCode[];
 };
@@ -55,14 +55,5 @@ export function apiRoute<R extends RouteDefinition>(definition: R) {
   return createRoute({
     ...route,
     responses: { ...responses, ...errorResponses("BAD_REQUEST", ...errors, "INTERNAL") } as R["responses"],
-  });
-}
-
-/** A route under operator auth: the bearer scheme, and 401 and 403 besides its own errors. */
-export function operatorRoute<R extends Omit<RouteDefinition, "security">>(definition: R) {
-  return apiRoute({
-    ...definition,
-    security: operatorSecurity,
-    errors: ["UNAUTHORIZED", "FORBIDDEN", ...definition.errors],
   });
 }
