@@ -5,7 +5,8 @@
 import process from "node:process";
 import type { Config } from "../config.ts";
 import type { Sql } from "../platform/db.ts";
-import { AccountExistsError, createAccount, disableAccount, UnknownAccountError } from "./accounts/store.ts";
+import { createAccountWithPassword } from "./accounts/create.ts";
+import { AccountExistsError, disableAccount, UnknownAccountError } from "./accounts/store.ts";
 import {
   type Parsed,
   parseAccountsCreate,
@@ -16,8 +17,6 @@ import {
 } from "./cli-arguments.ts";
 import { registerClient, UnknownProjectError } from "./clients/index.ts";
 import { readCommonPasswords } from "./common-passwords.ts";
-import { hashPassword } from "./password-hashing.ts";
-import { passwordProblems } from "./passwords.ts";
 import { tjmResources } from "./resources.ts";
 
 export interface CommandContext {
@@ -54,15 +53,16 @@ export async function runAccountsCreate(context: CommandContext, args: string[])
   if (text === undefined)
     refuse(context, command, ["the password is read from stdin, which is a terminal here: pipe it in"]);
   const password = acceptedOrRefuse(context, command, passwordFromStdin(text));
-  const problems = passwordProblems(password, {
-    email: request.email,
-    commonPasswords: await readCommonPasswords(),
-  });
-  if (problems.length > 0) refuse(context, command, problems.map(passwordProblemText));
-  const passwordHash = await hashPassword(password);
   const sql = context.openDatabase();
   try {
-    context.writeStdout(JSON.stringify(await createAccount(sql, { ...request, passwordHash })));
+    const created = await createAccountWithPassword(
+      sql,
+      { ...request, password },
+      await readCommonPasswords(),
+    );
+    if (created.outcome === "policy-refused")
+      refuse(context, command, created.problems.map(passwordProblemText));
+    context.writeStdout(JSON.stringify(created.account));
   } catch (err) {
     if (err instanceof AccountExistsError) {
       context.writeStderr(err.message);

@@ -1,3 +1,4 @@
+export { type AccountCreation, type AccountWithPassword, createAccountWithPassword } from "./create.ts";
 export { changePassword, type PasswordChange, type PasswordChangeOutcome } from "./password.ts";
 export { createSignIns, type SignInAttempt, type SignInOutcome, type SignIns } from "./sign-in.ts";
 export {
