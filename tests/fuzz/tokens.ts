@@ -136,7 +136,7 @@ export function schemeRules(scheme: string): SchemeRules {
   return rules;
 }
 
-/** Error messages of the bearer check (platform/auth.ts); a route without security must never answer one. */
+/** Error messages of the bearer check (identity/tokens/verify.ts); a route without security must never answer one. */
 const BEARER_REFUSAL = /bearer token|authorization header|^Token (refused|audience)/i;
 
 /**

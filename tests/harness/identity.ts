@@ -87,7 +87,7 @@ export async function createTestClient(
   return { clientId, clientSecret, redirectUri: TEST_REDIRECT_URI };
 }
 
-/** The resource indicator a client sends for a TJM audience (provider/resources.ts). */
+/** The resource indicator a client sends for a TJM audience (identity/resources.ts). */
 export { resourceIndicator } from "../../manager/src/identity/resources.ts";
 
 export function signInAs(

@@ -227,7 +227,7 @@ describe("records (every model but Client)", () => {
 
 const SERVER_KEY = "test-client-secret-key";
 const hmacOf = (secret: string) => createHmac("sha256", SERVER_KEY).update(secret).digest("base64url");
-/** Stands in for identity/secrets.ts (written alongside): the same HMAC-SHA-256 comparison. */
+/** Stands in for identity/clients/secrets.ts (written alongside): the same HMAC-SHA-256 comparison. */
 const verifyByHmac = (presented: string, stored: string) => {
   const expected = Buffer.from(hmacOf(presented));
   const actual = Buffer.from(stored);
