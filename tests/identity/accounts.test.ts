@@ -1,11 +1,16 @@
 /**
- * The accounts aggregate at domain level: a password change is judged by the current password
- * and the one policy, and revokes every token issued before it; a deletion removes the account
- * and its roles, writes one audit row, and is not repeated.
+ * The accounts aggregate at domain level: the sign-in decision answers a typed outcome and
+ * audits it; a password change is judged by the current password and the one policy, and
+ * revokes every token issued before it; a deletion removes the account and its roles, writes
+ * one audit row, and is not repeated.
  */
+
+import { silentLogger } from "@tjm/platform";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   changePassword,
+  createSignInLimiter,
+  createSignIns,
   deleteAccount,
   findAccount,
   findSignInCandidate,
@@ -111,5 +116,83 @@ describe("deleteAccount", () => {
     expect(await sql`select from account_roles where account_id = ${account.accountId}`).toHaveLength(0);
     expect(await deleteAccount(sql, account.accountId)).toBe(false);
     expect(await auditRows(account.accountId)).toEqual([{ event: "account.deleted", result: "success" }]);
+  });
+});
+
+describe("createSignIns", () => {
+  const attempt = (email: string, password: string, resources: ("operations" | "account-portal")[] = []) => ({
+    email,
+    password,
+    address: "192.0.2.7",
+    clientId: "sign-in-test-client",
+    resources,
+  });
+  const signIns = () =>
+    createSignIns({
+      sql,
+      logger: silentLogger,
+      limiter: createSignInLimiter(sql, { accountLimit: 2, addressLimit: 1000, windowSeconds: 900 }),
+    });
+  const reasons = (accountId: string) =>
+    sql<{ result: string; reason: string | null }[]>`
+      select result, details->>'reason' as reason from audit_events
+      where actor_account_id = ${accountId} and event = 'auth.sign-in' order by id`;
+
+  it("signs in an operator for the operations audience, and refuses an account without the role", async () => {
+    const operator = await createTestAccount(sql, { roles: ["operator"] });
+    const other = await createTestAccount(sql);
+    const decide = signIns();
+    expect(await decide.verify(attempt(operator.email.toUpperCase(), TEST_PASSWORD, ["operations"]))).toEqual(
+      {
+        outcome: "signed-in",
+        accountId: operator.accountId,
+      },
+    );
+    expect(await decide.verify(attempt(other.email, TEST_PASSWORD, ["operations"]))).toEqual({
+      outcome: "role-missing",
+      description: "this account does not hold the operator role the operations audience requires",
+    });
+    expect(await decide.verify(attempt(other.email, TEST_PASSWORD, ["account-portal"]))).toMatchObject({
+      outcome: "signed-in",
+    });
+    expect(await reasons(operator.accountId)).toEqual([{ result: "success", reason: null }]);
+    expect(await reasons(other.accountId)).toEqual([
+      { result: "failure", reason: "not-an-operator" },
+      { result: "success", reason: null },
+    ]);
+  });
+
+  it("answers a wrong password like an unknown account, then too many attempts past the limit", async () => {
+    const account = await createTestAccount(sql);
+    const decide = signIns();
+    expect(await decide.verify(attempt(`nobody-${crypto.randomUUID()}@example.com`, TEST_PASSWORD))).toEqual({
+      outcome: "invalid-credentials",
+    });
+    expect(await decide.verify(attempt(account.email, "wrong password"))).toEqual({
+      outcome: "invalid-credentials",
+    });
+    expect(await decide.verify(attempt(account.email, "wrong password"))).toEqual({
+      outcome: "invalid-credentials",
+    });
+    expect(await decide.verify(attempt(account.email, TEST_PASSWORD))).toMatchObject({
+      outcome: "too-many-attempts",
+      retryAfterSeconds: expect.any(Number),
+    });
+    expect(await reasons(account.accountId)).toEqual([
+      { result: "failure", reason: "invalid-credentials" },
+      { result: "failure", reason: "invalid-credentials" },
+    ]);
+  });
+
+  it("refuses an address or a password no account can have before counting or hashing it", async () => {
+    const decide = signIns();
+    expect(await decide.verify(attempt("ada\u0000@example.com", TEST_PASSWORD))).toMatchObject({
+      outcome: "invalid-request",
+    });
+    expect(await decide.verify(attempt("ada@example.com", "x".repeat(1025)))).toEqual({
+      outcome: "invalid-request",
+      description: "a password is at most 1024 characters",
+    });
+    expect(await sql`select from sign_in_failures where key like 'ada%'`).toHaveLength(0);
   });
 });
