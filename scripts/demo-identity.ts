@@ -11,13 +11,13 @@ import { dirname, join } from "node:path";
 import { runScript } from "@tjm/devstack/manager-process";
 import { refresh, signIn, type Tokens } from "@tjm/devstack/oidc-client";
 import { OPERATIONS_AUDIENCE } from "@tjm/devstack/oidc-issuer";
-import { createSql } from "../manager/src/platform/db.ts";
-import { findClientMetadata } from "../manager/src/provider/clients.ts";
+import { findClientMetadata } from "../manager/src/identity/clients/index.ts";
 import {
   ACCOUNT_PORTAL_AUDIENCE,
   ADMIN_CONSOLE_AUDIENCE,
   resourceIndicator,
-} from "../manager/src/provider/resources.ts";
+} from "../manager/src/identity/resources.ts";
+import { createSql } from "../manager/src/platform/db.ts";
 
 const say = (line = "") => console.log(line);
 

@@ -20,12 +20,55 @@ async function sourceFiles(folder: string): Promise<string[]> {
 
 /** Each relative import of `file`, resolved to a path from the repository root. */
 async function relativeImports(file: string): Promise<string[]> {
-  const text = await readFile(join(REPOSITORY_ROOT, file), "utf8");
+  return importsIn(file, await readFile(join(REPOSITORY_ROOT, file), "utf8"));
+}
+
+/** The relative imports of `text` as if it were `file`: how a planted import is checked. */
+function importsIn(file: string, text: string): string[] {
   return [...text.matchAll(IMPORT)]
     .map((match) => match[1] as string)
     .filter((specifier) => specifier.startsWith("."))
     .map((specifier) => relative(REPOSITORY_ROOT, resolve(REPOSITORY_ROOT, file, "..", specifier)));
 }
+
+/** The Manager's room rules for its identity domain (docs/architecture.md, "Rooms"). */
+const MANAGER_ROOM_RULES = [
+  {
+    rule: "nothing under platform/ imports a feature room",
+    folder: "manager/src/platform",
+    forbidden: (target: string) =>
+      target.startsWith("manager/src/") && !target.startsWith("manager/src/platform/"),
+    planted: {
+      file: "manager/src/platform/planted.ts",
+      text: 'import { tokenStanding } from "../identity/tokens/standing.ts";',
+    },
+  },
+  {
+    rule: "identity/ imports neither provider/ nor any route room: only itself, platform/ and the configuration",
+    folder: "manager/src/identity",
+    forbidden: (target: string) =>
+      target.startsWith("manager/src/") &&
+      !target.startsWith("manager/src/identity/") &&
+      !target.startsWith("manager/src/platform/") &&
+      target !== "manager/src/config.ts",
+    planted: {
+      file: "manager/src/identity/accounts/planted.ts",
+      text: 'import type { IdentityProvider } from "../../provider/index.ts";',
+    },
+  },
+  {
+    rule: "identity/ imports no route room (a route calls the domain, never the reverse)",
+    folder: "manager/src/identity",
+    forbidden: (target: string) =>
+      /^manager\/src\/(jobs|workers|enrollment|events|projects|health|metrics|docs|account|management|authentication)\//.test(
+        target,
+      ),
+    planted: {
+      file: "manager/src/identity/clients/planted.ts",
+      text: 'export { jobsApp } from "../../jobs/index.ts";',
+    },
+  },
+];
 
 async function violations(folders: string[], forbidden: (target: string, file: string) => boolean) {
   const found: string[] = [];
@@ -85,4 +128,16 @@ describe("the rooms' import rules", () => {
       ),
     ).toEqual([]);
   });
+
+  for (const { rule, folder, forbidden, planted } of MANAGER_ROOM_RULES) {
+    it(rule, async () => {
+      expect(await violations([folder], forbidden)).toEqual([]);
+    });
+
+    it(`${rule}: a planted import breaks it`, () => {
+      const targets = importsIn(planted.file, planted.text);
+      expect(targets).toHaveLength(1);
+      expect(targets.filter((target) => forbidden(target))).toEqual(targets);
+    });
+  }
 });

@@ -11,7 +11,7 @@ import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
 import { BrowserSession, signIn } from "@tjm/devstack/oidc-client";
 import { OPERATIONS_AUDIENCE, TENANT_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { freePort } from "@tjm/devstack/services";
-import { resourceIndicator } from "../../manager/src/provider/resources.ts";
+import { resourceIndicator } from "../../manager/src/identity/resources.ts";
 import type { Attempt, BenchContext } from "../scenario.ts";
 import { loadOptions } from "../settings.ts";
 import { JOBS_PATH } from "../shared/api.ts";

@@ -3,11 +3,12 @@ import { registerDocs } from "./docs/index.ts";
 import { createTokenHasher, enrollmentApp } from "./enrollment/index.ts";
 import { type EventHub, eventsApp } from "./events/index.ts";
 import { healthApp } from "./health/index.ts";
-import { tokenStanding, tokenStandings } from "./identity/token-standing.ts";
+import { provideAuthenticator } from "./identity/tokens/audiences.ts";
+import { tokenStanding, tokenStandings } from "./identity/tokens/standing.ts";
+import { createTokenAuth, type IssuerOptions } from "./identity/tokens/verify.ts";
 import { type JobsDeps, jobsApp, tenantJobsApp } from "./jobs/index.ts";
 import type { LiveProgress } from "./jobs/view.ts";
 import { type ManagerMetrics, registerMetrics } from "./metrics/index.ts";
-import { createTokenAuth, type IssuerOptions } from "./platform/auth.ts";
 import type { Broker } from "./platform/broker.ts";
 import type { Sql } from "./platform/db.ts";
 import { createErrorHandler, routeNotFound } from "./platform/errors.ts";
@@ -68,6 +69,14 @@ export function createApp(deps: AppDeps) {
     logger: deps.logger,
     standing: (claims, resource) => tokenStanding(deps.sql, claims, resource),
   });
+  app.use(
+    "*",
+    provideAuthenticator(
+      tokenAuth.audiences({ operations: deps.auth.operationsAudience, tenant: deps.tenantAudience }),
+    ),
+  );
+  // The path guards answer 401 for any path under these prefixes, a route or not; each route's
+  // own check (its audience's factory) then finds the principal already set.
   app.use("/api/v1/operations/*", tokenAuth.operator(deps.auth.operationsAudience));
   app.use("/api/v1/projects/*", tokenAuth.tenant(deps.tenantAudience));
   app.use("/api/v1/*", async (c, next) => {

@@ -17,7 +17,7 @@ import { createManagerMetrics, type ManagerMetrics, type MetricsSettings } from 
 import { createOutboxRelay } from "./outbox/index.ts";
 import type { Broker } from "./platform/broker.ts";
 import type { Sql } from "./platform/db.ts";
-import { type InstallationConflictError, InstallationPresence } from "./platform/presence.ts";
+import { type InstallationConflictError, InstallationPresence } from "./presence/presence.ts";
 import {
   CommandConsumerKeeper,
   type CredentialIssuer,

@@ -10,7 +10,7 @@ import { metricsApp } from "./metrics/index.ts";
 import { type Connect, createBroker } from "./platform/broker.ts";
 import { createSql, type Sql } from "./platform/db.ts";
 import { loadMigrations, MigrationRefusedError, migrate, pendingMigrations } from "./platform/migrations.ts";
-import { InstallationConflictError } from "./platform/presence.ts";
+import { InstallationConflictError } from "./presence/presence.ts";
 import { createProject, ProjectExistsError } from "./projects/store.ts";
 import type { ProviderMount } from "./provider/node-listener.ts";
 

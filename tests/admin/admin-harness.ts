@@ -20,9 +20,12 @@ import { createSealer } from "../../admin/src/sessions/sealing.ts";
 import { Sessions } from "../../admin/src/sessions/sessions.ts";
 import { idHash } from "../../admin/src/sessions/store.ts";
 import { RelyingParty, type SessionTokens } from "../../admin/src/sign-in/relying-party.ts";
-import { generateClientSecret, hashClientSecret } from "../../manager/src/identity/secrets.ts";
-import { createClient } from "../../manager/src/identity/store.ts";
-import { ACCOUNT_PORTAL_AUDIENCE, ADMIN_CONSOLE_AUDIENCE } from "../../manager/src/provider/resources.ts";
+import {
+  createClient,
+  generateClientSecret,
+  hashClientSecret,
+} from "../../manager/src/identity/clients/index.ts";
+import { ACCOUNT_PORTAL_AUDIENCE, ADMIN_CONSOLE_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import { createTestAccount, TEST_CLIENT_SECRET_HMAC_KEY, type TestAccount } from "../harness/identity.ts";
 import { TestManager, type TestManagerOptions, testServices } from "../harness/manager.ts";
 import { TcpProxy } from "../harness/tcp-proxy.ts";

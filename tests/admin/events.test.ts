@@ -9,7 +9,7 @@ import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
 import { type BrowserSession, endSessionUrl, parseForms } from "@tjm/devstack/oidc-client";
 import { generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { disableAccount } from "../../manager/src/identity/store.ts";
+import { disableAccount } from "../../manager/src/identity/accounts/index.ts";
 import { TestAdmin } from "./admin-harness.ts";
 
 const CLOSE_WITHIN_MS = 5000;

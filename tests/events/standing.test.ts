@@ -11,8 +11,8 @@ import { silentLogger } from "@tjm/platform";
 import type { JWTPayload } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StandingWatch } from "../../manager/src/events/standing-watch.ts";
-import { disableAccount } from "../../manager/src/identity/store.ts";
-import type { StandingQuestion } from "../../manager/src/identity/token-standing.ts";
+import { disableAccount } from "../../manager/src/identity/accounts/index.ts";
+import type { StandingQuestion } from "../../manager/src/identity/tokens/standing.ts";
 import {
   createTestAccount,
   createTestClient,

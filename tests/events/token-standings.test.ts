@@ -6,7 +6,7 @@
  */
 import { OPERATIONS_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { disableAccount } from "../../manager/src/identity/store.ts";
+import { disableAccount } from "../../manager/src/identity/accounts/index.ts";
 import {
   createTestAccount,
   createTestClient,

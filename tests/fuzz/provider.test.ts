@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import { type BrowserSession, startAuthorization } from "@tjm/devstack/oidc-client";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/provider/resources.ts";
+import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import {
   createTestAccount,
   createTestClient,

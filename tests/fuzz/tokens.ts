@@ -5,7 +5,7 @@
  */
 import { OPERATIONS_AUDIENCE, TENANT_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import fc from "fast-check";
-import { ACCOUNT_PORTAL_AUDIENCE, ADMIN_CONSOLE_AUDIENCE } from "../../manager/src/provider/resources.ts";
+import { ACCOUNT_PORTAL_AUDIENCE, ADMIN_CONSOLE_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import { createTestAccount, createTestClient, resourceIndicator, signInAs } from "../harness/identity.ts";
 import type { TestManager } from "../harness/manager.ts";
 
@@ -136,7 +136,7 @@ export function schemeRules(scheme: string): SchemeRules {
   return rules;
 }
 
-/** Error messages of the bearer check (platform/auth.ts); a route without security must never answer one. */
+/** Error messages of the bearer check (identity/tokens/verify.ts); a route without security must never answer one. */
 const BEARER_REFUSAL = /bearer token|authorization header|^Token (refused|audience)/i;
 
 /**

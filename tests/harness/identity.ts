@@ -3,9 +3,13 @@
  * and tokens got from the real built-in provider through the headless sign-in client.
  */
 import { type BrowserSession, clientCredentialsToken, signIn, type Tokens } from "@tjm/devstack/oidc-client";
+import { type AccountRole, createAccount } from "../../manager/src/identity/accounts/index.ts";
+import {
+  createClient,
+  generateClientSecret,
+  hashClientSecret,
+} from "../../manager/src/identity/clients/index.ts";
 import { hashPassword } from "../../manager/src/identity/password-hashing.ts";
-import { generateClientSecret, hashClientSecret } from "../../manager/src/identity/secrets.ts";
-import { type AccountRole, createAccount, createClient } from "../../manager/src/identity/store.ts";
 import type { Sql } from "../../manager/src/platform/db.ts";
 
 /** Settings every test Manager's provider runs with (tests only; real ones come from the environment). */
@@ -83,8 +87,8 @@ export async function createTestClient(
   return { clientId, clientSecret, redirectUri: TEST_REDIRECT_URI };
 }
 
-/** The resource indicator a client sends for a TJM audience (provider/resources.ts). */
-export { resourceIndicator } from "../../manager/src/provider/resources.ts";
+/** The resource indicator a client sends for a TJM audience (identity/resources.ts). */
+export { resourceIndicator } from "../../manager/src/identity/resources.ts";
 
 export function signInAs(
   issuer: string,

@@ -18,6 +18,7 @@ import type { StorageSettings } from "@tjm/protocol";
 import { createTjmClient, type TjmClient } from "@tjm/sdk";
 import { inject } from "vitest";
 import { type Config, parseEnv } from "../../manager/src/config.ts";
+import { resourceIndicator } from "../../manager/src/identity/resources.ts";
 import { type Manager, managerOptionsFromConfig, startManager } from "../../manager/src/manager.ts";
 import { createBroker } from "../../manager/src/platform/broker.ts";
 import { createSql, type Sql } from "../../manager/src/platform/db.ts";
@@ -25,7 +26,6 @@ import { loadMigrations, migrate } from "../../manager/src/platform/migrations.t
 import { createProject } from "../../manager/src/projects/store.ts";
 import { startProviderMount } from "../../manager/src/provider/index.ts";
 import { nodeListener } from "../../manager/src/provider/node-listener.ts";
-import { resourceIndicator } from "../../manager/src/provider/resources.ts";
 import { natsAuthenticator } from "../../manager/src/runtime.ts";
 import {
   clientToken,

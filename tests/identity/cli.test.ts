@@ -1,10 +1,9 @@
 import { runScript } from "@tjm/devstack/manager-process";
 import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET } from "@tjm/devstack/oidc-issuer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findClientMetadata, hashClientSecret } from "../../manager/src/identity/clients/index.ts";
 import { verifyPassword } from "../../manager/src/identity/password-hashing.ts";
-import { hashClientSecret } from "../../manager/src/identity/secrets.ts";
 import { createProject } from "../../manager/src/projects/store.ts";
-import { findClientMetadata } from "../../manager/src/provider/clients.ts";
 import { createTestSchema, testServices } from "../harness/manager.ts";
 
 const CLIENT_SECRET_HMAC_KEY = "client-secret-hmac-key-for-the-cli-tests-0123456789";

@@ -5,11 +5,15 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  AccountExistsError,
+  createAccount,
+  disableAccount,
+  findSignInCandidate,
+} from "../../manager/src/identity/accounts/index.ts";
+import { createSignInLimiter } from "../../manager/src/identity/accounts/sign-in-limits.ts";
 import { emailKey, emailKeyProblem, InvalidIdentifierError } from "../../manager/src/identity/identifiers.ts";
-import { AccountExistsError, createAccount, disableAccount } from "../../manager/src/identity/store.ts";
 import type { Sql } from "../../manager/src/platform/db.ts";
-import { findSignInCandidate } from "../../manager/src/provider/accounts.ts";
-import { createSignInLimiter } from "../../manager/src/provider/sign-in-limits.ts";
 import { createTestSchema, testServices } from "../harness/manager.ts";
 
 let schema: Awaited<ReturnType<typeof createTestSchema>>;

@@ -22,7 +22,7 @@ import {
   PRESENCE_KEY,
   type PresenceRecord,
   readInstallationId,
-} from "../../manager/src/platform/presence.ts";
+} from "../../manager/src/presence/presence.ts";
 import { createDatabase, dumpSchema, restoreDump, type TestDatabase } from "../harness/databases.ts";
 import { createTestSchema, TestManager, testServices } from "../harness/manager.ts";
 import { TcpProxy } from "../harness/tcp-proxy.ts";

@@ -4,9 +4,10 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import Provider, { type AdapterPayload, errors } from "oidc-provider";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TJM_CLIENT_METADATA } from "../../manager/src/identity/clients/index.ts";
 import type { Sql } from "../../manager/src/platform/db.ts";
 import { postgresAdapter, purgeExpiredRecords } from "../../manager/src/provider/adapter.ts";
-import { compareClientSecretsByHmac, TJM_CLIENT_METADATA } from "../../manager/src/provider/clients.ts";
+import { compareClientSecretsByHmac } from "../../manager/src/provider/clients.ts";
 import { createTestSchema, testServices } from "../harness/manager.ts";
 
 let schema: Awaited<ReturnType<typeof createTestSchema>>;
@@ -226,7 +227,7 @@ describe("records (every model but Client)", () => {
 
 const SERVER_KEY = "test-client-secret-key";
 const hmacOf = (secret: string) => createHmac("sha256", SERVER_KEY).update(secret).digest("base64url");
-/** Stands in for identity/secrets.ts (written alongside): the same HMAC-SHA-256 comparison. */
+/** Stands in for identity/clients/secrets.ts (written alongside): the same HMAC-SHA-256 comparison. */
 const verifyByHmac = (presented: string, stored: string) => {
   const expected = Buffer.from(hmacOf(presented));
   const actual = Buffer.from(stored);

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Sql } from "../../manager/src/platform/db.ts";
 import {
   AUDIT_EVENTS,
   type AuditDetails,
   RefusedAuditDetailError,
   writeAuditEvent,
-} from "../../manager/src/provider/audit.ts";
+} from "../../manager/src/identity/audit.ts";
+import type { Sql } from "../../manager/src/platform/db.ts";
 import { createTestSchema, testServices } from "../harness/manager.ts";
 
 let schema: Awaited<ReturnType<typeof createTestSchema>>;

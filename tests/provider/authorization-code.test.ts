@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { BrowserSession, type PendingAuthorization, startAuthorization } from "@tjm/devstack/oidc-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/provider/resources.ts";
+import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import {
   createTestAccount,
   createTestClient,

@@ -9,7 +9,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { OPERATIONS_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resourceIndicator } from "../../manager/src/provider/resources.ts";
+import { resourceIndicator } from "../../manager/src/identity/resources.ts";
 import {
   createTestAccount,
   createTestClient,

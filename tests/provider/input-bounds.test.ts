@@ -7,8 +7,8 @@
 import { randomBytes } from "node:crypto";
 import { type PendingAuthorization, startAuthorization } from "@tjm/devstack/oidc-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/provider/resources.ts";
-import { createSignInLimiter, storedKey } from "../../manager/src/provider/sign-in-limits.ts";
+import { createSignInLimiter, storedKey } from "../../manager/src/identity/accounts/sign-in-limits.ts";
+import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import { createTestClient, resourceIndicator, type TestClient } from "../harness/identity.ts";
 import { TestManager } from "../harness/manager.ts";
 import { authorizationRequest, postSignInForm } from "./provider-requests.ts";

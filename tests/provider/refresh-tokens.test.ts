@@ -6,7 +6,7 @@
 import { OAuthError, refresh, startAuthorization } from "@tjm/devstack/oidc-client";
 import { waitFor } from "@tjm/devstack/services";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/provider/resources.ts";
+import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import {
   createTestAccount,
   createTestClient,

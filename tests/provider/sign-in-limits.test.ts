@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSql, type Sql } from "../../manager/src/platform/db.ts";
 import {
   accountKey,
   addressKey,
@@ -7,7 +6,8 @@ import {
   type ReserveResult,
   retryAfterSeconds,
   type SignInLimiter,
-} from "../../manager/src/provider/sign-in-limits.ts";
+} from "../../manager/src/identity/accounts/sign-in-limits.ts";
+import { createSql, type Sql } from "../../manager/src/platform/db.ts";
 import { createTestSchema, testServices } from "../harness/manager.ts";
 
 let schema: Awaited<ReturnType<typeof createTestSchema>>;

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { OPERATIONS_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resourceIndicator } from "../../manager/src/provider/resources.ts";
+import { resourceIndicator } from "../../manager/src/identity/resources.ts";
 import { createTestClient, type TestClient } from "../harness/identity.ts";
 import { TestManager } from "../harness/manager.ts";
 

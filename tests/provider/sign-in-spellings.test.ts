@@ -7,8 +7,8 @@
  */
 import { type PendingAuthorization, startAuthorization } from "@tjm/devstack/oidc-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import { type Catalogue, loadCatalogues } from "../../manager/src/provider/interactions/messages.ts";
-import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/provider/resources.ts";
 import {
   createTestAccount,
   createTestClient,

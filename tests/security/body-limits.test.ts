@@ -13,7 +13,7 @@
 import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
 import { type BrowserSession, parseForms, startAuthorization } from "@tjm/devstack/oidc-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/provider/resources.ts";
+import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import { type AdminInstance, TestAdmin } from "../admin/admin-harness.ts";
 import { createTestAccount, createTestClient, resourceIndicator } from "../harness/identity.ts";
 import { RawConnection } from "../harness/raw-http.ts";

@@ -12,7 +12,7 @@ import { BrowserSession, parseForms, startAuthorization } from "@tjm/devstack/oi
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DOCS_PATH, OPENAPI_PATH } from "../../manager/src/docs/index.ts";
-import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/provider/resources.ts";
+import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import { scalarBundle } from "../../manager/src/runtime.ts";
 import { TestAdmin } from "../admin/admin-harness.ts";
 import {

@@ -9,8 +9,8 @@ import { OAuthError } from "@tjm/devstack/oidc-client";
 import { OPERATIONS_AUDIENCE, TENANT_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { exportSPKI, generateKeyPair, importJWK, type JWK, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import { deriveKey, loadSigningKeys } from "../../manager/src/provider/keys.ts";
-import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/provider/resources.ts";
 import {
   createTestAccount,
   createTestClient,

@@ -79,6 +79,20 @@ export function registerDocs(app: OpenAPIHono<AppEnv>, scalarBundle: () => Promi
     description:
       "OIDC access token of TJM's provider (OIDC_ISSUER_URL; client_credentials) whose audience includes OIDC_TENANT_AUDIENCE and whose tjm_projects claim (the project ids its client is bound to) lists the project in the path",
   });
+  app.openAPIRegistry.registerComponent("securitySchemes", "accountBearer", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description:
+      "OIDC access token of TJM's provider whose audience includes account-portal, issued to an account through the authorization-code flow (its subject is the account); its client, account, sign-in session and grant must still stand, else 401; a client's own token is refused (403)",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "clientAdminBearer", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description:
+      "OIDC access token of TJM's provider whose audience includes admin-console, issued to an account that holds the client-admin role (else 403); its client, account, sign-in session and grant must still stand, else 401",
+  });
   let document: unknown;
   app.get(OPENAPI_PATH, (c) => {
     document ??= app.getOpenAPI31Document(openApiInfo);

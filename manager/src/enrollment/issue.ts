@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { WORKER_POOLS } from "@tjm/protocol";
+import { operatorRoute } from "../identity/tokens/audiences.ts";
 import type { Sql } from "../platform/db.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
-import { BODY_ERRORS, jsonContent, jsonResponse, operatorRoute } from "../platform/routes.ts";
+import { BODY_ERRORS, jsonContent, jsonResponse } from "../platform/routes.ts";
 import { insertEnrollmentToken } from "./store.ts";
 import { generateEnrollmentToken } from "./tokens.ts";
 

@@ -1,5 +1,5 @@
 import type { Logger } from "@tjm/platform";
-import type { Standing, StandingQuestion } from "../identity/token-standing.ts";
+import type { Standing, StandingQuestion } from "../identity/tokens/standing.ts";
 import { createRouter } from "../platform/http.ts";
 import type { EventHub } from "./hub.ts";
 import { STANDING_CHECK_MS, StandingWatch } from "./standing-watch.ts";

@@ -1,6 +1,6 @@
 import type { Logger } from "@tjm/platform";
 import type { JWTPayload } from "jose";
-import type { Standing, StandingQuestion } from "../identity/token-standing.ts";
+import type { Standing, StandingQuestion } from "../identity/tokens/standing.ts";
 
 /** 2 s: an open stream outlives its token's revocation by at most this (SSE_STANDING_CHECK_MS). */
 export const STANDING_CHECK_MS = 2000;
@@ -12,7 +12,7 @@ export interface StandingWatchOptions {
   /** TJM's issuer: only its tokens have a standing to re-check; others end at their expiry only. */
   tjmIssuer: string;
   intervalMs: number;
-  /** One query for many tokens (identity/token-standing.ts `tokenStandings`). */
+  /** One query for many tokens (identity/tokens/standing.ts `tokenStandings`). */
   standings: (questions: readonly StandingQuestion[]) => Promise<Standing[]>;
   logger: Logger;
 }

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
+import { operatorRoute } from "../identity/tokens/audiences.ts";
 import type { EventEnvelope } from "../outbox/index.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
-import { operatorRoute } from "../platform/routes.ts";
 import type { EventHub } from "./hub.ts";
 import type { StandingWatch } from "./standing-watch.ts";
 

@@ -7,10 +7,11 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { JWTPayload } from "jose";
-import type { Standing, StandingQuestion } from "../identity/token-standing.ts";
+import { operatorRoute } from "../identity/tokens/audiences.ts";
+import type { Standing, StandingQuestion } from "../identity/tokens/standing.ts";
 import { ApiError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
-import { BODY_ERRORS, jsonBody, jsonResponse, operatorRoute } from "../platform/routes.ts";
+import { BODY_ERRORS, jsonBody, jsonResponse } from "../platform/routes.ts";
 
 /** Per request: verifying a token's signature costs about 0.1 ms of CPU, a hundred 10 ms at most. */
 export const MAX_STANDING_TOKENS = 100;

@@ -3,11 +3,17 @@
  * answer is the request or the full list of problems. A problem never repeats an argument that
  * was not recognised, since that argument may be a password typed in the wrong place.
  */
+import { ACCOUNT_ROLES, type AccountRole } from "./accounts/store.ts";
+import {
+  CLIENT_GRANT_TYPES,
+  type ClientDefinition,
+  type ClientProblem,
+  defineClient,
+  type RedirectUriRefusal,
+  redirectUriRefusal,
+} from "./clients/rules.ts";
 import { emailKeyProblem, MAX_EMAIL_LENGTH } from "./identifiers.ts";
 import type { PasswordProblem } from "./passwords.ts";
-import { ACCOUNT_ROLES, type AccountRole } from "./store.ts";
-
-export const CLIENT_GRANT_TYPES = ["authorization_code", "refresh_token", "client_credentials"] as const;
 
 type OptionKind = "value" | "values" | "switch";
 
@@ -119,38 +125,53 @@ export function parseAccountsDisable(args: string[]): Parsed<{ email: string }> 
   return "problem" in parsed ? { ok: false, problems: [parsed.problem] } : { ok: true, value: parsed };
 }
 
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+const REDIRECT_URI_REFUSALS: Record<RedirectUriRefusal, string> = {
+  "not-absolute": "is not an absolute URL",
+  fragment: "has a fragment",
+  "not-https": "must use https (or http on localhost, 127.0.0.1 or [::1])",
+};
 
-/** Why a redirect URI is refused: absolute https, or http on the loopback interface only, no fragment. */
+/** Why a redirect URI is refused (identity/clients' rule), in the command line's words. */
 export function redirectUriProblem(uri: string): string | undefined {
-  const url = URL.parse(uri);
-  if (url === null) return `redirect URI '${uri}' is not an absolute URL`;
-  if (url.hash !== "" || uri.includes("#")) return `redirect URI '${uri}' has a fragment`;
-  if (url.protocol === "https:") return undefined;
-  if (url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname)) return undefined;
-  return `redirect URI '${uri}' must use https (or http on localhost, 127.0.0.1 or [::1])`;
+  const refusal = redirectUriRefusal(uri);
+  return refusal && `redirect URI '${uri}' ${REDIRECT_URI_REFUSALS[refusal]}`;
 }
 
-export interface ClientRequest {
-  name: string;
-  redirectUris: string[];
-  /** Where RP-initiated logout may send the browser afterwards (same rules as redirect URIs). */
-  postLogoutRedirectUris: string[];
-  /** Where the provider POSTs a logout token when a session of this client ends. */
-  backchannelLogoutUri: string | undefined;
-  grantTypes: string[];
-  responseTypes: string[];
-  resources: string[];
-  projectIds: string[];
-  firstParty: boolean;
-  /** A public client (a browser or native app) has no secret and must use PKCE. */
-  public: boolean;
+/** A client problem in the command line's words: its flags name the fields. */
+function clientProblemText(problem: ClientProblem): string {
+  switch (problem.code) {
+    case "client.redirect_uri_invalid": {
+      const text = `redirect URI '${problem.uri}' ${REDIRECT_URI_REFUSALS[problem.refusal]}`;
+      if (problem.field === "postLogoutRedirectUris") return `--post-logout-redirect-uri: ${text}`;
+      if (problem.field === "backchannelLogoutUri") return `--backchannel-logout-uri: ${text}`;
+      return text;
+    }
+    case "client.grant_type_unknown":
+      return `--grant '${problem.grantType}' is not one of ${CLIENT_GRANT_TYPES.join(", ")}`;
+    case "client.redirect_uri_required":
+      return "the authorization_code grant needs at least one --redirect-uri";
+    case "client.redirect_uri_without_code_grant":
+      return "--redirect-uri needs the authorization_code grant";
+    case "client.logout_uri_without_code_grant":
+      return "--post-logout-redirect-uri and --backchannel-logout-uri need the authorization_code grant";
+    case "client.refresh_without_code_grant":
+      return "the refresh_token grant needs the authorization_code grant";
+    case "client.resource_unknown":
+      return `--resource '${problem.resource}' is not one of ${problem.known.join(", ")}`;
+    case "client.project_id_invalid":
+      return `--project '${problem.projectId}' is not a project id (a UUID)`;
+    case "client.projects_need_client_credentials":
+      return "a client bound to projects (--project) needs the client_credentials grant";
+    case "client.public_client_credentials":
+      return "a public client (--public) cannot use the client_credentials grant: it has no secret";
+  }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** `resources`: every resource a client may be granted (the configured audiences and the fixed ones). */
-export function parseClientsCreate(args: string[], resources: ReadonlySet<string>): Parsed<ClientRequest> {
+/**
+ * `clients create`: the options as a proposal, judged by the clients' rules (identity/clients).
+ * `resources`: every resource a client may be granted (the configured audiences and the fixed ones).
+ */
+export function parseClientsCreate(args: string[], resources: ReadonlySet<string>): Parsed<ClientDefinition> {
   const options = parseOptions(args, {
     name: "value",
     "redirect-uri": "values",
@@ -164,71 +185,28 @@ export function parseClientsCreate(args: string[], resources: ReadonlySet<string
   });
   if (!options.ok) return options;
   const { values, switches } = options.value;
-  const problems: string[] = [];
   const name = values.get("name")?.[0];
-  if (name === undefined) problems.push("--name is required");
   const unique = (key: string) => [...new Set(values.get(key) ?? [])];
-  const redirectUris = unique("redirect-uri");
-  for (const uri of redirectUris) {
-    const problem = redirectUriProblem(uri);
-    if (problem) problems.push(problem);
-  }
-  const postLogoutRedirectUris = unique("post-logout-redirect-uri");
-  for (const uri of postLogoutRedirectUris) {
-    const problem = redirectUriProblem(uri);
-    if (problem) problems.push(`--post-logout-redirect-uri: ${problem}`);
-  }
-  const backchannelLogoutUri = values.get("backchannel-logout-uri")?.[0];
-  if (backchannelLogoutUri !== undefined) {
-    const problem = redirectUriProblem(backchannelLogoutUri);
-    if (problem) problems.push(`--backchannel-logout-uri: ${problem}`);
-  }
-  const grantTypes = values.has("grant") ? unique("grant") : ["authorization_code"];
-  for (const grant of grantTypes) {
-    if (!(CLIENT_GRANT_TYPES as readonly string[]).includes(grant))
-      problems.push(`--grant '${grant}' is not one of ${CLIENT_GRANT_TYPES.join(", ")}`);
-  }
-  const interactive = grantTypes.includes("authorization_code");
-  if (interactive && redirectUris.length === 0)
-    problems.push("the authorization_code grant needs at least one --redirect-uri");
-  if (!interactive && redirectUris.length > 0)
-    problems.push("--redirect-uri needs the authorization_code grant");
-  if (!interactive && (postLogoutRedirectUris.length > 0 || backchannelLogoutUri !== undefined))
-    problems.push(
-      "--post-logout-redirect-uri and --backchannel-logout-uri need the authorization_code grant",
-    );
-  if (grantTypes.includes("refresh_token") && !interactive)
-    problems.push("the refresh_token grant needs the authorization_code grant");
-  const resourceList = unique("resource");
-  for (const resource of resourceList) {
-    if (!resources.has(resource))
-      problems.push(`--resource '${resource}' is not one of ${[...resources].join(", ")}`);
-  }
-  const projectIds = unique("project");
-  for (const projectId of projectIds) {
-    if (!UUID.test(projectId)) problems.push(`--project '${projectId}' is not a project id (a UUID)`);
-  }
-  if (projectIds.length > 0 && !grantTypes.includes("client_credentials"))
-    problems.push("a client bound to projects (--project) needs the client_credentials grant");
-  const isPublic = switches.has("public");
-  if (isPublic && grantTypes.includes("client_credentials"))
-    problems.push("a public client (--public) cannot use the client_credentials grant: it has no secret");
-  if (problems.length > 0 || name === undefined) return { ok: false, problems };
-  return {
-    ok: true,
-    value: {
-      name,
-      redirectUris,
-      postLogoutRedirectUris,
-      backchannelLogoutUri,
-      grantTypes,
-      responseTypes: interactive ? ["code"] : [],
-      resources: resourceList,
-      projectIds: projectIds.map((id) => id.toLowerCase()),
+  const defined = defineClient(
+    {
+      name: name ?? "",
+      redirectUris: unique("redirect-uri"),
+      postLogoutRedirectUris: unique("post-logout-redirect-uri"),
+      backchannelLogoutUri: values.get("backchannel-logout-uri")?.[0],
+      grantTypes: values.has("grant") ? unique("grant") : ["authorization_code"],
+      resources: unique("resource"),
+      projectIds: unique("project"),
       firstParty: switches.has("first-party"),
-      public: isPublic,
+      public: switches.has("public"),
     },
-  };
+    resources,
+  );
+  const problems = [
+    ...(name === undefined ? ["--name is required"] : []),
+    ...(defined.ok ? [] : defined.problems.map(clientProblemText)),
+  ];
+  if (problems.length > 0 || !defined.ok) return { ok: false, problems };
+  return { ok: true, value: defined.value };
 }
 
 /** A password problem in English, for the command line (the web pages use the locale catalogue). */

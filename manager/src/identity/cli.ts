@@ -5,7 +5,8 @@
 import process from "node:process";
 import type { Config } from "../config.ts";
 import type { Sql } from "../platform/db.ts";
-import { tjmResources } from "../provider/resources.ts";
+import { createAccountWithPassword } from "./accounts/create.ts";
+import { AccountExistsError, disableAccount, UnknownAccountError } from "./accounts/store.ts";
 import {
   type Parsed,
   parseAccountsCreate,
@@ -14,18 +15,9 @@ import {
   passwordFromStdin,
   passwordProblemText,
 } from "./cli-arguments.ts";
+import { registerClient, UnknownProjectError } from "./clients/index.ts";
 import { readCommonPasswords } from "./common-passwords.ts";
-import { hashPassword } from "./password-hashing.ts";
-import { passwordProblems } from "./passwords.ts";
-import { generateClientSecret, hashClientSecret } from "./secrets.ts";
-import {
-  AccountExistsError,
-  createAccount,
-  createClient,
-  disableAccount,
-  UnknownAccountError,
-  UnknownProjectError,
-} from "./store.ts";
+import { tjmResources } from "./resources.ts";
 
 export interface CommandContext {
   config: Config;
@@ -61,15 +53,16 @@ export async function runAccountsCreate(context: CommandContext, args: string[])
   if (text === undefined)
     refuse(context, command, ["the password is read from stdin, which is a terminal here: pipe it in"]);
   const password = acceptedOrRefuse(context, command, passwordFromStdin(text));
-  const problems = passwordProblems(password, {
-    email: request.email,
-    commonPasswords: await readCommonPasswords(),
-  });
-  if (problems.length > 0) refuse(context, command, problems.map(passwordProblemText));
-  const passwordHash = await hashPassword(password);
   const sql = context.openDatabase();
   try {
-    context.writeStdout(JSON.stringify(await createAccount(sql, { ...request, passwordHash })));
+    const created = await createAccountWithPassword(
+      sql,
+      { ...request, password },
+      await readCommonPasswords(),
+    );
+    if (created.outcome === "policy-refused")
+      refuse(context, command, created.problems.map(passwordProblemText));
+    context.writeStdout(JSON.stringify(created.account));
   } catch (err) {
     if (err instanceof AccountExistsError) {
       context.writeStderr(err.message);
@@ -107,41 +100,19 @@ export async function runClientsCreate(context: CommandContext, args: string[]):
     }).map((resource) => resource.audience),
   );
   const request = acceptedOrRefuse(context, command, parseClientsCreate(args, resources));
-  let secret: { plain: string; hmac: string } | undefined;
-  if (!request.public) {
-    const hmacKey = config.CLIENT_SECRET_HMAC_KEY;
-    if (hmacKey === undefined) {
-      refuse(context, command, [
-        "a confidential client needs CLIENT_SECRET_HMAC_KEY (32+ characters, e.g. `openssl rand -hex 32`), the key its secret is stored under",
-      ]);
-    }
-    const plain = generateClientSecret();
-    secret = { plain, hmac: hashClientSecret(plain, hmacKey) };
+  const hmacKey = config.CLIENT_SECRET_HMAC_KEY;
+  if (!request.public && hmacKey === undefined) {
+    refuse(context, command, [
+      "a confidential client needs CLIENT_SECRET_HMAC_KEY (32+ characters, e.g. `openssl rand -hex 32`), the key its secret is stored under",
+    ]);
   }
-  const clientId = crypto.randomUUID();
   const sql = context.openDatabase();
   try {
-    await createClient(sql, {
-      clientId,
-      name: request.name,
-      clientSecretHmac: secret?.hmac ?? null,
-      tokenEndpointAuthMethod: secret === undefined ? "none" : "client_secret_basic",
-      redirectUris: request.redirectUris,
-      postLogoutRedirectUris: request.postLogoutRedirectUris,
-      backchannelLogoutUri: request.backchannelLogoutUri,
-      grantTypes: request.grantTypes,
-      responseTypes: request.responseTypes,
-      firstParty: request.firstParty,
-      resources: request.resources,
-      projectIds: request.projectIds,
-    });
+    context.writeStdout(JSON.stringify(await registerClient(sql, request, hmacKey)));
   } catch (err) {
     if (err instanceof UnknownProjectError) refuse(context, command, [err.message]);
     throw err;
   } finally {
     await sql.end();
   }
-  context.writeStdout(
-    JSON.stringify(secret === undefined ? { clientId } : { clientId, clientSecret: secret.plain }),
-  );
 }

@@ -1,3 +1,4 @@
+export { generateClientSecret, hashClientSecret, verifyClientSecret } from "./clients/secrets.ts";
 export { readCommonPasswords } from "./common-passwords.ts";
 export {
   type Argon2Parameters,
@@ -16,4 +17,3 @@ export {
   type PasswordProblemCode,
   passwordProblems,
 } from "./passwords.ts";
-export { generateClientSecret, hashClientSecret, verifyClientSecret } from "./secrets.ts";

@@ -1,7 +1,8 @@
 import { InputNotFoundError, StorageRefusedError, StorageUnavailableError } from "@tjm/storage";
+import { operatorRoute } from "../identity/tokens/audiences.ts";
 import { ApiError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
-import { jsonResponse, operatorRoute } from "../platform/routes.ts";
+import { jsonResponse } from "../platform/routes.ts";
 import type { JobsDeps } from "./deps.ts";
 import { type AttemptLog, AttemptLogParamsSchema, AttemptLogSchema } from "./schema.ts";
 import { findAttemptLog } from "./store.ts";

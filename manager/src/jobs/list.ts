@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
+import { operatorRoute } from "../identity/tokens/audiences.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { pageQuery } from "../platform/query.ts";
-import { jsonResponse, operatorRoute } from "../platform/routes.ts";
+import { jsonResponse } from "../platform/routes.ts";
 import type { JobsDeps } from "./deps.ts";
 import { JobListSchema, JobStateSchema, WorkerPoolSchema } from "./schema.ts";
 import { countJobs, listJobs } from "./store.ts";

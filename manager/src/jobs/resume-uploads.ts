@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import { tenantMayActOn } from "../platform/auth.ts";
+import { operatorRoute, tenantRoute } from "../identity/tokens/audiences.ts";
+import { tenantMayActOn } from "../identity/tokens/principals.ts";
 import { ApiError } from "../platform/errors.ts";
-import { type AppRouteHandler, tenantSecurity } from "../platform/http.ts";
-import { apiRoute, BEARER_ERRORS, operatorRoute, uuidPathParam } from "../platform/routes.ts";
+import type { AppRouteHandler } from "../platform/http.ts";
+import { uuidPathParam } from "../platform/routes.ts";
 import type { JobsDeps } from "./deps.ts";
 import { jobDetail } from "./detail.ts";
 import { JobIdParamsSchema, jobDetailAccepted } from "./schema.ts";
@@ -30,17 +31,16 @@ export const ProjectJobParamsSchema = z.object({
   ...JobIdParamsSchema.shape,
 });
 
-export const tenantResumeUploadsRoute = apiRoute({
+export const tenantResumeUploadsRoute = tenantRoute({
   method: "post",
   path: "/{projectId}/jobs/{jobId}/resume-uploads",
   tags: ["tenant"],
   summary: "Resume the uploads of one of your project's jobs",
   operationId: "resumeProjectJobUploads",
   description: `${description} Needs a tenant token whose tjm_projects claim grants the project (403 otherwise); 404 when the job is not in that project.`,
-  security: tenantSecurity,
   request: { params: ProjectJobParamsSchema },
   responses,
-  errors: [...BEARER_ERRORS, "auth.project_forbidden", "job.not_found", "job.not_resumable"],
+  errors: ["auth.project_forbidden", "job.not_found", "job.not_resumable"],
 });
 
 function resume(deps: JobsDeps, jobId: string, projectId?: string) {

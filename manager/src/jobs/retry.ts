@@ -1,5 +1,5 @@
+import { operatorRoute } from "../identity/tokens/audiences.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
-import { operatorRoute } from "../platform/routes.ts";
 import type { JobsDeps } from "./deps.ts";
 import { requestJobTransition } from "./detail.ts";
 import { JobIdParamsSchema, jobDetailAccepted } from "./schema.ts";

@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { PROTOCOL_VERSION } from "@tjm/protocol";
+import { operatorRoute } from "../identity/tokens/audiences.ts";
 import { validationError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
-import { BODY_ERRORS, jsonBody, jsonResponse, operatorRoute } from "../platform/routes.ts";
+import { BODY_ERRORS, jsonBody, jsonResponse } from "../platform/routes.ts";
 import type { JobsDeps } from "./deps.ts";
 import { jobExample, submitJobExample } from "./examples.ts";
 import { deriveWorkerPool, limits } from "./plan.ts";

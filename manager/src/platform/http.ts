@@ -1,7 +1,12 @@
-import { OpenAPIHono, type RouteConfig, type RouteHandler, z } from "@hono/zod-openapi";
+import {
+  OpenAPIHono,
+  type RouteConfig,
+  type RouteConfigToEnv,
+  type RouteHandler,
+  z,
+} from "@hono/zod-openapi";
 import { boundBody } from "@tjm/platform/request-body";
 import type { Context, MiddlewareHandler } from "hono";
-import type { Operator, Tenant } from "./auth.ts";
 import { ApiError, answerError, dotPath, issueCode, validationError } from "./errors.ts";
 
 // Plain messages for the two commonest failures: a missing field and a malformed id.
@@ -16,13 +21,14 @@ z.config({
 export interface AppEnv {
   Variables: {
     requestId: string;
-    operator: Operator;
-    tenant: Tenant;
   };
 }
 
-/** A handler typed by its route, so params, body and responses are all inferred. */
-export type AppRouteHandler<R extends RouteConfig> = RouteHandler<R, AppEnv>;
+/**
+ * A handler typed by its route, so params, body and responses are all inferred, and what the
+ * route's own middleware sets (an audience's principal) too.
+ */
+export type AppRouteHandler<R extends RouteConfig> = RouteHandler<R, AppEnv & RouteConfigToEnv<R>>;
 
 /**
  * Every sub-app is an OpenAPIHono with the same validation hook, so path, query and body
@@ -98,6 +104,3 @@ export function limitBody(maxBytes: number): MiddlewareHandler {
     c.res = answer(c);
   };
 }
-
-export const operatorSecurity = [{ operatorBearer: [] }];
-export const tenantSecurity = [{ tenantBearer: [] }];

@@ -1,11 +1,11 @@
 /**
  * The pieces every route definition is made of, so a route file states only what is its own:
  * path, words, request, its success response and the errors it adds. Each route file still
- * defines its one operation with one of the factories below.
+ * defines its one operation with apiRoute, or with its audience's factory
+ * (identity/tokens/audiences.ts), which builds on it.
  */
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
 import { type ErrorCode, errorResponses } from "./errors.ts";
-import { operatorSecurity } from "./http.ts";
 
 /** A UUID path parameter. */
 export function uuidPathParam(name: string, example: string) {
@@ -44,7 +44,7 @@ export const BODY_ERRORS = [
   "request.unsupported_media_type",
 ] as const satisfies ErrorCode[];
 
-/** What bearer authentication refuses a request with (platform/auth.ts). */
+/** What bearer authentication refuses a request with (identity/tokens/verify.ts). */
 export const BEARER_ERRORS = [
   "auth.token_missing",
   "auth.token_invalid",
@@ -55,7 +55,7 @@ export const BEARER_ERRORS = [
   "auth.verification_unavailable",
 ] as const satisfies ErrorCode[];
 
-type RouteDefinition = RouteConfig & {
+export type RouteDefinition = RouteConfig & {
   /** The codes it answers with besides `validation.failed` and `internal.error`, which every route has. */
   errors: readonly ErrorCode[];
 };
@@ -72,14 +72,5 @@ export function apiRoute<R extends RouteDefinition>(definition: R) {
       ...responses,
       ...errorResponses("validation.failed", ...errors, "internal.error"),
     } as R["responses"],
-  });
-}
-
-/** A route under operator auth: the bearer scheme, and its refusals besides its own errors. */
-export function operatorRoute<R extends Omit<RouteDefinition, "security">>(definition: R) {
-  return apiRoute({
-    ...definition,
-    security: operatorSecurity,
-    errors: [...BEARER_ERRORS, ...definition.errors],
   });
 }

@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
+import { operatorRoute } from "../identity/tokens/audiences.ts";
 import type { Sql } from "../platform/db.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { pageQuery } from "../platform/query.ts";
-import { jsonResponse, operatorRoute } from "../platform/routes.ts";
+import { jsonResponse } from "../platform/routes.ts";
 import { type Project, ProjectListSchema } from "./schema.ts";
 import { listProjects, type ProjectRow } from "./store.ts";
 

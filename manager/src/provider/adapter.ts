@@ -4,15 +4,15 @@
  * every Manager replica shares.
  */
 import { type Adapter, type AdapterFactory, type AdapterPayload, errors } from "oidc-provider";
-import { sessionSids } from "../identity/sessions/payload.ts";
-import type { Sql } from "../platform/db.ts";
-import { findClientMetadata } from "./clients.ts";
+import { findClientMetadata } from "../identity/clients/index.ts";
 import {
   containsNul,
   isBoundedIdentifier,
   MAX_CLIENT_ID_LENGTH,
   MAX_RECORD_ID_LENGTH,
-} from "./input-bounds.ts";
+} from "../identity/input-bounds.ts";
+import { sessionSids } from "../identity/sessions/payload.ts";
+import type { Sql } from "../platform/db.ts";
 
 /** Models whose records belong to a grant: revoking the grant removes them all. */
 const GRANT_BOUND_MODELS = new Set([

@@ -9,12 +9,12 @@ import Provider, {
   interactionPolicy,
   type KoaContextWithOIDC,
 } from "oidc-provider";
-import { GRANT_CLAIM } from "../identity/token-standing.ts";
+import { findAccount, issuedBeforeRevocation } from "../identity/accounts/index.ts";
+import { TJM_CLIENT_METADATA } from "../identity/clients/index.ts";
+import { accountMayHold, requiredRole, type TjmResource } from "../identity/resources.ts";
+import { GRANT_CLAIM } from "../identity/tokens/standing.ts";
 import type { Sql } from "../platform/db.ts";
-import { findProviderAccount, issuedBeforeRevocation } from "./accounts.ts";
 import { postgresAdapter } from "./adapter.ts";
-import { TJM_CLIENT_METADATA } from "./clients.ts";
-import { accountMayHold, requiredRole, type TjmResource } from "./resources.ts";
 
 /** Where the provider sends a browser to sign in or consent, below the provider's own path. */
 export const INTERACTION_PATH = "/interaction";
@@ -257,7 +257,7 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
       const grantId = ctx.oidc.result?.consent?.grantId ?? session.grantIdFor(client.clientId) ?? undefined;
       const existing = grantId ? await ctx.oidc.provider.Grant.find(grantId) : undefined;
       if (!tjmMetadata(client).first_party) return existing;
-      const account = await findProviderAccount(settings.sql, session.accountId);
+      const account = await findAccount(settings.sql, session.accountId);
       const grant =
         existing ?? new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId: session.accountId });
       if (!existing) {
@@ -271,7 +271,7 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
       return grant;
     },
     findAccount: async (ctx, sub, token) => {
-      const account = await findProviderAccount(settings.sql, sub);
+      const account = await findAccount(settings.sql, sub);
       if (!account || account.disabled) return undefined;
       const since = issuedAt(token) ?? ctx.oidc?.session?.authTime();
       if (since !== undefined && issuedBeforeRevocation(since, account.tokensValidAfter)) return undefined;

@@ -8,7 +8,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "@tjm/platform";
 import { pageHeaders, scriptHashes } from "@tjm/platform/page-headers";
 import type { Config } from "../config.ts";
-import { verifyClientSecret } from "../identity/secrets.ts";
+import { createSignInLimiter, createSignIns } from "../identity/accounts/index.ts";
+import { writeAuditEvent } from "../identity/audit.ts";
+import { verifyClientSecret } from "../identity/clients/index.ts";
+import { type TjmResource, tjmResources } from "../identity/resources.ts";
 import {
   BROWSER_COOKIE,
   BROWSER_COOKIE_MAX_AGE_MS,
@@ -21,7 +24,6 @@ import {
 import type { Sql } from "../platform/db.ts";
 import { TickingTask } from "../platform/loop.ts";
 import { purgeExpiredRecords } from "./adapter.ts";
-import { writeAuditEvent } from "./audit.ts";
 import { compareClientSecretsByHmac } from "./clients.ts";
 import { Provider, providerConfiguration } from "./configuration.ts";
 import { type Catalogue, catalogueFor, loadCatalogues } from "./interactions/messages.ts";
@@ -29,9 +31,7 @@ import { errorPage, loggedOutPage, logoutConfirmPage, PAGE_SOURCES } from "./int
 import { interactionsApp } from "./interactions/routes.ts";
 import { deriveKey, ensureSigningKey, type LoadedKeys, loadSigningKeys } from "./keys.ts";
 import type { ProviderMount } from "./node-listener.ts";
-import { type TjmResource, tjmResources } from "./resources.ts";
 import { keyRetentionMs } from "./retention.ts";
-import { createSignInLimiter } from "./sign-in-limits.ts";
 
 const PURGE_EVERY_MS = 10 * 60_000;
 
@@ -309,9 +309,8 @@ export async function startProviderMount(
   });
   const interactions = interactionsApp({
     identity,
-    sql,
     logger,
-    limiter,
+    signIns: createSignIns({ sql, limiter, logger }),
     trustedProxies: config.TRUSTED_PROXY_ADDRESSES,
   });
   return {

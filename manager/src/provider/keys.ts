@@ -6,6 +6,7 @@
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from "jose";
+import { writeAuditEvent } from "../identity/audit.ts";
 import type { Sql } from "../platform/db.ts";
 
 export const SIGNING_ALGORITHM = "RS256";
@@ -174,9 +175,11 @@ export async function rotateSigningKey(
         : null,
       deleted,
     };
-    await tx`
-      insert into audit_events (event, result, details)
-      values ('provider.key-rotated', 'success', ${tx.json({ via: "cli", kid: added.kid, previousKid: previous?.kid ?? null, deleted })})`;
+    await writeAuditEvent(tx, {
+      event: "provider.key-rotated",
+      result: "success",
+      details: { via: "cli", kid: added.kid, previousKid: previous?.kid ?? null, deleted },
+    });
     return rotation;
   });
 }

@@ -1,7 +1,8 @@
 import { PROTOCOL_VERSION } from "@tjm/protocol";
+import { operatorRoute } from "../identity/tokens/audiences.ts";
 import { sendCommand } from "../outbox/index.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
-import { jsonResponse, operatorRoute } from "../platform/routes.ts";
+import { jsonResponse } from "../platform/routes.ts";
 import type { WorkersDeps } from "./deps.ts";
 import { unknownWorker } from "./proof.ts";
 import { WorkerIdParamSchema, WorkerSchema } from "./schema.ts";

@@ -1,5 +1,6 @@
+import { operatorRoute } from "../identity/tokens/audiences.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
-import { jsonResponse, operatorRoute } from "../platform/routes.ts";
+import { jsonResponse } from "../platform/routes.ts";
 import type { WorkersDeps } from "./deps.ts";
 import { unknownWorker } from "./proof.ts";
 import { WorkerIdParamSchema, WorkerSchema } from "./schema.ts";

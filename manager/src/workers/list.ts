@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
+import { operatorRoute } from "../identity/tokens/audiences.ts";
 import { WorkerPoolSchema } from "../jobs/schema.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { booleanParam, pageQuery } from "../platform/query.ts";
-import { jsonResponse, operatorRoute } from "../platform/routes.ts";
+import { jsonResponse } from "../platform/routes.ts";
 import type { WorkersDeps } from "./deps.ts";
 import { CertificationStatusSchema, ConnectivitySchema, WorkerListSchema } from "./schema.ts";
 import { listWorkers } from "./store.ts";

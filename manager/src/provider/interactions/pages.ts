@@ -6,7 +6,7 @@
  */
 import { inlineHash, type PageSources } from "@tjm/platform/page-headers";
 import { LANGUAGE_NAMES, LOCALES } from "../../identity/delivery/locale.ts";
-import type { ResourceName } from "../resources.ts";
+import type { ResourceName } from "../../identity/resources.ts";
 import type { Catalogue, MessageKey } from "./messages.ts";
 
 export type LoginProblem = "invalid-credentials" | "too-many-attempts";

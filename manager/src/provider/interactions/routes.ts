@@ -9,31 +9,20 @@ import type { Logger } from "@tjm/platform";
 import { pageHeaders } from "@tjm/platform/page-headers";
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { emailKeyProblem } from "../../identity/identifiers.ts";
-import {
-  hashPassword,
-  needsRehash,
-  verifyPassword,
-  verifyUnknownAccountPassword,
-} from "../../identity/password-hashing.ts";
+import type { SignIns } from "../../identity/accounts/index.ts";
+import type { ResourceName } from "../../identity/resources.ts";
 import { clientAddress } from "../../platform/client-address.ts";
-import type { Sql } from "../../platform/db.ts";
 import { closeWhenBodyUnread, limitBody, SMALL_BODY_MAX_BYTES } from "../../platform/http.ts";
-import { findProviderAccount, findSignInCandidate } from "../accounts.ts";
-import { writeAuditEvent } from "../audit.ts";
 import { RESOURCE_ACCESS_SCOPE } from "../configuration.ts";
 import type { IdentityProvider } from "../index.ts";
-import { MAX_PASSWORD_LENGTH } from "../input-bounds.ts";
-import { accountMayHold, requiredRole, type TjmResource } from "../resources.ts";
-import type { SignInLimiter } from "../sign-in-limits.ts";
 import { catalogueFor } from "./messages.ts";
 import { consentPage, errorPage, loginPage, PAGE_SOURCES } from "./pages.ts";
 
 export interface InteractionDeps {
   identity: IdentityProvider;
-  sql: Sql;
   logger: Logger;
-  limiter: SignInLimiter;
+  /** The sign-in decision (identity/accounts): this page only renders its outcome. */
+  signIns: SignIns;
   trustedProxies: readonly string[];
 }
 
@@ -65,7 +54,7 @@ function indicators(params: Record<string, unknown>): string[] {
 }
 
 export function interactionsApp(deps: InteractionDeps) {
-  const { identity, sql, logger, limiter } = deps;
+  const { identity, logger, signIns } = deps;
   const app = new Hono<Env>();
   // Forms of a few fields: a body past 16 KiB is refused while it streams, never buffered.
   app.use("*", closeWhenBodyUnread);
@@ -75,8 +64,12 @@ export function interactionsApp(deps: InteractionDeps) {
     catalogueFor(identity.catalogues, c.req.header("accept-language"), c.req.query("locale"));
   const address = (c: Context<Env>) =>
     clientAddress(c.env.incoming.socket.remoteAddress, c.req.header("x-forwarded-for"), deps.trustedProxies);
-  const resourceOf = (indicator: string): TjmResource | undefined =>
-    identity.resources.find((resource) => resource.indicator === indicator);
+  /** The names of the resources an authorization request asks tokens for. */
+  const requestedResources = (params: Record<string, unknown>): ResourceName[] =>
+    indicators(params).flatMap((indicator) => {
+      const resource = identity.resources.find((known) => known.indicator === indicator);
+      return resource ? [resource.name] : [];
+    });
 
   /** The interaction, or an error page when it expired or belongs to another browser. */
   async function details(c: Context<Env>) {
@@ -130,10 +123,7 @@ export function interactionsApp(deps: InteractionDeps) {
         abortAction: `${base}/${interaction.uid}/abort`,
         clientName: name,
         scopes: missing.missingOIDCScope ?? [],
-        resources: indicators(interaction.params).flatMap((indicator) => {
-          const resource = resourceOf(indicator);
-          return resource ? [resource.name] : [];
-        }),
+        resources: requestedResources(interaction.params),
       }),
     );
   });
@@ -164,104 +154,40 @@ export function interactionsApp(deps: InteractionDeps) {
         problem === "too-many-attempts" ? 429 : 200,
         retryAfterSeconds,
       );
-    const tooManyAttempts = async (email: string, retryAfterSeconds: number) => {
-      await writeAuditEvent(sql, {
-        event: "auth.sign-in",
-        result: "failure",
-        clientId,
-        address: from,
-        details: { reason: "too-many-attempts" },
-      });
-      logger.info("sign-in refused", { reason: "too-many-attempts", clientId, address: from });
-      return again(email, "too-many-attempts", retryAfterSeconds);
-    };
 
     // A refused address is answered before its form is read.
-    const addressRefusedFor = await limiter.addressRefusal(from ?? "unknown");
-    if (addressRefusedFor !== undefined) return tooManyAttempts("", addressRefusedFor);
+    const addressRefusedFor = await signIns.addressRefusal(from, clientId);
+    if (addressRefusedFor !== undefined) return again("", "too-many-attempts", addressRefusedFor);
     const form = await c.req.parseBody();
     const email = typeof form.email === "string" ? form.email.trim() : "";
-    const password = typeof form.password === "string" ? form.password : "";
-    // No account can have such an address or password: a bad request, refused before it is
-    // counted (the limiter counts by the address's key), looked up or hashed.
-    const identifierProblem = emailKeyProblem(email);
-    if (identifierProblem || password.length > MAX_PASSWORD_LENGTH) {
-      return page(
-        c,
-        errorPage({
-          catalogue: catalogue(c),
-          error: "invalid_request",
-          description:
-            identifierProblem?.message ?? `a password is at most ${MAX_PASSWORD_LENGTH} characters`,
-          backHref: `${base}/${interaction.uid}`,
-        }),
-        400,
-      );
-    }
-    const reserved = await limiter.reserve({ email, address: from ?? "unknown" });
-    if (!reserved.allowed) return tooManyAttempts(email, reserved.retryAfterSeconds);
-    const candidate = await findSignInCandidate(sql, email);
-    // An unknown or disabled account costs one password verification too: the answer and its
-    // timing are the same whether or not the account exists.
-    const verified =
-      candidate?.passwordHash && !candidate.disabled
-        ? await verifyPassword(candidate.passwordHash, password)
-        : await verifyUnknownAccountPassword(password).then(() => false);
-    if (!verified || !candidate) {
-      await limiter.failed(reserved.reservation);
-      await writeAuditEvent(sql, {
-        event: "auth.sign-in",
-        result: "failure",
-        actorAccountId: candidate?.id,
-        clientId,
-        address: from,
-        details: { reason: candidate?.disabled ? "account-disabled" : "invalid-credentials" },
-      });
-      logger.info("sign-in refused", {
-        reason: candidate?.disabled ? "account-disabled" : "invalid-credentials",
-        accountId: candidate?.id,
-        clientId,
-        address: from,
-      });
-      return again(email, "invalid-credentials");
-    }
-    await limiter.succeeded(reserved.reservation);
-    if (candidate.passwordHash && needsRehash(candidate.passwordHash)) {
-      await sql`update accounts set password_hash = ${await hashPassword(password)}, updated_at = now()
-                where id = ${candidate.id}`;
-    }
-    // A request naming resources of which the account may hold none (a client asking only for
-    // the operations audience, signing in a non-operator) ends here; one naming any it may hold
-    // goes on, and its grant and tokens leave the others out (configuration.ts).
-    const account = await findProviderAccount(sql, candidate.id);
-    const requested = indicators(interaction.params).flatMap((indicator) => resourceOf(indicator) ?? []);
-    if (
-      requested.length > 0 &&
-      !requested.some((resource) => accountMayHold(resource, account?.roles ?? []))
-    ) {
-      const roles = [...new Set(requested.flatMap((resource) => requiredRole(resource) ?? []))];
-      await writeAuditEvent(sql, {
-        event: "auth.sign-in",
-        result: "failure",
-        actorAccountId: candidate.id,
-        clientId,
-        address: from,
-        details: { reason: "missing-role", roles },
-      });
-      return finish(c, {
-        error: "access_denied",
-        error_description: `this account does not hold the ${roles.join(" or ")} role the requested audience requires`,
-      });
-    }
-    await writeAuditEvent(sql, {
-      event: "auth.sign-in",
-      result: "success",
-      actorAccountId: candidate.id,
-      clientId,
+    const outcome = await signIns.verify({
+      email,
+      password: typeof form.password === "string" ? form.password : "",
       address: from,
+      clientId,
+      resources: requestedResources(interaction.params),
     });
-    logger.info("sign-in succeeded", { accountId: candidate.id, clientId, address: from });
-    return finish(c, { login: { accountId: candidate.id, amr: ["pwd"], remember: true } });
+    switch (outcome.outcome) {
+      case "invalid-request":
+        return page(
+          c,
+          errorPage({
+            catalogue: catalogue(c),
+            error: "invalid_request",
+            description: outcome.description,
+            backHref: `${base}/${interaction.uid}`,
+          }),
+          400,
+        );
+      case "too-many-attempts":
+        return again(email, "too-many-attempts", outcome.retryAfterSeconds);
+      case "invalid-credentials":
+        return again(email, "invalid-credentials");
+      case "role-missing":
+        return finish(c, { error: "access_denied", error_description: outcome.description });
+      case "signed-in":
+        return finish(c, { login: { accountId: outcome.accountId, amr: ["pwd"], remember: true } });
+    }
   });
 
   app.post(`${base}/:uid/consent`, async (c) => {

@@ -17,8 +17,8 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "@tjm/platform";
 import { presenceBucket } from "@tjm/protocol";
 import { z } from "zod";
-import type { Broker } from "./broker.ts";
-import type { Sql } from "./db.ts";
+import type { Broker } from "../platform/broker.ts";
+import type { Sql } from "../platform/db.ts";
 
 /** How often a running Manager refreshes its record. */
 export const PRESENCE_REFRESH_MS = 5000;

@@ -6,9 +6,9 @@
  * one window, then counting starts afresh: never a permanent lock an attacker could cause.
  */
 import { createHash } from "node:crypto";
-import { emailKey } from "../identity/identifiers.ts";
-import type { Sql } from "../platform/db.ts";
-import { hasControlCharacter } from "./input-bounds.ts";
+import type { Sql } from "../../platform/db.ts";
+import { emailKey } from "../identifiers.ts";
+import { hasControlCharacter } from "../input-bounds.ts";
 
 export interface SignInLimitSettings {
   /** Failures per account in a window before refusals. */

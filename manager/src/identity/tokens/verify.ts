@@ -8,8 +8,10 @@ import {
   type JWTVerifyGetKey,
   jwtVerify,
 } from "jose";
-import type { Standing, TokenResource } from "../identity/token-standing.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../../platform/errors.ts";
+import { ACCOUNT_PORTAL_AUDIENCE, ADMIN_CONSOLE_AUDIENCE } from "../resources.ts";
+import { type Audience, accountPrincipalOf, operatorOf, type Principals, tenantOf } from "./principals.ts";
+import type { Standing, TokenResource } from "./standing.ts";
 
 /** An issuer whose tokens a route may accept. */
 export interface IssuerOptions {
@@ -24,7 +26,7 @@ export interface TokenAuthOptions {
   /** An external provider for operator sign-in: trusted for the operations audience only. */
   externalOperator?: IssuerOptions | undefined;
   logger: Logger;
-  /** Whether a token of TJM's issuer still stands (identity/token-standing.ts); asked on every request. */
+  /** Whether a token of TJM's issuer still stands (identity/tokens/standing.ts); asked on every request. */
   standing: (claims: JWTPayload, resource: TokenResource) => Promise<Standing>;
   fetch?: typeof fetch;
 }
@@ -73,11 +75,6 @@ export class VerifiedTokens {
     const expiry = typeof claims.exp === "number" ? claims.exp * 1000 : now;
     this.entries.set(token, { claims, until: Math.min(expiry, now + VERIFIED_TOKEN_TTL_MS) });
   }
-}
-
-export interface Operator {
-  subject: string;
-  claims: JWTPayload;
 }
 
 /** Finds the JWKS from the issuer's discovery document once; a failure is retried on the next request. */
@@ -241,37 +238,37 @@ export function createTokenAuth(options: TokenAuthOptions) {
   return {
     verify,
     /** Operator routes: the operations audience (OIDC_OPERATIONS_ADMIN_AUDIENCE). */
-    operator: (audience: string) =>
-      bearerAuth(
-        "operator",
-        "operations",
-        audience,
-        (claims): Operator => ({
-          subject: claims.sub as string,
-          claims,
-        }),
-      ),
+    operator: (audience: string) => bearerAuth("operator", "operations", audience, operatorOf),
     /** Tenant routes (/api/v1/projects/...): the tenant audience; the route checks the projects. */
-    tenant: (audience: string) =>
-      bearerAuth("tenant", "tenant", audience, (claims): Tenant => {
-        const granted = claims[TENANT_PROJECTS_CLAIM];
-        const projects = Array.isArray(granted)
-          ? granted.filter((item): item is string => typeof item === "string")
-          : [];
-        return { subject: claims.sub as string, projects };
-      }),
+    tenant: (audience: string) => bearerAuth("tenant", "tenant", audience, tenantOf),
+    /** Every audience's check, as the route factories (tokens/audiences.ts) call it. */
+    audiences: (configured: ConfiguredAudiences): AudienceAuthenticator => {
+      const checks: { [A in Audience]: [TokenResource, string, (claims: JWTPayload) => Principals[A]] } = {
+        operator: ["operations", configured.operations, operatorOf],
+        tenant: ["tenant", configured.tenant, tenantOf],
+        account: ["account-portal", ACCOUNT_PORTAL_AUDIENCE, accountPrincipalOf],
+        clientAdmin: ["admin-console", ADMIN_CONSOLE_AUDIENCE, accountPrincipalOf],
+      };
+      return async (audience, authorization) => {
+        const [resource, expected, principal] = checks[audience];
+        return principal(
+          await authenticate(authorization, resource, expected),
+        ) as Principals[typeof audience];
+      };
+    },
   };
 }
 
-/** The claim of a tenant token listing the project ids it may act on: those its client is bound to. */
-export const TENANT_PROJECTS_CLAIM = "tjm_projects";
-
-export interface Tenant {
-  subject: string;
-  /** Project ids from the tjm_projects claim. */
-  projects: string[];
+/** The configured audiences (the account portal's and the admin console's are fixed). */
+export interface ConfiguredAudiences {
+  /** OIDC_OPERATIONS_ADMIN_AUDIENCE. */
+  operations: string;
+  /** OIDC_TENANT_AUDIENCE. */
+  tenant: string;
 }
 
-export function tenantMayActOn(tenant: Tenant, projectId: string): boolean {
-  return tenant.projects.includes(projectId);
-}
+/** Authenticates a request's authorization header for one audience: its principal, or an ApiError (401, 403). */
+export type AudienceAuthenticator = <A extends Audience>(
+  audience: A,
+  authorization: string | undefined,
+) => Promise<Principals[A]>;

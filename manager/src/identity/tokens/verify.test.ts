@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { VerifiedTokens } from "./auth.ts";
+import { VerifiedTokens } from "./verify.ts";
 
 describe("VerifiedTokens", () => {
   const now = 1_800_000_000_000;

@@ -1,10 +1,11 @@
 /**
- * The audit trail's writer (issue 12 §5): one audit_events row per authentication event.
- * Names are `<subject>.<what happened>`, as the command line (identity/store.ts) and key
- * rotation (provider/keys.ts) already store them. A detail never holds a secret: keys that
- * name one are refused by the type and again at run time, for callers the type cannot see.
+ * The audit trail's one writer: the only `insert into audit_events` of the code base, so every
+ * row has the same shape and passes the same check. Names are `<subject>.<what happened>`. A
+ * detail never holds a secret: keys that name one are refused by the type and again at run
+ * time, for callers the type cannot see. Given a transaction, the row commits with the change
+ * it records, or not at all.
  */
-import type { Sql } from "../platform/db.ts";
+import type { Sql, TransactionSql } from "../platform/db.ts";
 
 export const AUDIT_EVENTS = [
   "auth.sign-in",
@@ -13,6 +14,8 @@ export const AUDIT_EVENTS = [
   "provider.key-rotated",
   "account.created",
   "account.disabled",
+  "account.password-changed",
+  "account.deleted",
   "account.role-granted",
   "account.role-revoked",
   "client.created",
@@ -53,7 +56,7 @@ function checkDetails(details: Record<string, unknown>): void {
   }
 }
 
-export async function writeAuditEvent(sql: Sql, entry: AuditEntry): Promise<void> {
+export async function writeAuditEvent(sql: Sql | TransactionSql, entry: AuditEntry): Promise<void> {
   const details = entry.details ?? {};
   checkDetails(details);
   await sql`

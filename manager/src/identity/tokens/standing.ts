@@ -2,19 +2,23 @@
  * Whether a token TJM's issuer signed still stands, asked on every request that carries one:
  * its client still enabled and at the authorization version the token names, its account still
  * there, enabled, not revoked since, its sign-in session still alive, its grant not revoked (a
- * replayed code, a reused refresh token, a logout or a revocation destroys it), and (for the
- * operations audience) still an operator. One query; replicas agree because the answer is in
+ * replayed code, a reused refresh token, a logout or a revocation destroys it), and still
+ * holding the role its audience needs (operator for the operations audience, client-admin for
+ * the admin console). One query; replicas agree because the answer is in
  * PostgreSQL.
  * Open event streams ask again every few seconds, all of a Manager's streams in one query.
  */
 import type { JWTPayload } from "jose";
-import type { Sql } from "../platform/db.ts";
+import type { Sql } from "../../platform/db.ts";
 
 export const AUTHORIZATION_VERSION_CLAIM = "tjm_authorization_version";
 /** The provider's grant an account's access token was issued under (JWT access tokens carry none). */
 export const GRANT_CLAIM = "tjm_grant_id";
 
 export type TokenResource = "operations" | "tenant" | "account-portal" | "admin-console";
+
+/** Resources whose tokens always speak for an account: a client's own token is refused. */
+const ACCOUNT_RESOURCES: readonly TokenResource[] = ["account-portal", "admin-console"];
 
 export interface TokenStandingRow {
   clientActive: boolean;
@@ -25,6 +29,7 @@ export interface TokenStandingRow {
   /** Epoch seconds; -Infinity when never revoked. */
   tokensValidAfter: number | null;
   operator: boolean;
+  clientAdmin: boolean;
   sessionLive: boolean;
   grantLive: boolean;
 }
@@ -51,7 +56,11 @@ export function judgeStanding(claims: JWTPayload, row: TokenStandingRow, resourc
     return refuse("the token was issued under an older authorization version of its client; get a new token");
   }
   const isAccountToken = claims.sub !== claims.client_id;
-  if (!isAccountToken) return { ok: true };
+  if (!isAccountToken) {
+    return ACCOUNT_RESOURCES.includes(resource)
+      ? refuse(`a ${resource} token is an account's; this one is its client's own`, 403)
+      : { ok: true };
+  }
   // Every token TJM issues for an account comes from an interactive sign-in and names its session
   // and grant; one without them would skip the checks below that end it.
   if (typeof claims.sid !== "string") return refuse("the token names no sign-in session; sign in again");
@@ -68,6 +77,9 @@ export function judgeStanding(claims: JWTPayload, row: TokenStandingRow, resourc
   }
   if (resource === "operations" && !row.operator) {
     return refuse("the token's account does not hold the operator role", 403);
+  }
+  if (resource === "admin-console" && !row.clientAdmin) {
+    return refuse("the token's account does not hold the client-admin role", 403);
   }
   return { ok: true };
 }
@@ -127,6 +139,7 @@ export async function tokenStandings(sql: Sql, questions: readonly StandingQuest
       coalesce(a.disabled_at is not null, false) as account_disabled,
       extract(epoch from a.tokens_valid_after)::float8 as tokens_valid_after,
       exists (select from account_roles r where r.account_id = a.id and r.role = 'operator') as operator,
+      exists (select from account_roles r where r.account_id = a.id and r.role = 'client-admin') as client_admin,
       (t.sid is null or exists (
         select from oidc_records s
         where s.model = 'Session' and s.sids @> array[t.sid]

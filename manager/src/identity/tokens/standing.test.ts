@@ -4,7 +4,7 @@ import {
   GRANT_CLAIM,
   judgeStanding,
   type TokenStandingRow,
-} from "./token-standing.ts";
+} from "./standing.ts";
 
 const ACCOUNT = "6f1c7a52-4f3e-4b8e-9d1a-2c3b4d5e6f70";
 const STANDING_ROW: TokenStandingRow = {
@@ -14,6 +14,7 @@ const STANDING_ROW: TokenStandingRow = {
   accountDisabled: false,
   tokensValidAfter: null,
   operator: true,
+  clientAdmin: true,
   sessionLive: true,
   grantLive: true,
 };

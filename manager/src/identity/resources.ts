@@ -52,12 +52,12 @@ const REQUIRED_ROLE: Partial<Record<ResourceName, string>> = {
 };
 
 /** Whether an account holding `roles` may get tokens for `resource`. */
-export function accountMayHold(resource: TjmResource, roles: readonly string[]): boolean {
+export function accountMayHold(resource: Pick<TjmResource, "name">, roles: readonly string[]): boolean {
   const role = REQUIRED_ROLE[resource.name];
   return role === undefined || roles.includes(role);
 }
 
 /** The role `resource` requires, for messages; undefined when it requires none. */
-export function requiredRole(resource: TjmResource): string | undefined {
+export function requiredRole(resource: Pick<TjmResource, "name">): string | undefined {
   return REQUIRED_ROLE[resource.name];
 }

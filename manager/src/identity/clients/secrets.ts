@@ -7,7 +7,7 @@ import { hmac } from "@oslojs/crypto/hmac";
 import { SHA256 } from "@oslojs/crypto/sha2";
 import { constantTimeEqual } from "@oslojs/crypto/subtle";
 import { encodeBase64urlNoPadding } from "@oslojs/encoding";
-import { randomBase64url } from "../platform/random.ts";
+import { randomBase64url } from "../../platform/random.ts";
 
 const CLIENT_SECRET_PREFIX = "tjm_cs_";
 /** 32 random bytes: 256 bits. */

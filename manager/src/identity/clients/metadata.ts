@@ -1,0 +1,94 @@
+/**
+ * OAuth clients as oidc-provider sees them: rows of oauth_clients (with their resources and
+ * projects) mapped to client metadata. Only the shape is the provider's (a type).
+ */
+import type { AdapterPayload } from "oidc-provider";
+import type { Sql } from "../../platform/db.ts";
+
+/**
+ * TJM's own client metadata, to be declared in the provider's `extraClientMetadata.properties`
+ * (the provider drops metadata it was not told about).
+ */
+export const TJM_CLIENT_METADATA = [
+  "first_party",
+  "authorization_version",
+  "resource_scopes",
+  "project_ids",
+] as const;
+
+interface ClientRow {
+  clientId: string;
+  clientSecretHmac: string | null;
+  name: string;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  grantTypes: string[];
+  responseTypes: string[];
+  tokenEndpointAuthMethod: string;
+  firstParty: boolean;
+  backchannelLogoutUri: string | null;
+  /** bigint: postgres.js returns it as a string. */
+  authorizationVersion: string;
+  metadata: Record<string, unknown>;
+  resourceScopes: Record<string, string[]>;
+  projectIds: string[];
+}
+
+/**
+ * Metadata the columns decide: a `metadata` value under one of these names is ignored, so the
+ * free-form column can never carry a plain `client_secret` or widen what the columns say.
+ */
+const COLUMN_METADATA = new Set<string>([
+  "client_id",
+  "client_secret",
+  "client_name",
+  "redirect_uris",
+  "post_logout_redirect_uris",
+  "grant_types",
+  "response_types",
+  "token_endpoint_auth_method",
+  "backchannel_logout_uri",
+  ...TJM_CLIENT_METADATA,
+]);
+
+export function clientMetadataFrom(row: ClientRow): AdapterPayload {
+  const rest = Object.fromEntries(Object.entries(row.metadata).filter(([key]) => !COLUMN_METADATA.has(key)));
+  return {
+    ...rest,
+    client_id: row.clientId,
+    client_name: row.name,
+    redirect_uris: row.redirectUris,
+    post_logout_redirect_uris: row.postLogoutRedirectUris,
+    grant_types: row.grantTypes,
+    response_types: row.responseTypes as AdapterPayload["response_types"],
+    token_endpoint_auth_method: row.tokenEndpointAuthMethod as AdapterPayload["token_endpoint_auth_method"],
+    // The provider requires a client_secret for the client_secret_* methods; it gets the HMAC,
+    // which only ever meets compareClientSecret below (symmetric algorithms stay disabled).
+    ...(row.clientSecretHmac === null ? {} : { client_secret: row.clientSecretHmac }),
+    // A client told of logouts is told which session ended (sid), not only which account.
+    ...(row.backchannelLogoutUri === null
+      ? {}
+      : { backchannel_logout_uri: row.backchannelLogoutUri, backchannel_logout_session_required: true }),
+    first_party: row.firstParty,
+    authorization_version: Number(row.authorizationVersion),
+    resource_scopes: row.resourceScopes,
+    project_ids: row.projectIds,
+  };
+}
+
+/** The metadata of an enabled client; undefined for an unknown or disabled one. */
+export async function findClientMetadata(sql: Sql, clientId: string): Promise<AdapterPayload | undefined> {
+  const [row] = await sql<ClientRow[]>`
+    select c.client_id, c.client_secret_hmac, c.name, c.redirect_uris, c.post_logout_redirect_uris,
+      c.grant_types, c.response_types, c.token_endpoint_auth_method, c.first_party,
+      c.backchannel_logout_uri, c.authorization_version, c.metadata,
+      coalesce(
+        (select jsonb_object_agg(r.resource, r.scopes) from oauth_client_resources r where r.client_id = c.id),
+        '{}'
+      ) as resource_scopes,
+      array(select p.project_id::text from oauth_client_projects p where p.client_id = c.id order by 1)
+        as project_ids
+    from oauth_clients c
+    where c.client_id = ${clientId} and c.disabled_at is null`;
+  return row && clientMetadataFrom(row);
+}
