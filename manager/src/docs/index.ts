@@ -64,35 +64,49 @@ export const openApiInfo = {
  * Serves the OpenAPI document (built once, after every route is registered) and Scalar.
  * Scalar's bundle comes from the installed package, never a CDN, so docs work offline.
  */
-export function registerDocs(app: OpenAPIHono<AppEnv>, scalarBundle: () => Promise<Uint8Array>) {
-  app.openAPIRegistry.registerComponent("securitySchemes", "operatorBearer", {
+/** The bearer scheme of each audience; the document names those some route uses. */
+const SECURITY_SCHEMES = {
+  operatorBearer: {
     type: "http",
     scheme: "bearer",
     bearerFormat: "JWT",
     description:
       "OIDC access token whose audience includes OIDC_OPERATIONS_ADMIN_AUDIENCE, issued by TJM's provider (OIDC_ISSUER_URL; the account must hold the operator role, else 403, and its client, account and sign-in session must still stand, else 401) or by the external operator issuer (OIDC_OPERATOR_ISSUER_URL)",
-  });
-  app.openAPIRegistry.registerComponent("securitySchemes", "tenantBearer", {
+  },
+  tenantBearer: {
     type: "http",
     scheme: "bearer",
     bearerFormat: "JWT",
     description:
       "OIDC access token of TJM's provider (OIDC_ISSUER_URL; client_credentials) whose audience includes OIDC_TENANT_AUDIENCE and whose tjm_projects claim (the project ids its client is bound to) lists the project in the path",
-  });
-  app.openAPIRegistry.registerComponent("securitySchemes", "accountBearer", {
+  },
+  accountBearer: {
     type: "http",
     scheme: "bearer",
     bearerFormat: "JWT",
     description:
       "OIDC access token of TJM's provider whose audience includes account-portal, issued to an account through the authorization-code flow (its subject is the account); its client, account, sign-in session and grant must still stand, else 401; a client's own token is refused (403)",
-  });
-  app.openAPIRegistry.registerComponent("securitySchemes", "clientAdminBearer", {
+  },
+  clientAdminBearer: {
     type: "http",
     scheme: "bearer",
     bearerFormat: "JWT",
     description:
       "OIDC access token of TJM's provider whose audience includes admin-console, issued to an account that holds the client-admin role (else 403); its client, account, sign-in session and grant must still stand, else 401",
-  });
+  },
+} as const;
+
+export function registerDocs(app: OpenAPIHono<AppEnv>, scalarBundle: () => Promise<Uint8Array>) {
+  // A scheme no route names would be an unused component (the account and client-admin
+  // audiences have no routes until the account portal and client management land).
+  const used = new Set(
+    app.openAPIRegistry.definitions.flatMap((definition) =>
+      definition.type === "route" ? (definition.route.security ?? []).flatMap(Object.keys) : [],
+    ),
+  );
+  for (const [name, scheme] of Object.entries(SECURITY_SCHEMES)) {
+    if (used.has(name)) app.openAPIRegistry.registerComponent("securitySchemes", name, scheme);
+  }
   let document: unknown;
   app.get(OPENAPI_PATH, (c) => {
     document ??= app.getOpenAPI31Document(openApiInfo);
