@@ -60,10 +60,6 @@ export const openApiInfo = {
   ],
 };
 
-/**
- * Serves the OpenAPI document (built once, after every route is registered) and Scalar.
- * Scalar's bundle comes from the installed package, never a CDN, so docs work offline.
- */
 /** The bearer scheme of each audience; the document names those some route uses. */
 const SECURITY_SCHEMES = {
   operatorBearer: {
@@ -96,6 +92,10 @@ const SECURITY_SCHEMES = {
   },
 } as const;
 
+/**
+ * Serves the OpenAPI document (built once, after every route is registered) and Scalar.
+ * Scalar's bundle comes from the installed package, never a CDN, so docs work offline.
+ */
 export function registerDocs(app: OpenAPIHono<AppEnv>, scalarBundle: () => Promise<Uint8Array>) {
   // A scheme no route names would be an unused component (the account and client-admin
   // audiences have no routes until the account portal and client management land).
