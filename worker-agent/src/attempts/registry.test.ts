@@ -79,7 +79,11 @@ describe("the attempt registry's slots", () => {
     attempts.cancel({ ...examples.commands.cancel, attemptId: first });
     expect(attempts.freeCapacity()).toBe(1);
     await attempts.lease(lease(second));
-    expect(reports).toEqual([`accepted ${first}`, `accepted ${second}`]);
+    // The first attempt's own cancellation runs beside the next lease: its report may come first.
+    expect(reports.filter((report) => !report.startsWith("cancelled"))).toEqual([
+      `accepted ${first}`,
+      `accepted ${second}`,
+    ]);
     attempts.cancel({ ...examples.commands.cancel, attemptId: second });
   });
 
@@ -150,7 +154,9 @@ describe("the attempt registry's slots", () => {
     release();
     await Promise.all([accepting, next]);
     await vi.waitFor(() => expect(reports).toContain(`cancelled ${first}`));
-    expect(reports.slice(0, 3)).toEqual([`accepted ${first}`, `rejected ${second}`, `accepted ${third}`]);
+    // The first attempt's cancellation and the third lease's acceptance run side by side.
+    expect(reports.slice(0, 2)).toEqual([`accepted ${first}`, `rejected ${second}`]);
+    expect(reports.slice(2, 4).sort()).toEqual([`accepted ${third}`, `cancelled ${first}`].sort());
     attempts.cancel({ ...examples.commands.cancel, attemptId: third });
   });
 

@@ -126,7 +126,7 @@ export function createSignIns(deps: { sql: Sql; limiter: SignInLimiter; logger: 
         });
         return {
           outcome: "role-missing",
-          description: `this account does not hold the ${needed.join(" or ")} role the requested audience requires`,
+          description: `this account does not hold the ${needed.join(" or ")} role the ${resources.join(" or ")} audience requires`,
         };
       }
       await writeAuditEvent(sql, {
