@@ -89,8 +89,8 @@ function checkKeywords(schema: JsonSchema, at: string): void {
 }
 
 /**
- * allOf as one schema: properties and required lists merged, every other keyword equal where
- * both sides have it. That covers a `$ref` narrowed by a description and an object extended
+ * allOf as one schema: properties and required lists merged, enums intersected, an integer
+ * narrowed by a number literal kept an integer, every other keyword equal where both sides have it. That covers a `$ref` narrowed by a description and an object extended
  * by another, which is all the document does with allOf.
  */
 function mergeAllOf(parts: unknown[], context: SchemaContext, at: string): JsonSchema {
@@ -117,6 +117,15 @@ function mergeAllOf(parts: unknown[], context: SchemaContext, at: string): JsonS
         merged.properties = properties;
       } else if (keyword === "required") {
         merged.required = [...new Set([...((merged.required as string[]) ?? []), ...(value as string[])])];
+      } else if (keyword === "type" && isIntegerAndNumber(merged.type, value)) {
+        // A literal (`number`, enum [400]) narrowing an integer property: both hold integers.
+        merged.type = "integer";
+      } else if (keyword === "enum" && Array.isArray(merged.enum) && Array.isArray(value)) {
+        // Both lists hold: a value must be in each (a narrowed list of error codes, say).
+        const allowed = (value as unknown[]).map((item) => JSON.stringify(item));
+        merged.enum = (merged.enum as unknown[]).filter((item) => allowed.includes(JSON.stringify(item)));
+        if ((merged.enum as unknown[]).length === 0)
+          throw new UnsupportedSchemaError(where, "allOf parts share no enum value");
       } else if (keyword in merged && JSON.stringify(merged[keyword]) !== JSON.stringify(value)) {
         throw new UnsupportedSchemaError(where, `allOf parts disagree on "${keyword}"`);
       } else {
@@ -125,6 +134,10 @@ function mergeAllOf(parts: unknown[], context: SchemaContext, at: string): JsonS
     }
   });
   return merged;
+}
+
+function isIntegerAndNumber(a: unknown, b: unknown): boolean {
+  return (a === "integer" && b === "number") || (a === "number" && b === "integer");
 }
 
 const numberOr = (value: unknown): number | undefined => (typeof value === "number" ? value : undefined);

@@ -91,7 +91,11 @@ export function tokenChoice(schemes: string[]): fc.Arbitrary<TokenChoice> {
 }
 
 async function signedInToken(manager: TestManager, audience: string): Promise<string> {
-  const account = await createTestAccount(manager.sql);
+  // The provider gives admin-console tokens only to accounts holding client-admin.
+  const account = await createTestAccount(
+    manager.sql,
+    audience === ADMIN_CONSOLE_AUDIENCE ? { roles: ["client-admin"] } : {},
+  );
   const client = await createTestClient(manager.sql, { resources: [audience] });
   return (await signInAs(manager.issuerUrl, client, account, resourceIndicator(audience))).accessToken;
 }

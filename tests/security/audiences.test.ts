@@ -48,7 +48,7 @@ const AUDIENCES = Object.keys(ROUTES) as Audience[];
 
 let manager: TestManager;
 let app: ReturnType<typeof createRouter>;
-/** Each audience's token, and one of the admin console for an account without the client-admin role. */
+/** Each audience's token, and one of the admin console for an account that has lost the client-admin role. */
 const tokens = {} as Record<Audience | "adminConsoleWithoutRole", string>;
 let signedInAccount: { accountId: string; clientId: string };
 
@@ -87,7 +87,11 @@ beforeAll(async () => {
     interactive(OPERATIONS_AUDIENCE, ["operator"]),
     interactive(ACCOUNT_PORTAL_AUDIENCE, []),
     interactive(ADMIN_CONSOLE_AUDIENCE, ["client-admin"]),
-    interactive(ADMIN_CONSOLE_AUDIENCE, []),
+    // The provider gives admin-console tokens only to client admins: the role goes after the sign-in.
+    interactive(ADMIN_CONSOLE_AUDIENCE, ["client-admin"]).then(async (signedIn) => {
+      await manager.sql`delete from account_roles where account_id = ${signedIn.accountId} and role = 'client-admin'`;
+      return signedIn;
+    }),
     clientToken(manager.issuerUrl, tenantClient, resourceIndicator(TENANT_AUDIENCE)),
   ]);
   Object.assign(tokens, {
