@@ -3,16 +3,10 @@
  * (the same frame with its navigation, the live-updates notice and the page's script). No
  * inline script or style anywhere: the CSP forbids both.
  */
+import { escapeHtml } from "@tjm/platform/html";
 import { ASSETS_PATH } from "../page/assets.ts";
 
-export function escapeHtml(value: string): string {
-  return value
-    .replaceAll("&", "&amp;")
-    .replaceAll("<", "&lt;")
-    .replaceAll(">", "&gt;")
-    .replaceAll('"', "&quot;")
-    .replaceAll("'", "&#39;");
-}
+export { escapeHtml };
 
 function head(title: string, script: boolean): string {
   return `<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

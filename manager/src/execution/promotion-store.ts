@@ -3,7 +3,7 @@
  * destinations, the record of each copy made, and the manifest. The promoter's
  * promotion-done and promotion-failed go through applyTrigger (transitions.ts).
  */
-import type { ExecutionPlan } from "@tjm/protocol";
+import type { ExecutionPlan, OutputResult } from "@tjm/protocol";
 import type { TransactionSql } from "../platform/db.ts";
 import { type LockedAttempt, lockedAttemptColumns } from "./transitions.ts";
 
@@ -48,13 +48,4 @@ export async function recordManifest(tx: TransactionSql, attemptId: string, mani
     where id = ${attemptId}`;
 }
 
-export interface PromotedOutput {
-  id: string;
-  uri: string;
-  bytes: number;
-  sha256: string;
-  durationMs: number;
-  codecs: string[];
-  widthPx?: number;
-  heightPx?: number;
-}
+export type PromotedOutput = OutputResult;

@@ -1,4 +1,4 @@
-import type { ExecutionPlan } from "@tjm/protocol";
+import type { ExecutionPlan, OutputResult } from "@tjm/protocol";
 import { type AttemptState, JOB_STATES, type JobState, transitionNamed } from "../lifecycle/index.ts";
 import { outboxInsert } from "../outbox/index.ts";
 import type { Sql, TransactionSql } from "../platform/db.ts";
@@ -27,16 +27,7 @@ export interface JobDetailRow extends JobRow {
 }
 
 /** An output as the attempt's completed report described it (its staging location in `uri`). */
-export interface ReportedOutput {
-  id: string;
-  uri: string;
-  bytes: number;
-  sha256: string;
-  durationMs: number;
-  codecs: string[];
-  widthPx?: number;
-  heightPx?: number;
-}
+export type ReportedOutput = OutputResult;
 
 export interface AttemptRow {
   id: string;

@@ -3,6 +3,7 @@
  * HTML and plain text in the recipient's locale, an SMS as one text. Pure: data in, text out.
  */
 
+import { escapeHtml } from "@tjm/platform/html";
 import { type Catalogue, compileCatalogues } from "./catalogue.ts";
 import type { Locale } from "./locale.ts";
 import english from "./messages/en.json" with { type: "json" };
@@ -69,16 +70,6 @@ function values(params: StoredParams, service: string): Record<string, string | 
 }
 
 const key = (template: TemplateName, part: string) => `${TEMPLATES[template].prefix}.${part}` as MessageKey;
-
-const HTML_ESCAPES: Record<string, string> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;",
-};
-const escapeHtml = (value: string) =>
-  value.replace(/[&<>"']/g, (character) => HTML_ESCAPES[character] as string);
 
 /** Glyphs for Persian, Dari and Pashto (ټ ډ ړ ښ ږ ګ ڼ ۍ ې) first, then what every system has. */
 export const ARABIC_SCRIPT_FONTS = `"Noto Naskh Arabic","Noto Sans Arabic",Vazirmatn,Tahoma,sans-serif`;

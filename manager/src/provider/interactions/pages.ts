@@ -4,10 +4,13 @@
  * can be computed once). Every value from outside goes through escapeHtml; catalogue texts are
  * plain text and are escaped too.
  */
+import { escapeHtml } from "@tjm/platform/html";
 import { inlineHash, type PageSources } from "@tjm/platform/page-headers";
 import { LANGUAGE_NAMES, LOCALES } from "../../identity/delivery/locale.ts";
 import type { ResourceName } from "../../identity/resources.ts";
 import type { Catalogue, MessageKey } from "./messages.ts";
+
+export { escapeHtml };
 
 export type LoginProblem = "invalid-credentials" | "too-many-attempts";
 
@@ -48,19 +51,6 @@ a{color:#1d4ed8}
 
 /** What every page here loads: its one inline style, nothing else (platform/page-headers.ts). */
 export const PAGE_SOURCES: PageSources = { style: [inlineHash(PAGE_STYLE)] };
-
-const HTML_ESCAPES: Record<string, string> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;",
-};
-
-/** Safe in text and in a double- or single-quoted attribute value. */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (character) => HTML_ESCAPES[character] as string);
-}
 
 /**
  * Links to the same page in each language (`?locale=`), each named in its own language and
