@@ -1,9 +1,8 @@
 import { runScript } from "@tjm/devstack/manager-process";
-import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET } from "@tjm/devstack/oidc-issuer";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createSql, type Sql } from "../manager/src/platform/db.ts";
 import { loadMigrations, migrate, pendingMigrations } from "../manager/src/platform/migrations.ts";
-import { testServices } from "./harness/manager.ts";
+import { commandEnv, testServices } from "./harness/manager.ts";
 
 let admin: Sql;
 const schemas: string[] = [];
@@ -12,25 +11,6 @@ function freshSchemaName(): string {
   const schema = `${inject("schemaPrefix")}mig_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
   schemas.push(schema);
   return schema;
-}
-
-function envFor(schema: string) {
-  const services = testServices();
-  return {
-    DATABASE_URL: services.databaseUrl,
-    DATABASE_SCHEMA: schema,
-    NATS_URL: services.natsUrl,
-    OIDC_ISSUER_URL: "http://127.0.0.1:1",
-    // Not this file's subject: the built-in provider is tested in tests/provider/.
-    PROVIDER_ENABLED: "false",
-    OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
-    ENROLLMENT_TOKEN_SECRET: TEST_ENROLLMENT_SECRET,
-    NATS_AUTH: "none",
-    // Never reached: these tests run no job.
-    S3_ENDPOINT: "http://127.0.0.1:1",
-    S3_ACCESS_KEY_ID: "unused",
-    S3_SECRET_ACCESS_KEY: "unused",
-  };
 }
 
 beforeAll(() => {
@@ -119,14 +99,14 @@ describe("migrations", () => {
 
   it("are applied by `npm run migrate`, and the Manager refuses to start until they are", async () => {
     const schema = freshSchemaName();
-    const refused = await runScript(["manager"], envFor(schema));
+    const refused = await runScript(["manager"], commandEnv(schema));
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain(
       `The database schema "${schema}" has 13 pending migration(s): 0001_jobs, 0002_enrollment_tokens, 0003_workers, 0004_execution, 0005_installation, 0006_cancel_sends, 0007_identity, 0008_protocol_version_2, 0009_provider, 0010_promoted_outputs, 0011_identifier_keys, 0012_message_outbox, 0013_backchannel_logout_outbox.`,
     );
     expect(refused.stderr).toContain("run 'npm run migrate'");
 
-    const migrated = await runScript(["migrate"], envFor(schema));
+    const migrated = await runScript(["migrate"], commandEnv(schema));
     expect(migrated.code, migrated.stderr).toBe(0);
     expect(migrated.stderr).toContain("migrations applied");
     // Two process starts, each loading the Manager's code: seconds apiece on two busy cores.
@@ -143,7 +123,7 @@ describe("`npm run manager -- projects create`", () => {
   it("prints exactly one JSON line with the new ids", async () => {
     const result = await runScript(
       ["manager", "--", "projects", "create", "--org", "Acme Media", "--name", "films"],
-      envFor(schema),
+      commandEnv(schema),
     );
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stdout.trim().split("\n");
@@ -156,7 +136,7 @@ describe("`npm run manager -- projects create`", () => {
 
     const second = await runScript(
       ["manager", "--", "projects", "create", "--org", "Acme Media", "--name", "series"],
-      envFor(schema),
+      commandEnv(schema),
     );
     expect(JSON.parse(second.stdout).organizationId).toBe(ids.organizationId);
   });
@@ -164,17 +144,20 @@ describe("`npm run manager -- projects create`", () => {
   it("refuses a duplicate project and missing flags with a clear message", async () => {
     await runScript(
       ["manager", "--", "projects", "create", "--org", "dup", "--name", "same"],
-      envFor(schema),
+      commandEnv(schema),
     );
     const duplicate = await runScript(
       ["manager", "--", "projects", "create", "--org", "dup", "--name", "same"],
-      envFor(schema),
+      commandEnv(schema),
     );
     expect(duplicate.code).toBe(1);
     expect(duplicate.stdout).toBe("");
     expect(duplicate.stderr).toContain("project 'same' already exists in organization 'dup'");
 
-    const missing = await runScript(["manager", "--", "projects", "create", "--org", "dup"], envFor(schema));
+    const missing = await runScript(
+      ["manager", "--", "projects", "create", "--org", "dup"],
+      commandEnv(schema),
+    );
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("projects create needs --org NAME and --name NAME");
   });

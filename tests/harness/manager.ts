@@ -61,6 +61,29 @@ export function testServices() {
   return { databaseUrl: inject("databaseUrl"), natsUrl: inject("natsUrl") };
 }
 
+/**
+ * The environment of a Manager command (`migrate`, `projects …`, a refused start) on `schema`,
+ * without the built-in provider and with storage never reached.
+ */
+export function commandEnv(schema: string) {
+  const services = testServices();
+  return {
+    DATABASE_URL: services.databaseUrl,
+    DATABASE_SCHEMA: schema,
+    NATS_URL: services.natsUrl,
+    OIDC_ISSUER_URL: "http://127.0.0.1:1",
+    // Not this file's subject: the built-in provider is tested in tests/provider/.
+    PROVIDER_ENABLED: "false",
+    OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
+    ENROLLMENT_TOKEN_SECRET: TEST_ENROLLMENT_SECRET,
+    NATS_AUTH: "none",
+    // Never reached: these tests run no job.
+    S3_ENDPOINT: "http://127.0.0.1:1",
+    S3_ACCESS_KEY_ID: "unused",
+    S3_SECRET_ACCESS_KEY: "unused",
+  };
+}
+
 /** A fresh, migrated schema with a random name; dropped by the returned function. */
 export async function createTestSchema(
   databaseUrl: string,

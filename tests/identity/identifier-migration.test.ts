@@ -4,7 +4,6 @@
  * applied until a person has decided which account keeps the address (docs/identifiers.md).
  */
 import { runScript } from "@tjm/devstack/manager-process";
-import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET } from "@tjm/devstack/oidc-issuer";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { emailKey } from "../../manager/src/identity/identifiers.ts";
 import { createSql, type Sql } from "../../manager/src/platform/db.ts";
@@ -15,7 +14,7 @@ import {
   migrate,
   pendingMigrations,
 } from "../../manager/src/platform/migrations.ts";
-import { testServices } from "../harness/manager.ts";
+import { commandEnv, testServices } from "../harness/manager.ts";
 
 const created: { schema: string; sql: Sql }[] = [];
 
@@ -109,20 +108,7 @@ describe("migration 0011_identifier_keys", () => {
     expect(column).toBeUndefined();
 
     // `npm run migrate` prints the same list, as written, and exits non-zero.
-    const services = testServices();
-    const migrated = await runScript(["migrate"], {
-      DATABASE_URL: services.databaseUrl,
-      DATABASE_SCHEMA: schema,
-      NATS_URL: services.natsUrl,
-      OIDC_ISSUER_URL: "http://127.0.0.1:1",
-      PROVIDER_ENABLED: "false",
-      OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,
-      ENROLLMENT_TOKEN_SECRET: TEST_ENROLLMENT_SECRET,
-      NATS_AUTH: "none",
-      S3_ENDPOINT: "http://127.0.0.1:1",
-      S3_ACCESS_KEY_ID: "unused",
-      S3_SECRET_ACCESS_KEY: "unused",
-    });
+    const migrated = await runScript(["migrate"], commandEnv(schema));
     expect(migrated.code).toBe(5);
     expect(migrated.stderr).toContain(report);
 
