@@ -20,7 +20,11 @@ export interface QueuedJobRow {
   currentAttemptId: string;
 }
 
-/** Queued jobs whose current attempt waits for a Worker, by priority then age; locked. */
+/**
+ * Queued jobs whose current attempt waits for a Worker, by priority then age; both locked, and
+ * skipped when either is held: every other transaction locks the attempt before its job, so the
+ * dispatch must never wait on an attempt whose job it holds.
+ */
 export async function lockQueuedJobs(
   tx: TransactionSql,
   limit: number,
@@ -33,7 +37,7 @@ export async function lockQueuedJobs(
     where j.state = 'QUEUED' and a.state = 'CREATED' and j.worker_pool = any(${pools as string[]})
     order by j.priority desc, j.queued_at, j.id
     limit ${limit}
-    for update of j skip locked`;
+    for update of j, a skip locked`;
 }
 
 export interface CandidateWorkerRow {

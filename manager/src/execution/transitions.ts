@@ -55,15 +55,26 @@ export async function lockAttempt(tx: TransactionSql, attemptId: string): Promis
   return row;
 }
 
-/** A job's current attempt, with the job; undefined when there is no such job. */
+/**
+ * A job's current attempt, with the job; undefined when there is no such job. Locked attempt
+ * first, then job, as every other lock of an attempt takes them (reports, sweeps, promotion): an
+ * operator's cancel taking the job first deadlocked with a Worker's disabling on the same attempt.
+ * A row whose job moved to a next attempt while it waited for the lock no longer matches, and
+ * is read again.
+ */
 export async function lockCurrentAttempt(
   tx: TransactionSql,
   jobId: string,
 ): Promise<LockedAttempt | undefined> {
-  const [row] = await tx<LockedAttempt[]>`
-    select ${lockedAttemptColumns(tx)} from jobs j join attempts a on a.id = j.current_attempt_id
-    where j.id = ${jobId} for update of a, j`;
-  return row;
+  for (;;) {
+    const [row] = await tx<LockedAttempt[]>`
+      select ${lockedAttemptColumns(tx)} from attempts a join jobs j on j.id = a.job_id
+      where j.id = ${jobId} and a.id = j.current_attempt_id
+      for update of a, j`;
+    if (row) return row;
+    const [job] = await tx`select from jobs where id = ${jobId}`;
+    if (!job) return undefined;
+  }
 }
 
 /** What a trigger brings that the table cannot know: the Worker's words and outputs, a pause's reason. */
