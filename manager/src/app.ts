@@ -1,4 +1,5 @@
 import type { Logger } from "@tjm/platform";
+import { type AccountDeps, accountApp } from "./account/index.ts";
 import { registerDocs } from "./docs/index.ts";
 import { createTokenHasher, enrollmentApp } from "./enrollment/index.ts";
 import { type EventHub, eventsApp } from "./events/index.ts";
@@ -43,6 +44,7 @@ export interface AppDeps {
     "subjectPrefix" | "natsUrl" | "credentials" | "heartbeatIntervalMs" | "monitor" | "hooks" | "statistics"
   >;
   jobs: Pick<JobsDeps, "jobDeadlineHours" | "applyOperatorRequest" | "readLogTail">;
+  account: Omit<AccountDeps, "sql" | "logger">;
   /** Interval of the SSE keep-alive comment; 15 s unless a test shortens it. */
   sseKeepAliveMs?: number | undefined;
   /** How often open SSE streams re-check their tokens' standing (SSE_STANDING_CHECK_MS); 5 s by default. */
@@ -117,6 +119,7 @@ export function createApp(deps: AppDeps) {
   };
   app.route("/api/v1/operations", workersOperationsApp(workers));
   app.route("/api/v1/worker", workerApp(workers));
+  app.route("/api/v1", accountApp({ ...deps.account, sql: deps.sql, logger: deps.logger }));
   registerDocs(app, deps.scalarBundle);
   return app;
 }

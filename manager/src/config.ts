@@ -210,6 +210,18 @@ export const configSchema = z
     /** The failure-counting window, and how long refusals last once a limit is reached. */
     SIGN_IN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
     /**
+     * Key of the HMAC one-time codes (identifier verification, recovery, SMS and e-mail factors)
+     * are stored under. Unset: derived from ENROLLMENT_TOKEN_SECRET (HKDF, its own label), which
+     * every replica shares; changing either voids the codes pending (10 minutes' worth).
+     */
+    ONE_TIME_CODE_HMAC_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+    /**
+     * How recent the token's sign-in (auth_time) must be for the account actions that need it:
+     * changing identifiers, password or factors, deleting the account. Older: 403
+     * auth.reauthentication_required with this max_age.
+     */
+    REAUTHENTICATION_MAX_AGE_SECONDS: z.coerce.number().int().min(10).max(86_400).default(300),
+    /**
      * Hosts the provider may call although they resolve to private or loopback addresses
      * (comma-separated host names or IPs): an Admin console's back-channel logout endpoint on the
      * internal network. Every other private address is refused, against server-side request forgery.
@@ -422,6 +434,7 @@ export function redactConfig(config: Config): Record<string, unknown> {
     NATS_URL: config.NATS_URL.map(mask),
     NATS_WORKER_URL: config.NATS_WORKER_URL?.map(mask),
     ENROLLMENT_TOKEN_SECRET: "***",
+    ONE_TIME_CODE_HMAC_KEY: config.ONE_TIME_CODE_HMAC_KEY && "***",
     CLIENT_SECRET_HMAC_KEY: config.CLIENT_SECRET_HMAC_KEY && "***",
     PROVIDER_KEY_ENCRYPTION_KEY: config.PROVIDER_KEY_ENCRYPTION_KEY && "***",
     NATS_ACCOUNT_SIGNING_KEY_SEED: config.NATS_ACCOUNT_SIGNING_KEY_SEED && "***",

@@ -11,6 +11,7 @@ import type { Config } from "./config.ts";
 import { EventHub } from "./events/index.ts";
 import { createExecution, type Execution } from "./execution/index.ts";
 import { createDelivery, type Delivery, type DeliverySettings } from "./identity/delivery/index.ts";
+import { oneTimeCodeKey } from "./identity/one-time-codes.ts";
 import { BackchannelLogoutSender, type LogoutClients } from "./identity/sessions/index.ts";
 import { startJobCountCompaction } from "./jobs/count-compaction.ts";
 import { createManagerMetrics, type ManagerMetrics, type MetricsSettings } from "./metrics/index.ts";
@@ -63,6 +64,10 @@ export interface ManagerOptions
    */
   logoutClients?: LogoutClients;
   backchannelLogout: { maxAttempts: number; retryBaseMs: number };
+  /** REAUTHENTICATION_MAX_AGE_SECONDS. */
+  reauthenticationMaxAgeSeconds: number;
+  /** The key one-time codes are stored under (oneTimeCodeKey). */
+  oneTimeCodeKey: Buffer;
   /**
    * Run the background loops (default true). Only tests that drive the sweeps and monitors
    * by hand turn them off, so that nothing moves unless they call it.
@@ -150,6 +155,8 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
       bearerToken: config.METRICS_BEARER_TOKEN,
     },
     delivery: deliverySettingsFromConfig(config),
+    reauthenticationMaxAgeSeconds: config.REAUTHENTICATION_MAX_AGE_SECONDS,
+    oneTimeCodeKey: oneTimeCodeKey(config.ONE_TIME_CODE_HMAC_KEY ?? config.ENROLLMENT_TOKEN_SECRET),
   };
 }
 
@@ -336,6 +343,12 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
       jobDeadlineHours: options.execution.jobDeadlineHours,
       applyOperatorRequest: execution.applyOperatorRequest,
       readLogTail: execution.readLogTail,
+    },
+    account: {
+      delivery,
+      reauthenticationMaxAgeSeconds: options.reauthenticationMaxAgeSeconds,
+      oneTimeCodeKey: options.oneTimeCodeKey,
+      logoutsQueued: () => backchannelLogouts?.wake(),
     },
   });
   return {

@@ -14,7 +14,7 @@ describe("the error code list", () => {
       "auth.token_expired": 401,
       "auth.token_revoked": 401,
       "auth.session_missing": 401,
-      "auth.reauthentication_required": 401,
+      "auth.reauthentication_required": 403,
       "auth.audience_missing": 403,
       "auth.token_refused": 403,
       "auth.project_forbidden": 403,

@@ -35,9 +35,9 @@ export const errorCodes = {
     description: "Admin console: no signed-in session, or it has ended; sign in again",
   },
   "auth.reauthentication_required": {
-    status: 401,
-    description: "The action needs a recent sign-in; sign in again and retry",
-    reserved: true,
+    status: 403,
+    description:
+      "The action needs a sign-in within the last `maxAge` seconds: sign in again with that max_age and retry",
   },
   "auth.audience_missing": { status: 403, description: "The token is valid but not for this audience" },
   "auth.token_refused": {
@@ -181,13 +181,20 @@ export interface ErrorBody {
   code: ErrorCode;
   requestId: string;
   details?: ErrorDetail[];
+  /** With auth.reauthentication_required: the max_age (seconds) to send to the provider. */
+  maxAge?: number;
+}
+
+export interface ErrorExtras {
+  details?: ErrorDetail[] | undefined;
+  maxAge?: number | undefined;
 }
 
 export function errorBody(
   code: ErrorCode,
   message: string,
   requestId: string,
-  details?: ErrorDetail[],
+  extras: ErrorExtras = {},
 ): ErrorBody {
   const statusCode = errorCodes[code].status;
   const body: ErrorBody = {
@@ -197,7 +204,9 @@ export function errorBody(
     code,
     requestId,
   };
-  return details ? { ...body, details } : body;
+  if (extras.details) body.details = extras.details;
+  if (extras.maxAge !== undefined) body.maxAge = extras.maxAge;
+  return body;
 }
 
 /** The markdown table docs/api.md carries (a test keeps the two equal). */

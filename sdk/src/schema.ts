@@ -498,6 +498,11 @@ export interface components {
              * @example 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10
              */
             requestId: string;
+            /**
+             * @description With `auth.reauthentication_required`: sign in again sending this `max_age` (seconds) to the provider, then retry
+             * @example 300
+             */
+            maxAge?: number;
         };
         Job: {
             /**

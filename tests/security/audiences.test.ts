@@ -68,8 +68,12 @@ beforeAll(async () => {
   );
   app.openapi(ROUTES.operator, (c) => c.json({ subject: c.get("operator").subject }, 200));
   app.openapi(ROUTES.tenant, (c) => c.json({ ...c.get("tenant") }, 200));
-  app.openapi(ROUTES.account, (c) => c.json({ ...c.get("account") }, 200));
-  app.openapi(ROUTES.clientAdmin, (c) => c.json({ ...c.get("clientAdmin") }, 200));
+  app.openapi(ROUTES.account, (c) =>
+    c.json({ ...c.get("account"), authenticatedAt: c.get("account").authenticatedAt ?? null }, 200),
+  );
+  app.openapi(ROUTES.clientAdmin, (c) =>
+    c.json({ ...c.get("clientAdmin"), authenticatedAt: c.get("clientAdmin").authenticatedAt ?? null }, 200),
+  );
 
   const { projectId } = await manager.createProject();
   const interactive = async (audience: string, roles: ("operator" | "client-admin")[]) => {
@@ -146,6 +150,7 @@ describe("a route factory per audience", () => {
       accountId: signedInAccount.accountId,
       sessionId: expect.any(String),
       clientId: signedInAccount.clientId,
+      authenticatedAt: expect.any(Number),
     });
   });
 

@@ -57,7 +57,7 @@ export function answerError(
 ): Response {
   const id = (c.get("requestId") as string | undefined) ?? crypto.randomUUID();
   const status = errorCodes[code].status as ContentfulStatusCode;
-  return c.json(errorBody(code, message, id, options.details), status, {
+  return c.json(errorBody(code, message, id, { details: options.details }), status, {
     ...options.headers,
     "x-request-id": id,
   });

@@ -20,15 +20,18 @@ export type { DetailCode, ErrorBody, ErrorCode, ErrorDetail };
 export class ApiError extends HTTPException {
   readonly code: ErrorCode;
   readonly details: ErrorDetail[] | undefined;
+  /** With auth.reauthentication_required: the max_age (seconds) the client sends to the provider. */
+  readonly maxAge: number | undefined;
 
-  constructor(code: ErrorCode, message: string, details?: ErrorDetail[]) {
+  constructor(code: ErrorCode, message: string, details?: ErrorDetail[], extras: { maxAge?: number } = {}) {
     super(errorCodes[code].status as ContentfulStatusCode, { message });
     this.code = code;
     this.details = details;
+    this.maxAge = extras.maxAge;
   }
 
   body(requestId: string): ErrorBody {
-    return errorBody(this.code, this.message, requestId, this.details);
+    return errorBody(this.code, this.message, requestId, { details: this.details, maxAge: this.maxAge });
   }
 }
 
@@ -98,6 +101,11 @@ export const ErrorBodySchema = z
       example: "job.not_found",
     }),
     requestId: requestIdSchema,
+    maxAge: z.number().int().optional().openapi({
+      description:
+        "With `auth.reauthentication_required`: sign in again sending this `max_age` (seconds) to the provider, then retry",
+      example: 300,
+    }),
   })
   .openapi("Error");
 
@@ -190,6 +198,13 @@ export function createErrorHandler(logger: Logger) {
     if (err instanceof ApiError) {
       // RFC 6750 §3: a 401 on a bearer-protected resource names the scheme.
       if (err.status === 401) c.header("www-authenticate", 'Bearer realm="tjm", error="invalid_token"');
+      // RFC 9470 §3: the step-up challenge names the max_age a new sign-in must satisfy.
+      if (err.maxAge !== undefined) {
+        c.header(
+          "www-authenticate",
+          `Bearer realm="tjm", error="insufficient_user_authentication", max_age=${err.maxAge}`,
+        );
+      }
       return answerError(c, err);
     }
     if (err instanceof HTTPException && err.status === 400) {

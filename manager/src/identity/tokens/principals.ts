@@ -30,6 +30,8 @@ export interface AccountPrincipal {
   /** The provider's session id (`sid`). */
   sessionId: string;
   clientId: string;
+  /** When the account signed in (the token's auth_time, seconds); undefined when the token has none. */
+  authenticatedAt: number | undefined;
 }
 
 /** The admin-console audience, for an account holding the client-admin role. */
@@ -63,5 +65,6 @@ export function accountPrincipalOf(claims: JWTPayload): AccountPrincipal {
     accountId: claims.sub as string,
     sessionId: claims.sid as string,
     clientId: claims.client_id as string,
+    authenticatedAt: typeof claims.auth_time === "number" ? claims.auth_time : undefined,
   };
 }

@@ -1,0 +1,17 @@
+import type { Logger } from "@tjm/platform";
+import type { Delivery } from "../identity/delivery/index.ts";
+import type { Sql } from "../platform/db.ts";
+
+/** What the account portal's routes (/api/v1/me…) work with. */
+export interface AccountDeps {
+  sql: Sql;
+  logger: Logger;
+  /** Codes and notices: enqueued in the transaction of the change, sent from the outbox. */
+  delivery: Pick<Delivery, "enqueueMessage" | "wake" | "channels">;
+  /** REAUTHENTICATION_MAX_AGE_SECONDS: how recent a sign-in the sensitive actions need. */
+  reauthenticationMaxAgeSeconds: number;
+  /** The key one-time codes are stored under (identity/one-time-codes.ts). */
+  oneTimeCodeKey: Buffer;
+  /** Told after a request ended sessions: sends the back-channel logouts it queued now. */
+  logoutsQueued: () => void;
+}
