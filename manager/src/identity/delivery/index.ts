@@ -7,8 +7,8 @@
  * refused at enqueue (ChannelNotConfiguredError), never sent nowhere in silence.
  */
 import type { Logger } from "@tjm/platform";
+import type { Locale } from "@tjm/platform/locale";
 import type { Sql, TransactionSql } from "../../platform/db.ts";
-import type { Locale } from "./locale.ts";
 import { type MessageOutcome, MessageSender, type RetryPolicy } from "./sender.ts";
 import { type Channel, insertMessage } from "./store.ts";
 import {
@@ -28,9 +28,9 @@ import {
   webhookSmsTransport,
 } from "./transports.ts";
 
-export { type Catalogue, CatalogueError, compileCatalogues } from "./catalogue.ts";
+export { type Catalogue, CatalogueError, compileCatalogues } from "@tjm/platform/catalogue";
+export * from "@tjm/platform/locale";
 export { normalizeCode } from "./codes.ts";
-export * from "./locale.ts";
 export type { Channel } from "./store.ts";
 export type { TemplateName, TemplateParams } from "./templates.ts";
 export { messageIdOf } from "./transports.ts";

@@ -4,8 +4,9 @@
  * a claim pushes the row's next attempt past the send timeout, so a sender that dies mid-send
  * leaves the row to be claimed again (at least once, never lost).
  */
+
+import type { Locale } from "@tjm/platform/locale";
 import type { Sql, TransactionSql } from "../../platform/db.ts";
-import type { Locale } from "./locale.ts";
 import type { RenderedEmail, RenderedSms, StoredParams, TemplateName } from "./templates.ts";
 
 export const CHANNELS = ["email", "sms"] as const;

@@ -3,9 +3,9 @@
  * HTML and plain text in the recipient's locale, an SMS as one text. Pure: data in, text out.
  */
 
+import { type Catalogue, compileCatalogues } from "@tjm/platform/catalogue";
 import { escapeHtml } from "@tjm/platform/html";
-import { type Catalogue, compileCatalogues } from "./catalogue.ts";
-import type { Locale } from "./locale.ts";
+import type { Locale } from "@tjm/platform/locale";
 import english from "./messages/en.json" with { type: "json" };
 import persian from "./messages/fa.json" with { type: "json" };
 import dari from "./messages/fa-AF.json" with { type: "json" };

@@ -2,9 +2,9 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { argumentsOf, untranslatedKeys } from "@tjm/platform/catalogue";
+import { LOCALES, type Locale } from "@tjm/platform/locale";
 import { afterEach, describe, expect, it } from "vitest";
-import { argumentsOf, untranslatedKeys } from "../../identity/delivery/catalogue.ts";
-import { LOCALES, type Locale } from "../../identity/delivery/locale.ts";
 import english from "./messages/en.json" with { type: "json" };
 import { CatalogueError, catalogueFor, loadCatalogues } from "./messages.ts";
 

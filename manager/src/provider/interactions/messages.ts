@@ -2,24 +2,19 @@
  * The sign-in and logout pages' texts: one ICU MessageFormat catalogue per locale in messages/
  * (en, fa, fa-AF for Dari, ps), English the reference. Every other catalogue must have each
  * English key with the same arguments, so a page never shows a missing text or an argument
- * nobody fills (identity/delivery/catalogue.ts checks them).
+ * nobody fills (@tjm/platform/catalogue checks them).
  */
 import { readFile } from "node:fs/promises";
-import { z } from "zod";
-import {
-  CatalogueError,
-  compileCatalogues,
-  type Catalogue as IcuCatalogue,
-} from "../../identity/delivery/catalogue.ts";
+import { CatalogueError, compileCatalogues, type Catalogue as IcuCatalogue } from "@tjm/platform/catalogue";
 import {
   DEFAULT_LOCALE,
   DIRECTIONS,
   type Direction,
   LOCALES,
   type Locale,
-  localeFromAcceptLanguage,
-  resolveLocale,
-} from "../../identity/delivery/locale.ts";
+  pageLocale,
+} from "@tjm/platform/locale";
+import { z } from "zod";
 import type english from "./messages/en.json";
 
 export type { Direction };
@@ -86,22 +81,13 @@ export async function loadCatalogues(directory: URL = MESSAGES_DIRECTORY): Promi
   return compileCatalogues<MessageKey>("sign-in pages", files);
 }
 
-/**
- * A page's catalogue: the language the person chose with the page's language switch
- * (`?locale=`), else the most wanted of Accept-Language that TJM speaks, else English. The
- * switch wins because it is the person's own choice on this very page; an API request's
- * locale is chosen by identity/delivery's chooseLocale.
- */
+/** A page's catalogue: the page's language switch (`?locale=`), then Accept-Language (pageLocale). */
 export function catalogueFor(
   catalogues: ReadonlyMap<string, Catalogue>,
   acceptLanguage: string | undefined,
   chosen?: string | undefined,
 ): Catalogue {
-  const locale =
-    (chosen === undefined ? undefined : resolveLocale(chosen)) ??
-    localeFromAcceptLanguage(acceptLanguage) ??
-    DEFAULT_LOCALE;
-  const catalogue = catalogues.get(locale) ?? catalogues.get(DEFAULT_LOCALE);
+  const catalogue = catalogues.get(pageLocale(chosen, acceptLanguage)) ?? catalogues.get(DEFAULT_LOCALE);
   if (!catalogue) throw new Error(`no ${DEFAULT_LOCALE} message catalogue`);
   return catalogue;
 }

@@ -5,8 +5,8 @@
  * plain text and are escaped too.
  */
 import { escapeHtml } from "@tjm/platform/html";
+import { LANGUAGE_NAMES, LOCALES } from "@tjm/platform/locale";
 import { inlineHash, type PageSources } from "@tjm/platform/page-headers";
-import { LANGUAGE_NAMES, LOCALES } from "../../identity/delivery/locale.ts";
 import type { ResourceName } from "../../identity/resources.ts";
 import type { Catalogue, MessageKey } from "./messages.ts";
 

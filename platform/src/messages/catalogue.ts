@@ -1,7 +1,7 @@
 /**
  * ICU MessageFormat catalogues, one per locale, English the reference: every other catalogue
  * has each English key with the same arguments, so no text is missing and no argument goes
- * unfilled. The sign-in pages and the messages TJM sends each have a set of them.
+ * unfilled. The sign-in pages, the messages TJM sends and the Admin console each have a set.
  */
 import { IntlMessageFormat, type PrimitiveType } from "intl-messageformat";
 import {
@@ -15,8 +15,11 @@ import {
 
 export class CatalogueError extends Error {}
 
-/** Named formats a message may use: `{when, date, moment}` is a date and time in UTC. */
-const FORMATS = {
+/**
+ * Named formats a message may use: `{when, date, moment}` is a date and time in UTC. A page's
+ * script that formats messages itself (the Admin console's) is given these too.
+ */
+export const FORMATS = {
   date: { moment: { dateStyle: "long", timeStyle: "short", timeZone: "UTC" } },
   time: {},
   number: {},
@@ -27,6 +30,8 @@ export interface Catalogue<Key extends string> {
   direction: Direction;
   /** The message as plain text (not HTML: escaping is the renderer's work). */
   text(key: Key, values?: Record<string, PrimitiveType>): string;
+  /** The messages as written (ICU source), for a page's script that formats them itself. */
+  messages: Readonly<Record<Key, string>>;
 }
 
 // The parser's element types (intl-messageformat's TYPE): 1 argument … 8 tag.
@@ -130,6 +135,7 @@ export function compileCatalogues<Key extends string>(
     catalogues.set(locale, {
       locale,
       direction: DIRECTIONS[locale],
+      messages: messages as Record<Key, string>,
       text(key, values = {}) {
         const message = compiled.get(key);
         if (!message) throw new Error(`${name} catalogue has no message '${key}'`);

@@ -94,6 +94,19 @@ export function chooseLocale(sources: LocaleSources): Locale {
 }
 
 /**
+ * A page's locale: the language the person chose with the page's language switch, else the
+ * most wanted of Accept-Language that TJM speaks, else English. The switch wins because it is
+ * the person's own choice on the page; an API request's locale is chosen by chooseLocale.
+ */
+export function pageLocale(chosen: string | undefined, acceptLanguage: string | undefined): Locale {
+  return (
+    (chosen === undefined ? undefined : resolveLocale(chosen)) ??
+    localeFromAcceptLanguage(acceptLanguage) ??
+    DEFAULT_LOCALE
+  );
+}
+
+/**
  * The locale Intl formats with: Gregorian calendar and Latin digits. Node's fa, fa-AF and ps
  * default to the Persian calendar and Persian digits, which make a date or a code ambiguous
  * to anyone comparing it with another screen.
