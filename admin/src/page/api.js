@@ -2,10 +2,11 @@
  * Requests to the console's own origin, the only one the page talks to. Unsafe requests send
  * `content-type: application/json`: the console refuses any other (its CSRF rule).
  */
+import { t } from "./i18n.js";
 
 export class ApiError extends Error {
   constructor(status, body) {
-    super(body?.message ?? `the console answered ${status}`);
+    super(body?.message ?? t("common.answered", { status: String(status) }));
     this.status = status;
     this.body = body;
   }
@@ -41,5 +42,5 @@ export const getJson = (path) => send("GET", path);
 export const postJson = (path, body = {}) => send("POST", path, body);
 
 export function errorMessage(error) {
-  return error instanceof ApiError ? error.message : "the console did not answer";
+  return error instanceof ApiError ? error.message : t("common.noAnswer");
 }

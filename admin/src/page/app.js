@@ -5,6 +5,7 @@
  */
 import { errorMessage, postJson } from "./api.js";
 import { setStatus } from "./dom.js";
+import { t } from "./i18n.js";
 
 const VIEWS = {
   jobs: () => import("./jobs.js"),
@@ -23,7 +24,7 @@ signOut?.addEventListener("click", async () => {
     location.assign(logoutUrl);
   } catch (error) {
     signOut.disabled = false;
-    setStatus("live-notice", `Sign-out failed: ${errorMessage(error)}`);
+    setStatus("live-notice", t("common.signOutFailed", { error: errorMessage(error) }));
   }
 });
 

@@ -7,6 +7,8 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import type { Hono } from "hono";
 import type { AdminEnv } from "../platform/context.ts";
 
@@ -14,6 +16,7 @@ export const ASSETS_PATH = "/assets";
 
 const PAGE_FILES: Record<string, string> = {
   "app.js": "text/javascript; charset=utf-8",
+  "i18n.js": "text/javascript; charset=utf-8",
   "api.js": "text/javascript; charset=utf-8",
   "dom.js": "text/javascript; charset=utf-8",
   "live.js": "text/javascript; charset=utf-8",
@@ -26,6 +29,18 @@ const PAGE_FILES: Record<string, string> = {
   "favicon.svg": "image/svg+xml",
 };
 
+/**
+ * Files of packages the page imports, as the package ships them: intl-messageformat's
+ * self-contained ES module, the formatter the server's catalogues use.
+ */
+const PACKAGE_FILES: Record<string, { package: string; file: string; contentType: string }> = {
+  "intl-messageformat.js": {
+    package: "intl-messageformat",
+    file: "intl-messageformat.iife.js",
+    contentType: "text/javascript; charset=utf-8",
+  },
+};
+
 interface Asset {
   body: Uint8Array<ArrayBuffer>;
   contentType: string;
@@ -35,10 +50,17 @@ interface Asset {
 /** Reads the page's files once (at app creation: a missing file fails the start, not a request). */
 export function loadPageAssets(): Map<string, Asset> {
   const assets = new Map<string, Asset>();
-  for (const [name, contentType] of Object.entries(PAGE_FILES)) {
-    const body = readFileSync(new URL(`./${name}`, import.meta.url));
+  const add = (name: string, body: Buffer, contentType: string) => {
     const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
     assets.set(name, { body: Uint8Array.from(body), contentType, etag });
+  };
+  for (const [name, contentType] of Object.entries(PAGE_FILES)) {
+    add(name, readFileSync(new URL(`./${name}`, import.meta.url)), contentType);
+  }
+  const require = createRequire(import.meta.url);
+  for (const [name, source] of Object.entries(PACKAGE_FILES)) {
+    const directory = dirname(require.resolve(source.package));
+    add(name, readFileSync(join(directory, source.file)), source.contentType);
   }
   return assets;
 }

@@ -1,4 +1,8 @@
-/** DOM helpers of the console's views: elements built from data (never from HTML strings). */
+/**
+ * DOM helpers of the console's views: elements built from data (never from HTML strings), and
+ * the figures every view shows, in the page's language (i18n.js).
+ */
+import { formattingLocale, t } from "./i18n.js";
 
 /**
  * An element with attributes and children: `text` sets its text, `on<event>` adds a listener,
@@ -22,37 +26,44 @@ export function setStatus(id, text) {
   if (region) region.textContent = text;
 }
 
-/** A time with its date and its time zone ("27 Nov 2026, 10:04:05 UTC"); "—" for none. */
+/**
+ * A time with its date and its time zone ("27 Nov 2026, 10:04:05 UTC"); "—" for none. In the
+ * page's language, Gregorian with Latin digits; the browser's own time zone.
+ */
 export function formatTime(iso) {
-  return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "long" }) : "—";
+  return iso
+    ? new Date(iso).toLocaleString(formattingLocale, { dateStyle: "medium", timeStyle: "long" })
+    : t("common.none");
 }
 
 /** The one progress figure of every view: whole percent, rounded down. */
 export function formatPercent(percent) {
-  return percent === null || percent === undefined ? "—" : `${Math.floor(percent)} %`;
+  return percent === null || percent === undefined
+    ? t("common.none")
+    : t("common.percent", { percent: Math.floor(percent) });
 }
 
 /** Bytes as people read them, with the exact count: "1.5 MiB (1,572,864 bytes)". */
 export function formatBytes(bytes) {
-  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+  const units = ["", "KiB", "MiB", "GiB", "TiB"];
   let value = bytes;
   let unit = 0;
   while (value >= 1024 && unit < units.length - 1) {
     value /= 1024;
     unit++;
   }
-  const exact = `${bytes.toLocaleString()} bytes`;
-  return unit === 0 ? exact : `${value.toFixed(1)} ${units[unit]} (${exact})`;
+  const exact = t("common.bytes", { bytes });
+  return unit === 0 ? exact : t("common.bytesUnit", { value, unit: units[unit], exact });
 }
 
 export function formatSeconds(seconds) {
-  if (seconds === null || seconds === undefined) return "unknown";
+  if (seconds === null || seconds === undefined) return t("common.unknownDuration");
   const rounded = Math.round(seconds);
-  if (rounded < 60) return `${rounded} s`;
+  if (rounded < 60) return t("common.seconds", { seconds: rounded });
   const minutes = Math.floor(rounded / 60);
   return minutes < 60
-    ? `${minutes} min ${rounded % 60} s`
-    : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+    ? t("common.minutesSeconds", { minutes, seconds: rounded % 60 })
+    : t("common.hoursMinutes", { hours: Math.floor(minutes / 60), minutes: minutes % 60 });
 }
 
 /** "42 % · 30 fps · 1.50× · ETA 12 s"; figures ffmpeg has not reported are left out. */
@@ -60,10 +71,11 @@ export function describeProgress(progress) {
   const parts = [formatPercent(progress.percent ?? 0)];
   // ffmpeg's last block says 0 fps: nothing worth showing.
   if (progress.fps !== null && progress.fps !== undefined && progress.fps > 0)
-    parts.push(`${Math.round(progress.fps)} fps`);
-  if (progress.speed !== null && progress.speed !== undefined) parts.push(`${progress.speed.toFixed(2)}×`);
+    parts.push(t("common.fps", { fps: Math.round(progress.fps) }));
+  if (progress.speed !== null && progress.speed !== undefined)
+    parts.push(t("common.speed", { speed: progress.speed }));
   if (progress.etaSeconds !== null && progress.etaSeconds !== undefined)
-    parts.push(`ETA ${formatSeconds(progress.etaSeconds)}`);
+    parts.push(t("common.eta", { duration: formatSeconds(progress.etaSeconds) }));
   return parts.join(" · ");
 }
 

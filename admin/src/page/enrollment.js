@@ -4,6 +4,7 @@
  */
 import { ApiError, errorMessage, postJson } from "./api.js";
 import { detailItems, formatTime, setStatus } from "./dom.js";
+import { t } from "./i18n.js";
 
 export function start() {
   const form = document.getElementById("enrollment-form");
@@ -19,17 +20,20 @@ export function start() {
     const pool = form.elements.pool.value;
     const button = form.querySelector('button[type="submit"]');
     button.disabled = true;
-    setStatus("view-status", "Issuing…");
+    setStatus("view-status", t("enrollment.issuing"));
     try {
       const token = await postJson("/api/operations/enrollment-tokens", {
         ...(label === "" ? {} : { label }),
         ...(pool === "" ? {} : { pool }),
       });
       value.value = token.token;
-      document.getElementById("token-details").textContent =
-        `Expires ${formatTime(token.expiresAt)}; pool: ${token.pool ?? "any"}; label: ${token.label ?? "none"}.`;
+      document.getElementById("token-details").textContent = t("enrollment.details", {
+        expires: formatTime(token.expiresAt),
+        pool: token.pool ?? t("enrollment.anyPool"),
+        label: token.label ?? t("enrollment.noLabel"),
+      });
       setStatus("copy-result", "");
-      setStatus("view-status", "Token issued.");
+      setStatus("view-status", t("enrollment.issued"));
       issued.hidden = false;
       value.focus();
       value.select();
@@ -40,7 +44,7 @@ export function start() {
         form.elements.label.setAttribute("aria-invalid", "true");
         labelErrors.replaceChildren(...detailItems(details));
       }
-      setStatus("view-status", `No token was issued: ${errorMessage(error)}`);
+      setStatus("view-status", t("enrollment.notIssued", { error: errorMessage(error) }));
     } finally {
       button.disabled = false;
     }
@@ -49,10 +53,10 @@ export function start() {
   document.getElementById("copy-token").addEventListener("click", async () => {
     try {
       await navigator.clipboard.writeText(value.value);
-      setStatus("copy-result", "Copied to the clipboard.");
+      setStatus("copy-result", t("enrollment.copied"));
     } catch {
       value.select();
-      setStatus("copy-result", "Copying was not allowed: the token is selected, copy it with Ctrl+C.");
+      setStatus("copy-result", t("enrollment.copyRefused"));
     }
   });
 }

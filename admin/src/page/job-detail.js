@@ -16,17 +16,18 @@ import {
   progressView,
   setStatus,
 } from "./dom.js";
+import { t } from "./i18n.js";
 import { followEvents } from "./live.js";
 
 function cancelRefusal(state) {
   switch (state) {
     case "CANCEL_REQUESTED":
-      return "Cancel: the job is already being cancelled";
+      return t("job.cancelBeingCancelled");
     case "CANCELLED":
-      return "Cancel: the job is already cancelled";
+      return t("job.cancelCancelled");
     case "COMPLETED":
     case "FAILED":
-      return "Cancel: completed and failed jobs cannot be cancelled";
+      return t("job.cancelEnded");
     default:
       return undefined;
   }
@@ -35,25 +36,22 @@ function cancelRefusal(state) {
 const ACTIONS = [
   {
     name: "cancel",
-    label: "Cancel",
-    question: (job) => `Cancel job ${job.id}? A Worker running it stops, and what it produced is discarded.`,
-    done: "Cancel accepted.",
+    label: "job.cancel",
+    question: (job) => t("job.cancelQuestion", { job: job.id }),
+    done: "job.cancelDone",
     refusal: (job) => cancelRefusal(job.state),
   },
   {
     name: "retry",
-    label: "Retry",
-    done: "Retry accepted: a new attempt is queued.",
-    refusal: (job) => (job.state === "FAILED" ? undefined : "Retry: only failed jobs can be retried"),
+    label: "job.retry",
+    done: "job.retryDone",
+    refusal: (job) => (job.state === "FAILED" ? undefined : t("job.retryRefused")),
   },
   {
     name: "resume-uploads",
-    label: "Resume uploads",
-    done: "Resume accepted: the Worker uploads the kept outputs again.",
-    refusal: (job) =>
-      job.state === "WAITING_FOR_STORAGE"
-        ? undefined
-        : "Resume uploads: only jobs waiting for storage have uploads to resume",
+    label: "job.resume",
+    done: "job.resumeDone",
+    refusal: (job) => (job.state === "WAITING_FOR_STORAGE" ? undefined : t("job.resumeRefused")),
   },
 ];
 
@@ -63,8 +61,8 @@ const ENDED = new Set(["CANCELLED", "FAILED"]);
 function resolution(output) {
   if (output.widthPx === null || output.heightPx === null) {
     return output.codecs.some((codec) => ["h264", "hevc", "av1", "vp9"].includes(codec))
-      ? "not reported"
-      : "audio only";
+      ? t("job.notReported")
+      : t("job.audioOnly");
   }
   return `${output.widthPx}×${output.heightPx}`;
 }
@@ -98,7 +96,9 @@ export function start({ jobId }) {
     const summaryCell = summary.querySelector('[data-field="progress"]');
     if (summaryCell) summaryCell.textContent = formatPercent(currentPercent());
     if (!SHOWS_PROGRESS.has(job.state)) {
-      progress.replaceChildren(el("p", { text: `Not running (${job.state}).` }));
+      progress.replaceChildren(
+        el("p", { text: t("job.notRunning", { state: t("common.jobState", { state: job.state }) }) }),
+      );
       return;
     }
     // A retry's new attempt starts from nothing, whatever the previous one reported.
@@ -106,18 +106,21 @@ export function start({ jobId }) {
     const percent = currentPercent() ?? 0;
     // Once completed, the encoding figures belong to the past: only the percent stays.
     const shown = job.state === "COMPLETED" ? { percent } : { ...figures, percent };
-    progress.replaceChildren(progressView(shown, "Progress of the current attempt"));
+    progress.replaceChildren(progressView(shown, t("job.progressOfAttempt")));
   };
 
   const act = async (action, button) => {
     if (action.question && !window.confirm(action.question(job))) return;
     button.disabled = true;
-    setStatus("action-result", `${action.label}…`);
+    setStatus("action-result", t("job.acting", { action: t(action.label) }));
     try {
       await postJson(`/api/operations/jobs/${jobId}/${action.name}`);
-      setStatus("action-result", action.done);
+      setStatus("action-result", t(action.done));
     } catch (error) {
-      setStatus("action-result", `${action.label} refused: ${errorMessage(error)}`);
+      setStatus(
+        "action-result",
+        t("job.actionRefused", { action: t(action.label), error: errorMessage(error) }),
+      );
     }
     await load();
   };
@@ -133,7 +136,7 @@ export function start({ jobId }) {
           class: action.name === "cancel" ? "danger" : undefined,
           disabled: refusal !== undefined,
           "aria-describedby": refusal === undefined ? undefined : reasonId,
-          text: action.label,
+          text: t(action.label),
         });
         button.addEventListener("click", () => act(action, button));
         return el(
@@ -149,12 +152,22 @@ export function start({ jobId }) {
   const renderSummary = () => {
     const attempt = current();
     const rows = [
-      ["State", el("span", { class: `state state-${job.state}`, "data-field": "state", text: job.state })],
-      ["Progress", el("span", { "data-field": "progress", text: formatPercent(currentPercent()) })],
+      [
+        t("job.fieldState"),
+        el("span", {
+          class: `state state-${job.state}`,
+          "data-field": "state",
+          text: t("common.jobState", { state: job.state }),
+        }),
+      ],
+      [
+        t("job.fieldProgress"),
+        el("span", { "data-field": "progress", text: formatPercent(currentPercent()) }),
+      ],
     ];
     if (job.state === "FAILED" && attempt?.failureCode) {
       rows.push([
-        "Failure",
+        t("job.fieldFailure"),
         el(
           "span",
           { "data-field": "failure" },
@@ -164,17 +177,20 @@ export function start({ jobId }) {
       ]);
     }
     rows.push(
-      ["Worker pool", job.workerPool],
-      ["Priority", String(job.priority)],
-      ["Project", job.projectId],
-      ["Required capabilities", job.requirements.requiredCapabilities.join(", ") || "none"],
-      ["Submitted", formatTime(job.createdAt)],
-      ["Started", job.startedAt ? formatTime(job.startedAt) : "Not started"],
+      [t("job.fieldPool"), job.workerPool],
+      [t("job.fieldPriority"), String(job.priority)],
+      [t("job.fieldProject"), job.projectId],
+      [
+        t("job.fieldCapabilities"),
+        job.requirements.requiredCapabilities.join(", ") || t("job.noCapabilities"),
+      ],
+      [t("job.fieldSubmitted"), formatTime(job.createdAt)],
+      [t("job.fieldStarted"), job.startedAt ? formatTime(job.startedAt) : t("job.notStarted")],
     );
-    if (job.state === "COMPLETED") rows.push(["Completed", formatTime(job.completedAt)]);
+    if (job.state === "COMPLETED") rows.push([t("job.fieldCompleted"), formatTime(job.completedAt)]);
     else if (ENDED.has(job.state)) {
       rows.push([
-        job.state === "FAILED" ? "Failed" : "Cancelled",
+        job.state === "FAILED" ? t("job.fieldFailed") : t("job.fieldCancelled"),
         formatTime(attempt?.endedAt ?? job.updatedAt),
       ]);
     }
@@ -188,11 +204,7 @@ export function start({ jobId }) {
     outputsTable.hidden = job.outputs.length === 0;
     setStatus(
       "outputs-status",
-      job.outputs.length > 0
-        ? ""
-        : job.state === "COMPLETED"
-          ? "The job reported no outputs."
-          : "Listed here once the job is COMPLETED.",
+      job.outputs.length > 0 ? "" : job.state === "COMPLETED" ? t("job.noOutputs") : t("job.outputsLater"),
     );
     body.replaceChildren(
       ...job.outputs.map((output) =>
@@ -214,28 +226,38 @@ export function start({ jobId }) {
     setStatus(
       "manifest-status",
       job.manifest
-        ? `Written to ${job.executionPlan.manifestUri}`
+        ? t("job.manifestWritten", { uri: job.executionPlan.manifestUri })
         : job.executionPlan.manifestUri
-          ? `Written to ${job.executionPlan.manifestUri} when the job completes.`
-          : "The plan asks for no manifest.",
+          ? t("job.manifestLater", { uri: job.executionPlan.manifestUri })
+          : t("job.noManifest"),
     );
   };
 
   const showLog = async (attempt) => {
     // Asked once per attempt on its own; a failure is not retried on every refetch.
     logShown = attempt.id;
-    setStatus("log-status", `Loading the log of attempt ${attempt.attemptNumber}…`);
+    setStatus("log-status", t("job.logLoading", { attempt: attempt.attemptNumber }));
     try {
       const tail = await getJson(`/api/operations/jobs/${jobId}/attempts/${attempt.id}/log`);
       log.textContent = tail.text;
       log.hidden = false;
+      const where = {
+        attempt: attempt.attemptNumber,
+        total: formatBytes(tail.totalBytes),
+        uri: tail.logsUri,
+      };
       setStatus(
         "log-status",
-        `Attempt ${attempt.attemptNumber}, ${tail.truncated ? `the last ${formatBytes(new TextEncoder().encode(tail.text).length)} of ${formatBytes(tail.totalBytes)}` : `all ${formatBytes(tail.totalBytes)}`}, from ${tail.logsUri}`,
+        tail.truncated
+          ? t("job.logPart", { ...where, shown: formatBytes(new TextEncoder().encode(tail.text).length) })
+          : t("job.logWhole", where),
       );
     } catch (error) {
       log.hidden = true;
-      setStatus("log-status", `No log for attempt ${attempt.attemptNumber}: ${errorMessage(error)}`);
+      setStatus(
+        "log-status",
+        t("job.logMissing", { attempt: attempt.attemptNumber, error: errorMessage(error) }),
+      );
     }
   };
 
@@ -269,24 +291,24 @@ export function start({ jobId }) {
               type: "button",
               class: "secondary",
               "data-log-attempt": attempt.attemptNumber,
-              "aria-label": `Show log of attempt ${attempt.attemptNumber}`,
-              text: "Show log",
+              "aria-label": t("job.showLogOf", { attempt: attempt.attemptNumber }),
+              text: t("job.showLog"),
               onclick: () => showLog(attempt),
             })
-          : "Not uploaded yet";
+          : t("job.logNotUploaded");
         return el(
           "tr",
           { "data-attempt-id": attempt.id },
           el("td", { text: attempt.attemptNumber }),
-          el("td", { text: attempt.state }),
-          el("td", {}, attempt.workerId ? workerCell(attempt.workerId) : "Not dispatched"),
+          el("td", { text: t("common.attemptState", { state: attempt.state }) }),
+          el("td", {}, attempt.workerId ? workerCell(attempt.workerId) : t("job.notDispatched")),
           el("td", {
             "data-attempt-progress": attempt.id,
             text: formatPercent(attempt.id === job.currentAttemptId ? currentPercent() : attempt.progress),
           }),
-          el("td", {}, attempt.failureCode ? el("code", { text: attempt.failureCode }) : "—"),
-          el("td", { text: attempt.failureMessage ?? "—" }),
-          el("td", { text: attempt.startedAt ? formatTime(attempt.startedAt) : "Did not start" }),
+          el("td", {}, attempt.failureCode ? el("code", { text: attempt.failureCode }) : t("common.none")),
+          el("td", { text: attempt.failureMessage ?? t("common.none") }),
+          el("td", { text: attempt.startedAt ? formatTime(attempt.startedAt) : t("job.didNotStart") }),
           el("td", { text: formatTime(attempt.endedAt) }),
           el("td", {}, logButton),
         );
@@ -319,10 +341,10 @@ export function start({ jobId }) {
         // One message, not a page of empty sections.
         missing = true;
         sections.hidden = true;
-        setStatus("view-status", `There is no job ${jobId}. It may have been mistyped; see all jobs.`);
+        setStatus("view-status", t("job.missing", { job: jobId }));
         return;
       }
-      setStatus("view-status", `Could not load the job: ${errorMessage(error)}`);
+      setStatus("view-status", t("job.loadFailed", { error: errorMessage(error) }));
     }
   };
   const reload = debounce(load, 250);

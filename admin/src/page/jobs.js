@@ -1,6 +1,7 @@
 /** The jobs list: state and pool filters, pages of 20, live states and progress bars. */
 import { errorMessage, getJson } from "./api.js";
 import { debounce, el, formatPercent, formatTime, progressView, setStatus } from "./dom.js";
+import { t } from "./i18n.js";
 import { followEvents } from "./live.js";
 
 const PAGE_SIZE = 20;
@@ -38,7 +39,7 @@ export function start() {
     // An event of an earlier attempt (before a retry) says nothing about this one.
     const live =
       event?.attemptId === job.currentAttemptId ? event : { percent: job.currentAttempt.progress ?? 0 };
-    const cell = el("td", {}, progressView(live, `Progress of job ${job.id.slice(0, 8)}`));
+    const cell = el("td", {}, progressView(live, t("jobs.progressOf", { job: job.id.slice(0, 8) })));
     progressCells.set(job.id, cell);
     return cell;
   };
@@ -54,9 +55,20 @@ export function start() {
           el(
             "td",
             {},
-            el("a", { href: `/jobs/${job.id}`, text: job.id.slice(0, 8), "aria-label": `Job ${job.id}` }),
+            el("a", {
+              href: `/jobs/${job.id}`,
+              text: job.id.slice(0, 8),
+              "aria-label": t("jobs.jobLink", { job: job.id }),
+            }),
           ),
-          el("td", {}, el("span", { class: `state state-${job.state}`, text: job.state })),
+          el(
+            "td",
+            {},
+            el("span", {
+              class: `state state-${job.state}`,
+              text: t("common.jobState", { state: job.state }),
+            }),
+          ),
           el("td", { text: job.workerPool }),
           el("td", { text: job.priority }),
           progressCell(job),
@@ -65,10 +77,10 @@ export function start() {
       ),
     );
     if (list.items.length === 0) {
-      body.append(el("tr", {}, el("td", { colspan: 6, text: "No job matches these filters." })));
+      body.append(el("tr", {}, el("td", { colspan: 6, text: t("jobs.empty") })));
     }
     const first = list.items.length === 0 ? 0 : offset + 1;
-    position.textContent = `Jobs ${first}–${offset + list.items.length} of ${total}`;
+    position.textContent = t("jobs.position", { first, last: offset + list.items.length, total });
     previous.disabled = offset === 0;
     next.disabled = offset + PAGE_SIZE >= total;
   };
@@ -83,7 +95,7 @@ export function start() {
       render(await getJson(`/api/operations/jobs?${query}`));
       setStatus("view-status", "");
     } catch (error) {
-      setStatus("view-status", `Could not load the jobs: ${errorMessage(error)}`);
+      setStatus("view-status", t("jobs.loadFailed", { error: errorMessage(error) }));
     }
   };
   const reload = debounce(load, 250);
@@ -115,7 +127,9 @@ export function start() {
       progressByJob.set(event.data.jobId, event.data);
       progressCells
         .get(event.data.jobId)
-        ?.replaceChildren(progressView(event.data, `Progress of job ${event.data.jobId.slice(0, 8)}`));
+        ?.replaceChildren(
+          progressView(event.data, t("jobs.progressOf", { job: event.data.jobId.slice(0, 8) })),
+        );
     },
   });
 }

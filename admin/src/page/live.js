@@ -4,9 +4,9 @@
  * back, the view is refetched and the notice removed. Every (re)connection refetches, since
  * the stream does not replay what was missed.
  */
+import { t } from "./i18n.js";
 
 const POLL_MS = 10_000;
-export const LOST_NOTICE = "Live updates lost — polling every 10 s";
 const KINDS = ["job.created", "job.updated", "job.progress", "worker.registered", "worker.updated"];
 
 export function followEvents({ query = "", onEvent, refetch }) {
@@ -28,7 +28,7 @@ export function followEvents({ query = "", onEvent, refetch }) {
       // The browser would retry on its own only after some failures; one schedule for all.
       next.close();
       if (poller === undefined) {
-        notice.textContent = LOST_NOTICE;
+        notice.textContent = t("common.liveLost");
         poller = setInterval(() => {
           refetch();
           if (source.readyState === EventSource.CLOSED) connect();

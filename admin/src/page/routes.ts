@@ -4,11 +4,15 @@
  * comes back to the view it asked for; an account whose session holds no operations token is
  * sent from the operations views to its account view, which says what it may do here.
  */
+
+import { resolveLocale } from "@tjm/platform/locale";
 import type { Context, Hono } from "hono";
-import { homePage, type Offered } from "../pages/layout.ts";
+import { homePage, LANGUAGE_PATH, type Offered, type PageContext } from "../pages/layout.ts";
+import { pageContext, writeLanguageCookie } from "../pages/messages.ts";
 import type { AdminDeps, AdminEnv } from "../platform/context.ts";
 import { readSessionId } from "../sessions/cookie.ts";
 import { accessTokenFor, type Session } from "../sessions/sessions.ts";
+import { safeReturnTo } from "../sign-in/return-to.ts";
 import { type loadPageAssets, registerAssets } from "./assets.ts";
 import { accountView, enrollmentView, jobsView, jobView, submitView, workersView } from "./views.ts";
 
@@ -36,7 +40,12 @@ export function registerPage(
   /** A view; `needs` the part of the console it belongs to, if not every account's. */
   const view =
     (
-      render: (c: Context<AdminEnv>, offered: Offered, session: Session) => string | undefined,
+      render: (
+        c: Context<AdminEnv>,
+        context: PageContext,
+        offered: Offered,
+        session: Session,
+      ) => string | undefined,
       needs?: keyof Offered,
     ) =>
     async (c: Context<AdminEnv>) => {
@@ -48,42 +57,52 @@ export function registerPage(
       }
       const offered = offeredTo(session);
       if (needs !== undefined && !offered[needs]) return c.redirect(ACCOUNT_VIEW_PATH, 303);
-      const html = render(c, offered, session);
+      const html = render(c, pageContext(c), offered, session);
       if (html === undefined) return c.text("not found", 404);
       c.header("cache-control", "no-cache");
       return c.html(html);
     };
 
+  // The language switch: remembers the choice and goes back to the page it was on.
+  app.get(LANGUAGE_PATH, (c) => {
+    const locale = resolveLocale(c.req.query("locale") ?? "");
+    const returnTo = safeReturnTo(c.req.query("returnTo"));
+    if (locale === undefined || returnTo === undefined)
+      return c.text("locale and returnTo are required", 400);
+    writeLanguageCookie(c, locale, deps.cookie.secure);
+    return c.redirect(returnTo, 303);
+  });
+
   app.get("/", async (c) => {
     const session = await currentSession(c);
-    if (session === undefined) return c.html(homePage());
+    if (session === undefined) return c.html(homePage(pageContext(c)));
     return c.redirect(offeredTo(session).operations ? "/jobs" : ACCOUNT_VIEW_PATH, 303);
   });
   app.get(
     "/jobs",
-    view((_c, offered) => jobsView(offered), "operations"),
+    view((_c, context, offered) => jobsView(context, offered), "operations"),
   );
   app.get(
     "/jobs/:jobId",
-    view((c, offered) => {
+    view((c, context, offered) => {
       const jobId = c.req.param("jobId") as string;
-      return UUID.test(jobId) ? jobView(offered, jobId) : undefined;
+      return UUID.test(jobId) ? jobView(context, offered, jobId) : undefined;
     }, "operations"),
   );
   app.get(
     "/submit",
-    view((_c, offered) => submitView(offered), "operations"),
+    view((_c, context, offered) => submitView(context, offered), "operations"),
   );
   app.get(
     "/workers",
-    view((_c, offered) => workersView(offered), "operations"),
+    view((_c, context, offered) => workersView(context, offered), "operations"),
   );
   app.get(
     "/enrollment",
-    view((_c, offered) => enrollmentView(offered), "operations"),
+    view((_c, context, offered) => enrollmentView(context, offered), "operations"),
   );
   app.get(
     ACCOUNT_VIEW_PATH,
-    view((_c, offered, session) => accountView(offered, session.sub)),
+    view((_c, context, offered, session) => accountView(context, offered, session.sub)),
   );
 }

@@ -6,10 +6,11 @@
  */
 import { ApiError, errorMessage, getJson, postJson } from "./api.js";
 import { detailItems, el } from "./dom.js";
+import { t } from "./i18n.js";
 
 const TEMPLATES = {
   demo: {
-    label: "The demo's job: 360p H.264 + 240p VP9, 5–8 s cut out",
+    label: "submit.templateDemo",
     inputUri: "s3://media-in/demo/clip.mp4",
     manifestUri: "s3://media-out/demo/manifest.json",
     removedSegments: "5000-8000",
@@ -31,7 +32,7 @@ const TEMPLATES = {
     ],
   },
   ladder: {
-    label: "H.264 ladder: 1080p, 720p, 480p",
+    label: "submit.templateLadder",
     inputUri: "s3://media-in/source.mp4",
     manifestUri: "s3://media-out/ladder/manifest.json",
     removedSegments: "",
@@ -44,7 +45,7 @@ const TEMPLATES = {
     })),
   },
   audio: {
-    label: "Audio only: AAC 128 kb/s",
+    label: "submit.templateAudio",
     inputUri: "s3://media-in/source.mp4",
     manifestUri: "",
     removedSegments: "",
@@ -123,21 +124,21 @@ export function start(data) {
     const fieldset = el(
       "fieldset",
       { class: "output", "data-output": i },
-      el("legend", { text: `Output ${outputs.children.length + 1}` }),
+      el("legend", { text: t("submit.output", { n: outputs.children.length + 1 }) }),
       el(
         "div",
         { class: "row" },
-        field(id("id"), "Output id", input(id("id"), "id", output.id)),
+        field(id("id"), t("submit.outputId"), input(id("id"), "id", output.id)),
         field(
           id("container"),
-          "Container",
+          t("submit.container"),
           select(id("container"), "container", enums.containers, output.container),
         ),
         el(
           "div",
           { class: "field wide" },
-          el("label", { for: id("destinationUri"), text: "Destination (s3://bucket/key)" }),
-          input(id("destinationUri"), "destinationUri", output.destinationUri),
+          el("label", { for: id("destinationUri"), text: t("submit.destination") }),
+          input(id("destinationUri"), "destinationUri", output.destinationUri, { dir: "ltr" }),
           el("ul", { id: `${id("destinationUri")}-errors`, class: "field-errors" }),
         ),
       ),
@@ -146,27 +147,39 @@ export function start(data) {
         { class: "row" },
         field(
           id("video-codec"),
-          "Video codec",
-          select(id("video-codec"), "videoCodec", enums.videoCodecs, output.video?.codec ?? "", "No video"),
+          t("submit.videoCodec"),
+          select(
+            id("video-codec"),
+            "videoCodec",
+            enums.videoCodecs,
+            output.video?.codec ?? "",
+            t("submit.noVideo"),
+          ),
         ),
         field(
           id("video-height"),
-          "Height in pixels (empty: the input's)",
+          t("submit.height"),
           input(id("video-height"), "videoHeight", output.video?.height, { type: "number", min: 2, step: 2 }),
         ),
         field(
           id("video-preset"),
-          "Preset",
+          t("submit.preset"),
           select(id("video-preset"), "videoPreset", enums.videoPresets, output.video?.preset ?? "medium"),
         ),
         field(
           id("audio-codec"),
-          "Audio codec",
-          select(id("audio-codec"), "audioCodec", enums.audioCodecs, output.audio?.codec ?? "", "No audio"),
+          t("submit.audioCodec"),
+          select(
+            id("audio-codec"),
+            "audioCodec",
+            enums.audioCodecs,
+            output.audio?.codec ?? "",
+            t("submit.noAudio"),
+          ),
         ),
         field(
           id("audio-bitrateKbps"),
-          "Audio bitrate (kb/s)",
+          t("submit.audioBitrate"),
           input(id("audio-bitrateKbps"), "audioBitrate", output.audio?.bitrateKbps ?? 128, {
             type: "number",
             min: 8,
@@ -178,7 +191,7 @@ export function start(data) {
         type: "button",
         class: "secondary",
         "data-remove-output": i,
-        text: "Remove this output",
+        text: t("submit.removeOutput"),
         onclick: () => {
           fieldset.remove();
           renumber();
@@ -190,7 +203,7 @@ export function start(data) {
 
   const renumber = () => {
     [...outputs.children].forEach((fieldset, n) => {
-      fieldset.querySelector("legend").textContent = `Output ${n + 1}`;
+      fieldset.querySelector("legend").textContent = t("submit.output", { n: n + 1 });
       fieldset.querySelector("[data-remove-output]").disabled = outputs.children.length === 1;
     });
   };
@@ -208,7 +221,7 @@ export function start(data) {
 
   templates.append(
     ...Object.entries(TEMPLATES).map(([name, template]) =>
-      el("option", { value: name, text: template.label }),
+      el("option", { value: name, text: t(template.label) }),
     ),
   );
   templates.addEventListener("change", () => {
@@ -224,15 +237,18 @@ export function start(data) {
   void getJson("/api/operations/projects?limit=100").then(
     (page) => {
       projects.replaceChildren(
-        el("option", { value: "", text: page.items.length === 0 ? "No project yet" : "Choose a project…" }),
+        el("option", {
+          value: "",
+          text: page.items.length === 0 ? t("submit.noProject") : t("submit.chooseProject"),
+        }),
         ...page.items.map((project) =>
           el("option", { value: project.id, text: `${project.organizationName} / ${project.name}` }),
         ),
       );
     },
     (error) => {
-      projects.replaceChildren(el("option", { value: "", text: "The projects could not be loaded" }));
-      summary.replaceChildren(el("p", { text: `Could not load the projects: ${errorMessage(error)}` }));
+      projects.replaceChildren(el("option", { value: "", text: t("submit.projectsUnavailable") }));
+      summary.replaceChildren(el("p", { text: t("submit.projectsFailed", { error: errorMessage(error) }) }));
     },
   );
 
@@ -289,13 +305,12 @@ export function start(data) {
     const problems = [];
     const value = (id) => document.getElementById(id).value.trim();
     const projectId = value("project-id");
-    if (!projectId) problems.push({ path: "projectId", message: "choose a project" });
+    if (!projectId) problems.push({ path: "projectId", message: t("submit.needProject") });
     const inputUri = value("input-uri");
-    if (!isS3(inputUri))
-      problems.push({ path: "executionPlan.input.uri", message: "an s3://bucket/key location is required" });
+    if (!isS3(inputUri)) problems.push({ path: "executionPlan.input.uri", message: t("submit.needS3") });
     const manifestUri = value("manifest-uri");
     if (manifestUri && !isS3(manifestUri))
-      problems.push({ path: "executionPlan.manifestUri", message: "must be an s3://bucket/key location" });
+      problems.push({ path: "executionPlan.manifestUri", message: t("submit.mustBeS3") });
     const removedSegments = [];
     for (const part of value("removed-segments")
       .split(",")
@@ -306,7 +321,7 @@ export function start(data) {
       else
         problems.push({
           path: "executionPlan.transforms.removedSegments",
-          message: `"${part}" is not start-end in milliseconds`,
+          message: t("submit.badSegment", { part }),
         });
     }
     const planOutputs = [...outputs.children].map((fieldset, n) => {
@@ -319,9 +334,9 @@ export function start(data) {
         container: at("container"),
         destinationUri: at("destinationUri"),
       };
-      if (!output.id) problems.push({ path: `${path}.id`, message: "an output id is required" });
+      if (!output.id) problems.push({ path: `${path}.id`, message: t("submit.needOutputId") });
       if (!isS3(output.destinationUri))
-        problems.push({ path: `${path}.destinationUri`, message: "an s3://bucket/key location is required" });
+        problems.push({ path: `${path}.destinationUri`, message: t("submit.needS3") });
       if (at("video-codec")) {
         output.video = { codec: at("video-codec"), preset: at("video-preset") };
         if (at("video-height")) output.video.height = Number(at("video-height"));
@@ -333,12 +348,12 @@ export function start(data) {
       if (!output.video && !output.audio)
         problems.push({
           path: `${path}.video.codec`,
-          message: "choose a video codec, an audio codec, or both",
+          message: t("submit.needCodec"),
         });
       return output;
     });
     if (planOutputs.length === 0)
-      problems.push({ path: "executionPlan.outputs", message: "add at least one output" });
+      problems.push({ path: "executionPlan.outputs", message: t("submit.needOutput") });
     const executionPlan = {
       input: { uri: inputUri },
       outputs: planOutputs,
@@ -352,14 +367,14 @@ export function start(data) {
     };
   };
 
-  const describe = (count) => (count === 1 ? "1 problem" : `${count} problems`);
+  const describe = (count) => t("submit.problems", { count });
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     clear();
     const { body, problems } = read();
     if (problems.length > 0) {
-      show(`The job was not sent (${describe(problems.length)}): fill in the fields marked below.`, problems);
+      show(t("submit.notSent", { problems: describe(problems.length) }), problems);
       return;
     }
     const button = form.querySelector('button[type="submit"]');
@@ -373,8 +388,8 @@ export function start(data) {
         error instanceof ApiError && Array.isArray(error.body?.details) ? error.body.details : [];
       show(
         details.length > 0
-          ? `The Manager refused the job (${describe(details.length)}): ${errorMessage(error)}`
-          : `The job was not submitted: ${errorMessage(error)}`,
+          ? t("submit.refused", { problems: describe(details.length), error: errorMessage(error) })
+          : t("submit.notSubmitted", { error: errorMessage(error) }),
         details,
       );
     }

@@ -1,9 +1,18 @@
 /**
  * The static part of each console view, rendered by the server: headings, forms, empty tables
- * and the regions the page's script fills from `/api/operations/*` and keeps live.
+ * and the regions the page's script fills from `/api/operations/*` and keeps live, every text
+ * from the page's catalogue.
  */
 import type { components } from "@tjm/sdk";
-import { consolePage, escapeHtml, type Offered } from "../pages/layout.ts";
+import {
+  consolePage,
+  escapeHtml,
+  messageHtml,
+  type Offered,
+  type PageContext,
+  textHtml,
+} from "../pages/layout.ts";
+import type { ConsoleKey } from "../pages/messages.ts";
 
 type Schemas = components["schemas"];
 
@@ -53,6 +62,11 @@ const _everyValueListed: [
   ? true
   : never = true;
 
+/** The page's texts as HTML: `t(key, values)`. */
+function texts({ catalogue }: PageContext) {
+  return (key: ConsoleKey, values?: Record<string, string | number>) => textHtml(catalogue, key, values);
+}
+
 function options(values: readonly string[], anyLabel: string): string {
   return [
     `<option value="">${anyLabel}</option>`,
@@ -60,71 +74,79 @@ function options(values: readonly string[], anyLabel: string): string {
   ].join("");
 }
 
-function pager(label: string): string {
-  return `<nav class="pager" aria-label="${label}">
-<button type="button" data-page="previous">Previous page</button>
+function pager(context: PageContext, label: ConsoleKey): string {
+  const t = texts(context);
+  return `<nav class="pager" aria-label="${t(label)}">
+<button type="button" data-page="previous">${t("common.previousPage")}</button>
 <span data-page="position"></span>
-<button type="button" data-page="next">Next page</button>
+<button type="button" data-page="next">${t("common.nextPage")}</button>
 </nav>`;
 }
 
-export function jobsView(offered: Offered): string {
+const headers = (t: ReturnType<typeof texts>, keys: ConsoleKey[]) =>
+  `<thead><tr>${keys.map((key) => `<th scope="col">${t(key)}</th>`).join("")}</tr></thead>`;
+
+export function jobsView(context: PageContext, offered: Offered): string {
+  const t = texts(context);
   return consolePage(
+    context,
     "jobs",
-    "Jobs",
-    `<h1>Jobs</h1>
+    context.catalogue.text("jobs.title"),
+    `<h1>${t("jobs.title")}</h1>
 <form id="job-filters" class="filters">
-<div class="field"><label for="filter-state">State</label><select id="filter-state" name="state">${options(JOB_STATES, "Any state")}</select></div>
-<div class="field"><label for="filter-pool">Worker pool</label><select id="filter-pool" name="workerPool">${options(WORKER_POOLS, "Any pool")}</select></div>
-<button type="submit">Apply filters</button>
+<div class="field"><label for="filter-state">${t("jobs.state")}</label><select id="filter-state" name="state">${options(JOB_STATES, t("common.anyState"))}</select></div>
+<div class="field"><label for="filter-pool">${t("jobs.pool")}</label><select id="filter-pool" name="workerPool">${options(WORKER_POOLS, t("common.anyPool"))}</select></div>
+<button type="submit">${t("jobs.apply")}</button>
 </form>
 <p id="view-status" class="status" role="status"></p>
 <table id="jobs-table">
-<caption>Newest first</caption>
-<thead><tr><th scope="col">Job</th><th scope="col">State</th><th scope="col">Pool</th><th scope="col">Priority</th><th scope="col">Progress</th><th scope="col">Submitted</th></tr></thead>
+<caption>${t("jobs.caption")}</caption>
+${headers(t, ["jobs.colJob", "jobs.colState", "jobs.colPool", "jobs.colPriority", "jobs.colProgress", "jobs.colSubmitted"])}
 <tbody></tbody>
 </table>
-${pager("Jobs pages")}`,
+${pager(context, "jobs.pages")}`,
     offered,
   );
 }
 
-export function jobView(offered: Offered, jobId: string): string {
+export function jobView(context: PageContext, offered: Offered, jobId: string): string {
+  const t = texts(context);
   return consolePage(
+    context,
     "job",
-    "Job",
-    `<h1>Job <code>${escapeHtml(jobId)}</code></h1>
-<p><a href="/jobs">All jobs</a></p>
+    context.catalogue.text("job.title"),
+    `<h1>${messageHtml(context.catalogue, "job.heading", { job: `<code>${escapeHtml(jobId)}</code>` })}</h1>
+<p><a href="/jobs">${t("job.all")}</a></p>
 <p id="view-status" class="status" role="status"></p>
 <div id="job-sections">
-<section aria-labelledby="summary-heading"><h2 id="summary-heading">Summary</h2><dl id="job-summary" class="summary"></dl></section>
-<section aria-labelledby="progress-heading"><h2 id="progress-heading">Progress</h2><div id="job-progress"></div></section>
-<section aria-labelledby="actions-heading"><h2 id="actions-heading">Actions</h2>
+<section aria-labelledby="summary-heading"><h2 id="summary-heading">${t("job.summary")}</h2><dl id="job-summary" class="summary"></dl></section>
+<section aria-labelledby="progress-heading"><h2 id="progress-heading">${t("job.progress")}</h2><div id="job-progress"></div></section>
+<section aria-labelledby="actions-heading"><h2 id="actions-heading">${t("job.actions")}</h2>
 <ul id="job-actions" class="actions"></ul>
 <p id="action-result" class="status" role="status"></p>
 </section>
-<section aria-labelledby="outputs-heading"><h2 id="outputs-heading">Outputs</h2>
+<section aria-labelledby="outputs-heading"><h2 id="outputs-heading">${t("job.outputs")}</h2>
 <p id="outputs-status"></p>
 <table id="outputs-table" hidden>
-<thead><tr><th scope="col">Output</th><th scope="col">Location</th><th scope="col">Size</th><th scope="col">Duration</th><th scope="col">Resolution</th><th scope="col">Codecs</th></tr></thead>
+${headers(t, ["job.colOutput", "job.colLocation", "job.colSize", "job.colDuration", "job.colResolution", "job.colCodecs"])}
 <tbody></tbody>
 </table>
-<h3 id="manifest-heading">Manifest</h3>
+<h3 id="manifest-heading">${t("job.manifest")}</h3>
 <p id="manifest-status"></p>
-<pre id="job-manifest" class="plan" tabindex="0" aria-labelledby="manifest-heading" hidden></pre>
+<pre id="job-manifest" class="plan" tabindex="0" aria-labelledby="manifest-heading" dir="ltr" hidden></pre>
 </section>
-<section aria-labelledby="attempts-heading"><h2 id="attempts-heading">Attempts</h2>
+<section aria-labelledby="attempts-heading"><h2 id="attempts-heading">${t("job.attempts")}</h2>
 <table id="attempts-table">
-<thead><tr><th scope="col">Attempt</th><th scope="col">State</th><th scope="col">Worker</th><th scope="col">Progress</th><th scope="col">Failure code</th><th scope="col">Failure message</th><th scope="col">Started</th><th scope="col">Ended</th><th scope="col">Log</th></tr></thead>
+${headers(t, ["job.colAttempt", "job.colState", "job.colWorker", "job.colProgress", "job.colFailureCode", "job.colFailureMessage", "job.colStarted", "job.colEnded", "job.colLog"])}
 <tbody></tbody>
 </table>
 </section>
-<section aria-labelledby="log-heading"><h2 id="log-heading">Log</h2>
-<p id="log-status">The Worker uploads an attempt's log when the attempt ends.</p>
-<pre id="attempt-log" class="log" tabindex="0" aria-labelledby="log-heading" hidden></pre>
+<section aria-labelledby="log-heading"><h2 id="log-heading">${t("job.log")}</h2>
+<p id="log-status">${t("job.logAfterEnd")}</p>
+<pre id="attempt-log" class="log" tabindex="0" aria-labelledby="log-heading" dir="ltr" hidden></pre>
 </section>
-<section aria-labelledby="plan-heading"><h2 id="plan-heading">Execution plan</h2>
-<pre id="job-plan" class="plan" tabindex="0" aria-labelledby="plan-heading"></pre>
+<section aria-labelledby="plan-heading"><h2 id="plan-heading">${t("job.plan")}</h2>
+<pre id="job-plan" class="plan" tabindex="0" aria-labelledby="plan-heading" dir="ltr"></pre>
 </section>
 </div>`,
     offered,
@@ -132,36 +154,38 @@ export function jobView(offered: Offered, jobId: string): string {
   );
 }
 
-export function submitView(offered: Offered): string {
+export function submitView(context: PageContext, offered: Offered): string {
+  const t = texts(context);
   return consolePage(
+    context,
     "submit",
-    "Submit a job",
-    `<h1>Submit a job</h1>
+    context.catalogue.text("submit.title"),
+    `<h1>${t("submit.title")}</h1>
 <div id="submit-errors" class="errors" role="alert" tabindex="-1"></div>
 <form id="submit-form" class="stacked" novalidate>
 <div class="row">
-<div class="field"><label for="template">Start from a template</label>
-<select id="template" name="template"><option value="">Choose a template…</option></select></div>
-<div class="field wide"><label for="project-id">Project</label>
-<select id="project-id" name="projectId" required aria-describedby="project-id-errors"><option value="">Loading the projects…</option></select>
+<div class="field"><label for="template">${t("submit.template")}</label>
+<select id="template" name="template"><option value="">${t("submit.chooseTemplate")}</option></select></div>
+<div class="field wide"><label for="project-id">${t("submit.project")}</label>
+<select id="project-id" name="projectId" required aria-describedby="project-id-errors"><option value="">${t("submit.loadingProjects")}</option></select>
 <ul id="project-id-errors" class="field-errors"></ul></div>
-<div class="field"><label for="priority">Priority (−1000 to 1000, higher first)</label>
+<div class="field"><label for="priority">${t("submit.priority")}</label>
 <input id="priority" name="priority" type="number" value="0" min="-1000" max="1000" aria-describedby="priority-errors">
 <ul id="priority-errors" class="field-errors"></ul></div>
 </div>
-<div class="field"><label for="input-uri">Input (s3://bucket/key)</label>
-<input id="input-uri" name="inputUri" required autocomplete="off" spellcheck="false" aria-describedby="input-uri-errors">
+<div class="field"><label for="input-uri">${t("submit.input")}</label>
+<input id="input-uri" name="inputUri" required autocomplete="off" spellcheck="false" dir="ltr" aria-describedby="input-uri-errors">
 <ul id="input-uri-errors" class="field-errors"></ul></div>
-<div class="field"><label for="manifest-uri">Manifest (optional, s3://bucket/key)</label>
-<input id="manifest-uri" name="manifestUri" autocomplete="off" spellcheck="false" aria-describedby="manifest-uri-errors">
+<div class="field"><label for="manifest-uri">${t("submit.manifest")}</label>
+<input id="manifest-uri" name="manifestUri" autocomplete="off" spellcheck="false" dir="ltr" aria-describedby="manifest-uri-errors">
 <ul id="manifest-uri-errors" class="field-errors"></ul></div>
-<div class="field"><label for="removed-segments">Cut out (optional): start-end in milliseconds, comma-separated</label>
-<input id="removed-segments" name="removedSegments" autocomplete="off" spellcheck="false" placeholder="5000-8000" aria-describedby="removed-segments-errors">
+<div class="field"><label for="removed-segments">${t("submit.removedSegments")}</label>
+<input id="removed-segments" name="removedSegments" autocomplete="off" spellcheck="false" dir="ltr" placeholder="5000-8000" aria-describedby="removed-segments-errors">
 <ul id="removed-segments-errors" class="field-errors"></ul></div>
 <div id="outputs"></div>
 <ul id="outputs-errors" class="field-errors"></ul>
-<p><button type="button" id="add-output" class="secondary">Add an output</button></p>
-<button type="submit">Submit the job</button>
+<p><button type="button" id="add-output" class="secondary">${t("submit.addOutput")}</button></p>
+<button type="submit">${t("submit.submit")}</button>
 </form>`,
     offered,
     {
@@ -173,42 +197,46 @@ export function submitView(offered: Offered): string {
   );
 }
 
-export function workersView(offered: Offered): string {
+export function workersView(context: PageContext, offered: Offered): string {
+  const t = texts(context);
   return consolePage(
+    context,
     "workers",
-    "Workers",
-    `<h1>Workers</h1>
+    context.catalogue.text("workers.title"),
+    `<h1>${t("workers.title")}</h1>
 <p id="view-status" class="status" role="status"></p>
 <p id="action-result" class="status" role="status"></p>
 <table id="workers-table">
-<thead><tr><th scope="col">Worker</th><th scope="col">Pool</th><th scope="col">Connectivity</th><th scope="col">Certification</th><th scope="col">Capacity</th><th scope="col">Encoders</th><th scope="col">Current jobs</th><th scope="col">Actions</th></tr></thead>
+${headers(t, ["workers.colWorker", "workers.colPool", "workers.colConnectivity", "workers.colCertification", "workers.colCapacity", "workers.colEncoders", "workers.colJobs", "workers.colActions"])}
 <tbody></tbody>
 </table>
-${pager("Workers pages")}`,
+${pager(context, "workers.pages")}`,
     offered,
   );
 }
 
-export function enrollmentView(offered: Offered): string {
+export function enrollmentView(context: PageContext, offered: Offered): string {
+  const t = texts(context);
   return consolePage(
+    context,
     "enrollment",
-    "Enrollment tokens",
-    `<h1>Enrollment tokens</h1>
-<p>A new Worker host spends one token at its first start. The token is shown once, here, right after it is issued.</p>
+    context.catalogue.text("enrollment.title"),
+    `<h1>${t("enrollment.title")}</h1>
+<p>${t("enrollment.intro")}</p>
 <form id="enrollment-form" class="stacked">
-<div class="field"><label for="token-label">Label (optional, e.g. the host it is for)</label>
+<div class="field"><label for="token-label">${t("enrollment.label")}</label>
 <input id="token-label" name="label" maxlength="128" autocomplete="off" aria-describedby="token-label-errors">
 <ul id="token-label-errors" class="field-errors"></ul></div>
-<div class="field"><label for="token-pool">Pool the Worker must declare</label>
-<select id="token-pool" name="pool">${options(WORKER_POOLS, "Any pool")}</select></div>
-<button type="submit">Issue a token</button>
+<div class="field"><label for="token-pool">${t("enrollment.pool")}</label>
+<select id="token-pool" name="pool">${options(WORKER_POOLS, t("common.anyPool"))}</select></div>
+<button type="submit">${t("enrollment.issue")}</button>
 </form>
 <p id="view-status" class="status" role="status"></p>
 <section id="issued-token" aria-labelledby="issued-heading" hidden>
-<h2 id="issued-heading">New token</h2>
-<p class="warning">Copy it now: it is not shown again.</p>
-<label for="token-value">Enrollment token</label>
-<div class="copy-row"><input id="token-value" readonly spellcheck="false"><button type="button" id="copy-token">Copy</button></div>
+<h2 id="issued-heading">${t("enrollment.newToken")}</h2>
+<p class="warning">${t("enrollment.copyNow")}</p>
+<label for="token-value">${t("enrollment.token")}</label>
+<div class="copy-row"><input id="token-value" readonly spellcheck="false" dir="ltr"><button type="button" id="copy-token">${t("enrollment.copy")}</button></div>
 <p id="token-details"></p>
 <p id="copy-result" class="status" role="status"></p>
 </section>`,
@@ -220,21 +248,33 @@ export function enrollmentView(offered: Offered): string {
  * What every signed-in account sees: who it is and what this console offers it. An account
  * without the operator role lands here instead of pages whose every request would be refused.
  */
-export function accountView(offered: Offered, accountId: string): string {
+export function accountView(context: PageContext, offered: Offered, accountId: string): string {
+  const t = texts(context);
+  const { catalogue } = context;
   const operations = offered.operations
-    ? `<li><strong>Operations</strong>: <a href="/jobs">jobs</a>, <a href="/workers">workers</a> and <a href="/enrollment">enrollment tokens</a>.</li>`
-    : `<li><strong>Operations</strong> (jobs, workers, enrollment tokens) are not offered: your account does not hold the operator role.</li>`;
-  const clients = offered.clientAdministration
-    ? `<li><strong>Client administration</strong>: your account holds the client-admin role.</li>`
-    : `<li><strong>Client administration</strong> is not offered: your account does not hold the client-admin role.</li>`;
+    ? messageHtml(catalogue, "account.operationsOffered", {
+        operations: `<strong>${t("account.operations")}</strong>`,
+        jobs: `<a href="/jobs">${t("account.jobs")}</a>`,
+        workers: `<a href="/workers">${t("account.workers")}</a>`,
+        enrollment: `<a href="/enrollment">${t("account.enrollment")}</a>`,
+      })
+    : messageHtml(catalogue, "account.operationsNotOffered", {
+        operations: `<strong>${t("account.operations")}</strong>`,
+      });
+  const clients = messageHtml(
+    catalogue,
+    offered.clientAdministration ? "account.clientsOffered" : "account.clientsNotOffered",
+    { clients: `<strong>${t("account.clients")}</strong>` },
+  );
   return consolePage(
+    context,
     "account",
-    "Your account",
-    `<h1>Your account</h1>
-<p>You are signed in as account <code>${escapeHtml(accountId)}</code>.</p>
-<h2>What this console offers you</h2>
-<ul id="offered">${operations}${clients}</ul>
-<p>An administrator grants roles; sign in again after a role is added.</p>`,
+    catalogue.text("account.title"),
+    `<h1>${t("account.title")}</h1>
+<p>${messageHtml(catalogue, "account.signedInAs", { account: `<code>${escapeHtml(accountId)}</code>` })}</p>
+<h2>${t("account.offersHeading")}</h2>
+<ul id="offered"><li>${operations}</li><li>${clients}</li></ul>
+<p>${t("account.rolesNote")}</p>`,
     offered,
   );
 }

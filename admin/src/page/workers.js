@@ -4,7 +4,8 @@
  * drain / undrain / disable (each confirmed first), live from worker and job events.
  */
 import { errorMessage, getJson, postJson } from "./api.js";
-import { debounce, el, formatTime, setStatus } from "./dom.js";
+import { debounce, el, formatPercent, formatTime, setStatus } from "./dom.js";
+import { t } from "./i18n.js";
 import { followEvents } from "./live.js";
 
 const PAGE_SIZE = 25;
@@ -12,35 +13,34 @@ const PAGE_SIZE = 25;
 const ACTIONS = [
   {
     name: "drain",
-    label: "Drain",
-    question: (worker) => `Drain ${worker.name}? It takes no new jobs and finishes the ones it holds.`,
-    done: (worker) => `${worker.name} is draining.`,
+    label: "workers.drain",
+    question: "workers.drainQuestion",
+    done: "workers.drainDone",
     refusal: (conditions) =>
       conditions.has("DISABLED")
-        ? "Drain: the Worker is disabled"
+        ? t("workers.drainDisabled")
         : conditions.has("DRAINING")
-          ? "Drain: already draining"
+          ? t("workers.drainDraining")
           : undefined,
   },
   {
     name: "undrain",
-    label: "Undrain",
-    question: (worker) => `Undrain ${worker.name}? It takes new jobs again.`,
-    done: (worker) => `${worker.name} takes new jobs again.`,
+    label: "workers.undrain",
+    question: "workers.undrainQuestion",
+    done: "workers.undrainDone",
     refusal: (conditions) =>
       conditions.has("DISABLED")
-        ? "Undrain: the Worker is disabled"
+        ? t("workers.undrainDisabled")
         : conditions.has("DRAINING")
           ? undefined
-          : "Undrain: the Worker is not draining",
+          : t("workers.undrainNotDraining"),
   },
   {
     name: "disable",
-    label: "Disable",
-    question: (worker) =>
-      `Disable ${worker.name}? Its jobs move to another attempt and the host must enroll again to come back.`,
-    done: (worker) => `${worker.name} is disabled.`,
-    refusal: (conditions) => (conditions.has("DISABLED") ? "Disable: already disabled" : undefined),
+    label: "workers.disable",
+    question: "workers.disableQuestion",
+    done: "workers.disableDone",
+    refusal: (conditions) => (conditions.has("DISABLED") ? t("workers.disableDisabled") : undefined),
   },
 ];
 
@@ -49,8 +49,11 @@ function capacityText(worker) {
     worker.freeCapacity !== null
       ? worker.capacity - worker.freeCapacity
       : (worker.activeAttempts?.length ?? 0);
-  const cap = worker.profile.capacityCap === null ? "no cap" : `cap ${worker.profile.capacityCap}`;
-  return `${inUse} of ${worker.capacity} in use (host ${worker.profile.hostCapacity}, ${cap})`;
+  const cap =
+    worker.profile.capacityCap === null
+      ? t("workers.noCap")
+      : t("workers.cap", { cap: worker.profile.capacityCap });
+  return t("workers.capacity", { inUse, capacity: worker.capacity, host: worker.profile.hostCapacity, cap });
 }
 
 /**
@@ -78,16 +81,21 @@ function encoders(worker) {
   const planned = software.filter((name) => PLAN_SOFTWARE_ENCODERS.has(name));
   const passed = worker.hardwareEncoders.filter((encoder) => encoder.status === "PASSED");
   const failed = worker.hardwareEncoders.filter((encoder) => encoder.status === "FAILED");
-  const working = [...passed.map((encoder) => `${encoder.name} (hardware)`), ...planned];
+  const working = [...passed.map((encoder) => t("workers.hardware", { encoder: encoder.name })), ...planned];
   return el(
     "td",
     {},
-    el("p", { class: "encoders-working" }, el("strong", { text: "Working: " }), working.join(", ") || "none"),
+    el(
+      "p",
+      { class: "encoders-working" },
+      el("strong", { text: t("workers.working") }),
+      working.join(", ") || t("workers.noEncoders"),
+    ),
     software.length > planned.length
       ? el(
           "details",
           {},
-          el("summary", { text: `All ${software.length} software encoders` }),
+          el("summary", { text: t("workers.allSoftware", { count: software.length }) }),
           el("p", { text: software.join(", ") }),
         )
       : null,
@@ -96,7 +104,7 @@ function encoders(worker) {
       : el(
           "div",
           { class: "encoders-failed" },
-          el("strong", { text: "Failed their self-test:" }),
+          el("strong", { text: t("workers.failedSelfTest") }),
           el(
             "ul",
             { class: "plain" },
@@ -105,7 +113,7 @@ function encoders(worker) {
                 "li",
                 { class: "encoder-failed", "data-encoder": encoder.name },
                 el("code", { text: encoder.name }),
-                `: ${encoder.reason ?? "no reason given"}`,
+                `: ${encoder.reason ?? t("workers.noReason")}`,
               ),
             ),
           ),
@@ -120,13 +128,22 @@ function conditionBadges(worker) {
   if (since.has("DRAINED")) {
     badges.push({
       type: "DRAINED",
-      text: `DRAINED since ${formatTime(since.get("DRAINED"))} (drain asked ${formatTime(since.get("DRAINING"))})`,
+      text: t("workers.drained", {
+        since: formatTime(since.get("DRAINED")),
+        asked: formatTime(since.get("DRAINING")),
+      }),
     });
   } else if (since.has("DRAINING")) {
-    badges.push({ type: "DRAINING", text: `DRAINING since ${formatTime(since.get("DRAINING"))}` });
+    badges.push({
+      type: "DRAINING",
+      text: t("workers.draining", { since: formatTime(since.get("DRAINING")) }),
+    });
   }
   if (since.has("DISABLED"))
-    badges.push({ type: "DISABLED", text: `DISABLED since ${formatTime(since.get("DISABLED"))}` });
+    badges.push({
+      type: "DISABLED",
+      text: t("workers.disabled", { since: formatTime(since.get("DISABLED")) }),
+    });
   return badges.map((badge) =>
     el("span", { class: "condition", "data-condition": badge.type, text: badge.text }),
   );
@@ -147,16 +164,16 @@ function currentJobs(worker) {
             el("a", {
               href: `/jobs/${stat.jobId}`,
               text: stat.jobId.slice(0, 8),
-              "aria-label": `Job ${stat.jobId}`,
+              "aria-label": t("workers.jobLink", { job: stat.jobId }),
             }),
-            ` ${Math.floor(stat.percent)} %`,
+            ` ${formatPercent(stat.percent)}`,
           ),
         ),
       ),
     );
   }
   const held = worker.activeAttempts?.length ?? 0;
-  return el("td", { text: held === 0 ? "None" : `${held} attempt${held === 1 ? "" : "s"}` });
+  return el("td", { text: held === 0 ? t("workers.noJobs") : t("workers.attempts", { count: held }) });
 }
 
 export function start() {
@@ -167,13 +184,16 @@ export function start() {
   let offset = 0;
 
   const act = async (action, worker, button) => {
-    if (!window.confirm(action.question(worker))) return;
+    if (!window.confirm(t(action.question, { worker: worker.name }))) return;
     button.disabled = true;
     try {
       await postJson(`/api/operations/workers/${worker.workerId}/${action.name}`);
-      setStatus("action-result", action.done(worker));
+      setStatus("action-result", t(action.done, { worker: worker.name }));
     } catch (error) {
-      setStatus("action-result", `${action.label} refused: ${errorMessage(error)}`);
+      setStatus(
+        "action-result",
+        t("workers.actionRefused", { action: t(action.label), error: errorMessage(error) }),
+      );
     }
     await load();
   };
@@ -192,11 +212,16 @@ export function start() {
         ...conditionBadges(worker),
       ),
       el("td", { text: worker.pool }),
-      el("td", { text: `${worker.connectivity} since ${formatTime(worker.connectivityChangedAt)}` }),
+      el("td", {
+        text: t("workers.connectivity", {
+          connectivity: worker.connectivity,
+          since: formatTime(worker.connectivityChangedAt),
+        }),
+      }),
       el(
         "td",
         {},
-        worker.certification.status,
+        t("workers.certification", { status: worker.certification.status }),
         worker.certification.reasons.length > 0 ? `: ${worker.certification.reasons.join("; ")}` : "",
       ),
       el("td", { text: capacityText(worker) }),
@@ -216,10 +241,10 @@ export function start() {
               class:
                 action.name === "disable" ? "danger" : action.name === "undrain" ? "secondary" : undefined,
               "data-action": action.name,
-              "aria-label": `${action.label} ${worker.name}`,
+              "aria-label": t("workers.actionOn", { action: t(action.label), worker: worker.name }),
               "aria-describedby": refusal === undefined ? undefined : reasonId,
               disabled: refusal !== undefined,
-              text: action.label,
+              text: t(action.label),
             });
             button.addEventListener("click", () => act(action, worker, button));
             return el(
@@ -239,14 +264,18 @@ export function start() {
       const list = await getJson(`/api/operations/workers?limit=${PAGE_SIZE}&offset=${offset}`);
       body.replaceChildren(...list.items.map(row));
       if (list.items.length === 0)
-        body.append(el("tr", {}, el("td", { colspan: 8, text: "No Worker yet." })));
+        body.append(el("tr", {}, el("td", { colspan: 8, text: t("workers.empty") })));
       const first = list.items.length === 0 ? 0 : offset + 1;
-      position.textContent = `Workers ${first}–${offset + list.items.length} of ${list.total}`;
+      position.textContent = t("workers.position", {
+        first,
+        last: offset + list.items.length,
+        total: list.total,
+      });
       previous.disabled = offset === 0;
       next.disabled = offset + PAGE_SIZE >= list.total;
       setStatus("view-status", "");
     } catch (error) {
-      setStatus("view-status", `Could not load the Workers: ${errorMessage(error)}`);
+      setStatus("view-status", t("workers.loadFailed", { error: errorMessage(error) }));
     }
   };
   const reload = debounce(load, 500);

@@ -6,6 +6,7 @@
  */
 import type { Hono } from "hono";
 import { noAccessPage, providerUnavailablePage, signedOutPage, signInFailedPage } from "../pages/layout.ts";
+import { pageContext } from "../pages/messages.ts";
 import type { AdminDeps, AdminEnv } from "../platform/context.ts";
 import { clearSessionId, readSessionId, writeSessionId } from "../sessions/cookie.ts";
 import { idHash } from "../sessions/store.ts";
@@ -31,7 +32,7 @@ export function registerSignIn(app: Hono<AdminEnv>, deps: AdminDeps) {
       request = await relyingParty.authorizationRequest(redirectUri);
     } catch (err) {
       logger.error("sign-in unavailable: the OpenID provider did not answer", { err });
-      return c.html(providerUnavailablePage(), 503, { "retry-after": "30" });
+      return c.html(providerUnavailablePage(pageContext(c)), 503, { "retry-after": "30" });
     }
     const id = await sessions.startSignIn({
       state: request.state,
@@ -51,9 +52,9 @@ export function registerSignIn(app: Hono<AdminEnv>, deps: AdminDeps) {
     clearSessionId(c, cookie);
     const error = c.req.query("error");
     if (error === "access_denied") {
-      return c.html(noAccessPage(c.req.query("error_description")), 403);
+      return c.html(noAccessPage(pageContext(c), c.req.query("error_description")), 403);
     }
-    if (pending === undefined || error !== undefined) return c.html(signInFailedPage(), 400);
+    if (pending === undefined || error !== undefined) return c.html(signInFailedPage(pageContext(c)), 400);
     // The URL as the provider sent the browser to it, whatever host header a proxy forwards.
     const callbackUrl = new URL(`${CALLBACK_PATH}${new URL(c.req.url).search}`, publicOrigin);
     try {
@@ -64,7 +65,7 @@ export function registerSignIn(app: Hono<AdminEnv>, deps: AdminDeps) {
       return c.redirect(pending.returnTo, 303);
     } catch (failure) {
       logger.warn("console sign-in failed", { error: String(failure) });
-      return c.html(signInFailedPage(), 400);
+      return c.html(signInFailedPage(pageContext(c)), 400);
     }
   });
 
@@ -78,5 +79,5 @@ export function registerSignIn(app: Hono<AdminEnv>, deps: AdminDeps) {
     return c.json({ logoutUrl: logoutUrl.toString() });
   });
 
-  app.get(SIGNED_OUT_PATH, (c) => c.html(signedOutPage()));
+  app.get(SIGNED_OUT_PATH, (c) => c.html(signedOutPage(pageContext(c))));
 }
