@@ -4,7 +4,8 @@
  * job through the form, watch its progress bar move and the job complete, cancel another, drain
  * a Worker, issue an enrollment token (shown once), lose the Manager and see the polling notice
  * then the recovery, sign out and see `/api/events` answer 401; an account without a role lands
- * on its account view. axe-core checks every view.
+ * on its account view; the language switch turns the console to Pashto, right to left. axe-core
+ * checks every view.
  *
  * The Worker is protocol-level (tests/harness/protocol-worker.ts): it takes the lease, reports
  * progress on core NATS as the agent does, and completes with real objects in s3rver, so the
@@ -313,6 +314,44 @@ describe("an operator's session in the console", () => {
     await expect.poll(() => page.locator(`tr[data-job-id="${submittedMeanwhile}"]`).count()).toBe(1);
     await screenshot("11-live-updates-back");
   }, 30_000);
+
+  it("switches to Pashto: right to left, its texts from the server and the script, Latin digits", async () => {
+    await page.getByRole("navigation", { name: "Language" }).getByRole("link", { name: "پښتو" }).click();
+    await page.waitForURL(`${admin.baseUrl}/jobs`);
+    expect(await page.locator("html").getAttribute("lang")).toBe("ps");
+    expect(await page.locator("html").getAttribute("dir")).toBe("rtl");
+    expect(await page.evaluate(() => getComputedStyle(document.body).direction)).toBe("rtl");
+    expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("دندې");
+    // Mirrored: the brand starts the header on the right, the sign-out button is on its left.
+    const brand = await page.locator(".brand").boundingBox();
+    const signOut = await page.getByRole("button", { name: "وتل" }).boundingBox();
+    expect(brand && signOut && brand.x > signOut.x).toBe(true);
+    // The script's texts: the pager's position and the states, in Pashto with Latin digits.
+    await expect
+      .poll(() => page.locator('[data-page="position"]').textContent())
+      .toMatch(/^دندې 1–3 له 3 څخه$/);
+    const states = await page.locator("#jobs-table tbody .state").allTextContents();
+    expect(states).toContain("لغوه شوې");
+    const submitted = await page.locator("#jobs-table tbody tr td:nth-child(6)").first().textContent();
+    // Chromium has no Pashto dates of its own: the catalogue's month names, Gregorian, Latin digits.
+    expect(submitted).toMatch(/^\d{1,2} \p{Script=Arabic}+ \d{4}، \d{2}:\d{2}:\d{2} \(.+\)$/u);
+    expect(await page.locator("body").innerText()).not.toMatch(/[\u06f0-\u06f9\u0660-\u0669]/);
+    await screenshot("11b-jobs-in-pashto-rtl");
+    await expectAccessible("the jobs list in Pashto");
+
+    await page.locator("#jobs-table tbody a").first().click();
+    await page.waitForURL(/\/jobs\/[0-9a-f-]{36}$/);
+    await expect.poll(() => page.locator("#job-summary dt").first().textContent()).toBe("حالت");
+    expect(await stateShown()).not.toMatch(/[A-Z]/);
+    await screenshot("11c-job-in-pashto-rtl");
+    await expectAccessible("a job in Pashto");
+
+    await page.getByRole("navigation", { name: "ژبه" }).getByRole("link", { name: "English" }).click();
+    await page.waitForURL(/\/jobs\/[0-9a-f-]{36}$/);
+    expect(await page.locator("html").getAttribute("dir")).toBe("ltr");
+    await page.goto(`${admin.baseUrl}/jobs`);
+    expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Jobs");
+  });
 
   it("signs out, and the old session's /api/events answers 401", async () => {
     const cookie = (await page.context().cookies(admin.baseUrl)).find((c) => c.name === admin.cookieName);

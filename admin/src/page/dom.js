@@ -2,7 +2,7 @@
  * DOM helpers of the console's views: elements built from data (never from HTML strings), and
  * the figures every view shows, in the page's language (i18n.js).
  */
-import { formattingLocale, t } from "./i18n.js";
+import { formattingLocale, locale, t } from "./i18n.js";
 
 /**
  * An element with attributes and children: `text` sets its text, `on<event>` adds a listener,
@@ -26,14 +26,40 @@ export function setStatus(id, text) {
   if (region) region.textContent = text;
 }
 
+/** Whether the browser's Intl has the page's language (Chromium's has no Pashto, for one). */
+const DATES_IN_BROWSER = Intl.DateTimeFormat.supportedLocalesOf([locale]).length > 0;
+
+/** A date's figures in the Gregorian calendar with Latin digits, in the browser's time zone. */
+const DATE_FIGURES = new Intl.DateTimeFormat("en-u-ca-gregory-nu-latn", {
+  year: "numeric",
+  month: "numeric",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  hourCycle: "h23",
+  timeZoneName: "short",
+});
+
 /**
- * A time with its date and its time zone ("27 Nov 2026, 10:04:05 UTC"); "—" for none. In the
- * page's language, Gregorian with Latin digits; the browser's own time zone.
+ * A time with its date and its time zone ("Nov 27, 2026, 10:04:05 AM UTC"); "—" for none. In
+ * the page's language, Gregorian with Latin digits, the browser's own time zone. A browser
+ * without the language's data would write English: the catalogue's month names then.
  */
 export function formatTime(iso) {
-  return iso
-    ? new Date(iso).toLocaleString(formattingLocale, { dateStyle: "medium", timeStyle: "long" })
-    : t("common.none");
+  if (!iso) return t("common.none");
+  const date = new Date(iso);
+  if (DATES_IN_BROWSER) {
+    return date.toLocaleString(formattingLocale, { dateStyle: "medium", timeStyle: "long" });
+  }
+  const figures = Object.fromEntries(DATE_FIGURES.formatToParts(date).map((part) => [part.type, part.value]));
+  return t("common.dateTime", {
+    year: figures.year,
+    month: `m${figures.month}`,
+    day: figures.day,
+    time: `${figures.hour}:${figures.minute}:${figures.second}`,
+    zone: figures.timeZoneName,
+  });
 }
 
 /** The one progress figure of every view: whole percent, rounded down. */
