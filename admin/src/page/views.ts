@@ -10,7 +10,7 @@ import {
   messageHtml,
   type Offered,
   type PageContext,
-  textHtml,
+  pageTexts,
 } from "../pages/layout.ts";
 import type { ConsoleKey } from "../pages/messages.ts";
 
@@ -62,11 +62,6 @@ const _everyValueListed: [
   ? true
   : never = true;
 
-/** The page's texts as HTML: `t(key, values)`. */
-function texts({ catalogue }: PageContext) {
-  return (key: ConsoleKey, values?: Record<string, string | number>) => textHtml(catalogue, key, values);
-}
-
 function options(values: readonly string[], anyLabel: string): string {
   return [
     `<option value="">${anyLabel}</option>`,
@@ -75,7 +70,7 @@ function options(values: readonly string[], anyLabel: string): string {
 }
 
 function pager(context: PageContext, label: ConsoleKey): string {
-  const t = texts(context);
+  const t = pageTexts(context);
   return `<nav class="pager" aria-label="${t(label)}">
 <button type="button" data-page="previous">${t("common.previousPage")}</button>
 <span data-page="position"></span>
@@ -83,11 +78,11 @@ function pager(context: PageContext, label: ConsoleKey): string {
 </nav>`;
 }
 
-const headers = (t: ReturnType<typeof texts>, keys: ConsoleKey[]) =>
+const headers = (t: ReturnType<typeof pageTexts>, keys: ConsoleKey[]) =>
   `<thead><tr>${keys.map((key) => `<th scope="col">${t(key)}</th>`).join("")}</tr></thead>`;
 
 export function jobsView(context: PageContext, offered: Offered): string {
-  const t = texts(context);
+  const t = pageTexts(context);
   return consolePage(
     context,
     "jobs",
@@ -110,7 +105,7 @@ ${pager(context, "jobs.pages")}`,
 }
 
 export function jobView(context: PageContext, offered: Offered, jobId: string): string {
-  const t = texts(context);
+  const t = pageTexts(context);
   return consolePage(
     context,
     "job",
@@ -155,7 +150,7 @@ ${headers(t, ["job.colAttempt", "job.colState", "job.colWorker", "job.colProgres
 }
 
 export function submitView(context: PageContext, offered: Offered): string {
-  const t = texts(context);
+  const t = pageTexts(context);
   return consolePage(
     context,
     "submit",
@@ -198,7 +193,7 @@ export function submitView(context: PageContext, offered: Offered): string {
 }
 
 export function workersView(context: PageContext, offered: Offered): string {
-  const t = texts(context);
+  const t = pageTexts(context);
   return consolePage(
     context,
     "workers",
@@ -216,7 +211,7 @@ ${pager(context, "workers.pages")}`,
 }
 
 export function enrollmentView(context: PageContext, offered: Offered): string {
-  const t = texts(context);
+  const t = pageTexts(context);
   return consolePage(
     context,
     "enrollment",
@@ -249,7 +244,7 @@ export function enrollmentView(context: PageContext, offered: Offered): string {
  * without the operator role lands here instead of pages whose every request would be refused.
  */
 export function accountView(context: PageContext, offered: Offered, accountId: string): string {
-  const t = texts(context);
+  const t = pageTexts(context);
   const { catalogue } = context;
   const operations = offered.operations
     ? messageHtml(catalogue, "account.operationsOffered", {

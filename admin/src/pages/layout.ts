@@ -38,6 +38,11 @@ export function textHtml(
   return escapeHtml(catalogue.text(key, values));
 }
 
+/** A view's texts as HTML: `const t = pageTexts(context); t("jobs.title")`. */
+export function pageTexts({ catalogue }: PageContext) {
+  return (key: ConsoleKey, values?: Record<string, string | number>) => textHtml(catalogue, key, values);
+}
+
 function head(catalogue: ConsoleCatalogue, title: string, script: boolean): string {
   return `<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${textHtml(catalogue, "layout.title", { title })}</title>

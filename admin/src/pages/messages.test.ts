@@ -150,4 +150,10 @@ describe("the page's locale", () => {
     );
     expect(await localeOf({ "accept-language": "de" })).toBe("en");
   });
+
+  it("returns the switch to the page's path and query, but not to a sign-in step's", async () => {
+    const pathOf = new Hono().get("*", (c) => c.text(pageContext(c).path));
+    expect(await (await pathOf.request("/jobs?state=FAILED")).text()).toBe("/jobs?state=FAILED");
+    expect(await (await pathOf.request("/auth/callback?code=c&state=s")).text()).toBe("/auth/callback");
+  });
 });

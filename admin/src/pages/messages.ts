@@ -40,11 +40,16 @@ export interface PageContext {
   path: string;
 }
 
-/** The request's page context: the switch's cookie, then Accept-Language, then English. */
+/**
+ * The request's page context: the switch's cookie, then Accept-Language, then English. The
+ * switch returns to the page's path with its query, but not to a sign-in step's: the callback's
+ * code and state are spent, and links need not repeat them.
+ */
 export function pageContext(c: Context): PageContext {
   const locale = pageLocale(getCookie(c, LANGUAGE_COOKIE), c.req.header("accept-language"));
   const url = new URL(c.req.url);
-  return { catalogue: consoleCatalogue(locale), path: `${url.pathname}${url.search}` };
+  const query = url.pathname.startsWith("/auth/") ? "" : url.search;
+  return { catalogue: consoleCatalogue(locale), path: `${url.pathname}${query}` };
 }
 
 export function writeLanguageCookie(c: Context, locale: Locale, secure: boolean): void {
