@@ -113,7 +113,7 @@ function jsonBlock(value: unknown): string {
  * A view of the signed-in console: `body` (already escaped) is its static part, which the
  * script fills; `data` becomes `data-*` attributes of <body> the script reads (e.g. the job id).
  * The navigation names only the views `offered` allows. The script gets the messages of the
- * view's section (`<view>.…` keys, and `job` also `jobs.…`) and the common ones.
+ * view's section (`<view>.…` keys) and the common ones (`common.…`).
  */
 export function consolePage(
   context: PageContext,
