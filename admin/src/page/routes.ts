@@ -7,7 +7,7 @@
 
 import { resolveLocale } from "@tjm/platform/locale";
 import type { Context, Hono } from "hono";
-import { homePage, LANGUAGE_PATH, type Offered, type PageContext } from "../pages/layout.ts";
+import { homePage, LANGUAGE_PATH, notFoundPage, type Offered, type PageContext } from "../pages/layout.ts";
 import { pageContext, writeLanguageCookie } from "../pages/messages.ts";
 import type { AdminDeps, AdminEnv } from "../platform/context.ts";
 import { readSessionId } from "../sessions/cookie.ts";
@@ -57,8 +57,9 @@ export function registerPage(
       }
       const offered = offeredTo(session);
       if (needs !== undefined && !offered[needs]) return c.redirect(ACCOUNT_VIEW_PATH, 303);
-      const html = render(c, pageContext(c), offered, session);
-      if (html === undefined) return c.text("not found", 404);
+      const context = pageContext(c);
+      const html = render(c, context, offered, session);
+      if (html === undefined) return c.html(notFoundPage(context), 404);
       c.header("cache-control", "no-cache");
       return c.html(html);
     };

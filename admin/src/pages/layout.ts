@@ -208,3 +208,13 @@ export function providerUnavailablePage(context: PageContext): string {
 <p>${textHtml(catalogue, "signIn.unavailable")}</p>`,
   );
 }
+
+/** A console address that names nothing (a job id that is not one): said in the page's language. */
+export function notFoundPage(context: PageContext): string {
+  const { catalogue } = context;
+  return page(
+    context,
+    "home.notFoundTitle",
+    `<h1>${textHtml(catalogue, "home.notFoundTitle")}</h1><p>${textHtml(catalogue, "home.notFound")}</p><p><a href="/">${textHtml(catalogue, "home.start")}</a></p>`,
+  );
+}

@@ -4,7 +4,7 @@ import { LOCALES } from "@tjm/platform/locale";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { accountView, enrollmentView, jobsView, jobView, submitView, workersView } from "../page/views.ts";
-import { homePage, noAccessPage, type Offered } from "./layout.ts";
+import { homePage, noAccessPage, notFoundPage, type Offered } from "./layout.ts";
 import { CONSOLE_MESSAGE_FILES, consoleCatalogue, LANGUAGE_COOKIE, pageContext } from "./messages.ts";
 
 const english = CONSOLE_MESSAGE_FILES.en;
@@ -129,6 +129,12 @@ describe("the console's pages in each locale", () => {
     expect(html).toContain("&lt;/script&gt;&lt;b&gt;");
     const jobs = jobsView({ catalogue: consoleCatalogue("fa"), path: "/" }, offered);
     expect(jobs.match(/<\/script>/g)?.length).toBe(2);
+  });
+
+  it.each(LOCALES)("%s says a console address names nothing in its own words", (locale) => {
+    const html = notFoundPage({ catalogue: consoleCatalogue(locale), path: "/jobs/x" });
+    expect(html).toContain(`<h1>${consoleCatalogue(locale).text("home.notFoundTitle")}</h1>`);
+    expect(html).toContain(`<html lang="${locale}" dir="${locale === "en" ? "ltr" : "rtl"}">`);
   });
 
   it("renders the pages before sign-in in the chosen language", () => {
