@@ -26,7 +26,11 @@ export function messageHtml(
   const text = escapeHtml(
     catalogue.text(key, Object.fromEntries(Object.keys(html).map((name, i) => [name, marks[i] as string]))),
   );
-  return Object.values(html).reduce((result, value, i) => result.replace(marks[i] as string, value), text);
+  // A function, not a string, as the replacement: `$&` or `$'` in the HTML stays as it is.
+  return Object.values(html).reduce(
+    (result, value, i) => result.replace(marks[i] as string, () => value),
+    text,
+  );
 }
 
 /** A catalogue text, escaped for HTML. */

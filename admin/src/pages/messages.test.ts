@@ -94,7 +94,7 @@ describe("the console's pages in each locale", () => {
       submit: submitView(context, offered),
       workers: workersView(context, offered),
       enrollment: enrollmentView(context, offered),
-      account: accountView(context, offered, "account-<1>"),
+      account: accountView(context, offered, "account-<1>$&"),
     };
     for (const [view, html] of Object.entries(views)) {
       expect(html).toContain(`<html lang="${locale}" dir="${direction}">`);
@@ -109,7 +109,7 @@ describe("the console's pages in each locale", () => {
       expect([...sections].sort()).toEqual(["common", view].sort());
       expect(sent.messages["common.liveLost"]).toBe(CONSOLE_MESSAGE_FILES[locale]["common.liveLost"]);
     }
-    expect(views.account).toContain("<code>account-&lt;1&gt;</code>");
+    expect(views.account).toContain("<code>account-&lt;1&gt;$&amp;</code>");
     if (locale !== "en") {
       // No English text between tags: headings, labels, buttons and table headers are translated.
       for (const english of [
