@@ -1,7 +1,6 @@
 /** The snapshot of the account (GET /me) and the profile change (PATCH /me/profile). */
 import { z } from "@hono/zod-openapi";
-import type { Profile } from "../identity/accounts/index.ts";
-import { GENDERS, PROFILE_LOCALE_TAGS } from "../identity/accounts/index.ts";
+import { GENDERS, PROFILE_LOCALE_TAGS, type Profile } from "../identity/accounts/index.ts";
 import { LOCALES } from "../identity/delivery/locale.ts";
 
 export const ACCOUNT_ID_EXAMPLE = "0b6b1e58-3f5f-4a8e-9c1d-2f8c7a9e4b10";
