@@ -394,6 +394,18 @@ describe("avatar upload", () => {
     expect((await json(await call(tokenB, "GET", "/me"))).name).not.toBe("Kept out");
   });
 
+  it("lets one of two concurrent claims of an upload through", async () => {
+    const png = await sharp({ create: { width: 32, height: 32, channels: 3, background: "#00aa00" } })
+      .png()
+      .toBuffer();
+    const upload = await uploadUrl(tokenB, "image/png", png.byteLength);
+    expect((await put(upload, png)).status).toBe(200);
+    const claims = await Promise.all(
+      [0, 1].map(() => call(tokenB, "PATCH", "/me/profile", { avatarUploadId: upload.avatarUploadId })),
+    );
+    expect(claims.map((claim) => claim.status).sort()).toEqual([200, 400]);
+  });
+
   it("keeps an upload claimable when nothing was uploaded yet", async () => {
     const upload = await uploadUrl(tokenB, "image/png", 10);
     const early = await call(tokenB, "PATCH", "/me/profile", { avatarUploadId: upload.avatarUploadId });
