@@ -28,6 +28,7 @@ import { heartbeatsScenario } from "./heartbeats/index.ts";
 import { listScenario } from "./list/index.ts";
 import { metricsScenario } from "./metrics/index.ts";
 import { overheadScenario } from "./overhead/index.ts";
+import { portalScenario } from "./portal/index.ts";
 import { relayScenario } from "./relay/index.ts";
 import { table, targetsSection } from "./report.ts";
 import { scaleOutScenario } from "./scale-out/index.ts";
@@ -58,6 +59,7 @@ const SCENARIO_RUNS: Record<ScenarioName, Scenario<unknown>> = {
   metrics: metricsScenario,
   "scale-out": scaleOutScenario,
   delivery: deliveryScenario,
+  portal: portalScenario,
 };
 
 const TOKEN_LIFETIME_S = 24 * 3600;

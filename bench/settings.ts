@@ -6,6 +6,7 @@ import { type HeartbeatSettings, readHeartbeatSettings } from "./heartbeats/sett
 import { type ListSettings, readListSettings } from "./list/settings.ts";
 import { type MetricsSettings, readMetricsSettings } from "./metrics/settings.ts";
 import { type OverheadSettings, readOverheadSettings } from "./overhead/settings.ts";
+import { type PortalSettings, readPortalSettings } from "./portal/settings.ts";
 import { readScaleOutSettings, type ScaleOutSettings } from "./scale-out/settings.ts";
 import { positiveNumber } from "./shared/env.ts";
 import type { LoadOptions } from "./shared/load.ts";
@@ -30,6 +31,7 @@ export const SCENARIOS = [
   "metrics",
   "scale-out",
   "delivery",
+  "portal",
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -50,6 +52,7 @@ export interface Settings {
   adminSse: AdminSseSettings;
   metrics: MetricsSettings;
   scaleOut: ScaleOutSettings;
+  portal: PortalSettings;
 }
 
 function readScenarios(env: NodeJS.ProcessEnv): ScenarioName[] {
@@ -77,6 +80,7 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
     adminSse: readAdminSseSettings(env),
     metrics: readMetricsSettings(env),
     scaleOut: readScaleOutSettings(env),
+    portal: readPortalSettings(env),
   };
 }
 

@@ -18,6 +18,12 @@ import {
   sameOriginJson,
   securityHeaders,
 } from "./platform/http.ts";
+import {
+  ACCOUNT_PORTAL_PATH,
+  AVATAR_MAX_BYTES,
+  AVATAR_UPLOAD_PATH,
+  registerAccountPortal,
+} from "./proxy/account-portal.ts";
 import { PROXY_PATH, registerProxy } from "./proxy/routes.ts";
 import { readSessionId } from "./sessions/cookie.ts";
 import { BACKCHANNEL_LOGOUT_PATH, registerBackchannelLogout } from "./sign-in/backchannel-logout.ts";
@@ -51,8 +57,15 @@ export function createAdminApp(deps: AdminDeps & { sql: Sql; fetch?: typeof fetc
   app.use(requestId());
   app.use(securityHeaders());
   app.use(closeWhenBodyUnread());
-  app.use(limitBody((path) => (path.startsWith(`${PROXY_PATH}/`) ? proxyMaxBytes : SMALL_BODY_MAX_BYTES)));
-  app.use(sameOriginJson(deps.publicOrigin, [BACKCHANNEL_LOGOUT_PATH]));
+  app.use(
+    limitBody((path) => {
+      if (path === AVATAR_UPLOAD_PATH) return AVATAR_MAX_BYTES;
+      return path.startsWith(`${PROXY_PATH}/`) || path.startsWith(`${ACCOUNT_PORTAL_PATH}/`)
+        ? proxyMaxBytes
+        : SMALL_BODY_MAX_BYTES;
+    }),
+  );
+  app.use(sameOriginJson(deps.publicOrigin, [BACKCHANNEL_LOGOUT_PATH], [AVATAR_UPLOAD_PATH]));
   app.onError((error, c) => {
     if (error instanceof BodyTooLargeError) return bodyTooLarge(c, error.maxBytes);
     deps.logger.error("request failed", {
@@ -81,6 +94,7 @@ export function createAdminApp(deps: AdminDeps & { sql: Sql; fetch?: typeof fetc
     return c.json({ signedIn: true, sub: c.get("session").sub });
   });
   registerProxy(app, deps, fetchImpl);
+  registerAccountPortal(app, deps, fetchImpl);
   const fanout = new EventFanout({
     managerUrl: deps.managerUrl,
     sessions: {

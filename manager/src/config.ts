@@ -152,6 +152,15 @@ export const configSchema = z
      * WHEN_SUPPORTED adds CRC checksums in aws-chunked framing (AWS S3 only).
      */
     S3_CHECKSUMS: z.enum(["WHEN_REQUIRED", "WHEN_SUPPORTED"]).default("WHEN_REQUIRED"),
+    /**
+     * The bucket of account avatars (with the S3_* settings above): uploads are staged under
+     * avatar-staging/, re-encoded avatars stored under avatars/. It must exist; browsers never
+     * reach it except through the presigned PUT of an upload.
+     */
+    AVATAR_BUCKET: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be an S3 bucket name")
+      .default("tjm-avatars"),
 
     // Operator authentication (OIDC)
     OIDC_ISSUER_URL: url(["http", "https"]),

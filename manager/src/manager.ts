@@ -4,12 +4,15 @@
  * entrypoints and the test harness both build it here, so what is tested is what runs.
  */
 
+import type { S3Client } from "@aws-sdk/client-s3";
 import type { Logger } from "@tjm/platform";
 import type { StorageSettings } from "@tjm/protocol";
+import { createS3Client } from "@tjm/storage";
 import { type App, type AppDeps, createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { EventHub } from "./events/index.ts";
 import { createExecution, type Execution } from "./execution/index.ts";
+import { type AvatarStorage, startAvatarUploadSweep } from "./identity/accounts/index.ts";
 import { createDelivery, type Delivery, type DeliverySettings } from "./identity/delivery/index.ts";
 import { oneTimeCodeKey } from "./identity/one-time-codes.ts";
 import { BackchannelLogoutSender, type LogoutClients } from "./identity/sessions/index.ts";
@@ -25,6 +28,9 @@ import {
   createCredentialIssuer,
   WorkerMonitor,
 } from "./workers/index.ts";
+
+/** How often avatar uploads an hour old are looked for: an unclaimed one lives at most this much longer. */
+const AVATAR_SWEEP_INTERVAL_MS = 5 * 60 * 1000;
 
 export interface ManagerOptions
   extends Pick<
@@ -68,6 +74,8 @@ export interface ManagerOptions
   reauthenticationMaxAgeSeconds: number;
   /** The key one-time codes are stored under (oneTimeCodeKey). */
   oneTimeCodeKey: Buffer;
+  /** AVATAR_BUCKET: where avatar uploads are staged and avatars stored, with the storage settings above. */
+  avatarBucket: string;
   /**
    * Run the background loops (default true). Only tests that drive the sweeps and monitors
    * by hand turn them off, so that nothing moves unless they call it.
@@ -157,6 +165,7 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
     delivery: deliverySettingsFromConfig(config),
     reauthenticationMaxAgeSeconds: config.REAUTHENTICATION_MAX_AGE_SECONDS,
     oneTimeCodeKey: oneTimeCodeKey(config.ONE_TIME_CODE_HMAC_KEY ?? config.ENROLLMENT_TOKEN_SECRET),
+    avatarBucket: config.AVATAR_BUCKET,
   };
 }
 
@@ -300,7 +309,16 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
       outcome: metrics.backchannelLogout,
     });
   const background = options.background !== false;
+  let avatarClient: S3Client | undefined;
+  const avatars: AvatarStorage = {
+    client: () => {
+      avatarClient ??= createS3Client(options.execution.storage);
+      return avatarClient;
+    },
+    bucket: options.avatarBucket,
+  };
   let stopCompaction = async () => {};
+  let stopAvatarSweep = async () => {};
   if (background) {
     await relay.start();
     events.start();
@@ -309,6 +327,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     execution.start();
     backchannelLogouts?.start();
     stopCompaction = startJobCountCompaction(sql, logger);
+    stopAvatarSweep = startAvatarUploadSweep(sql, avatars, logger, AVATAR_SWEEP_INTERVAL_MS);
     delivery.start();
   }
   const app = createApp({
@@ -349,6 +368,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
       reauthenticationMaxAgeSeconds: options.reauthenticationMaxAgeSeconds,
       oneTimeCodeKey: options.oneTimeCodeKey,
       logoutsQueued: () => backchannelLogouts?.wake(),
+      avatars,
     },
   });
   return {
@@ -371,6 +391,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
         await relay.stop();
         await events.stop();
         await stopCompaction();
+        await stopAvatarSweep();
       } finally {
         // Last: another installation may take the prefix as soon as this record is gone.
         await presence.stop();

@@ -17,6 +17,15 @@ export const errorCodes = {
     status: 400,
     description: "The path, query or body is invalid; `details` lists every failure",
   },
+  "avatar.upload_unknown": {
+    status: 400,
+    description:
+      "The avatarUploadId names no upload of this account that can still be claimed (unknown, another account's, claimed or refused already, or older than an hour)",
+  },
+  "avatar.upload_missing": {
+    status: 400,
+    description: "Nothing has been uploaded to the avatar upload's URL yet; upload, then claim it again",
+  },
   "auth.token_missing": {
     status: 401,
     description: "No bearer token, or an authorization header that is not `Bearer <token>`",
@@ -66,6 +75,7 @@ export const errorCodes = {
     description: "The challenge is unknown, expired or used, or its signature does not verify",
   },
   "worker.disabled": { status: 403, description: "The Worker was disabled by an operator; enroll it again" },
+  "avatar.not_found": { status: 404, description: "The account has no avatar" },
   "route.not_found": { status: 404, description: "No route has this method and path" },
   "job.not_found": { status: 404, description: "The job does not exist (or is not the tenant's)" },
   "job.attempt_not_found": { status: 404, description: "The job has no such attempt" },
@@ -91,7 +101,24 @@ export const errorCodes = {
     description: "The Worker is not draining (or is disabled) and cannot be undrained",
   },
   "request.body_too_large": { status: 413, description: "The request body is over the route's size limit" },
+  "avatar.too_large": {
+    status: 413,
+    description: "The avatar is over 2 MiB (contentLength, or the uploaded object)",
+  },
+  "avatar.too_many_pixels": {
+    status: 413,
+    description: "The uploaded image has more than 4096 × 4096 pixels; the upload is deleted",
+  },
   "request.unsupported_media_type": { status: 415, description: "The request body is not application/json" },
+  "avatar.unsupported_type": {
+    status: 415,
+    description:
+      "The avatar is not a PNG, JPEG or WebP image: the declared contentType, or the uploaded bytes (their signature or their decoding); the upload is deleted",
+  },
+  "avatar.upload_rate_limited": {
+    status: 429,
+    description: "More than 10 avatar upload URLs in the last hour; retry after the Retry-After delay",
+  },
   "recovery.rate_limited": {
     status: 429,
     description: "Too many password recovery requests; retry after the Retry-After delay",

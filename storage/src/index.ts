@@ -14,9 +14,17 @@ export {
   StorageUnavailableError,
   toStorageError,
 } from "./errors.ts";
-export { deleteObject, deletePrefix, type ObjectTail, putSmallObject, readObjectTail } from "./objects.ts";
+export {
+  deleteObject,
+  deletePrefix,
+  type ObjectTail,
+  ObjectTooLargeError,
+  putSmallObject,
+  readObjectTail,
+  readSmallObject,
+} from "./objects.ts";
 export { GIB, MAX_PARTS, MIB, type PartRange, planParts } from "./parts.ts";
-export { presignGet } from "./presign.ts";
+export { type PresignedPutTerms, presignGet, presignPut } from "./presign.ts";
 export {
   type RetryContext,
   type RetryOptions,

@@ -6,6 +6,7 @@
 import {
   DeleteObjectCommand,
   GetObjectCommand,
+  type GetObjectCommandOutput,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
@@ -148,4 +149,47 @@ export async function readObjectTail(
   } catch (error) {
     throw toStorageError(error, "read the tail of", uri, options.signal);
   }
+}
+
+/** An object larger than the reader agreed to hold in memory. */
+export class ObjectTooLargeError extends Error {
+  constructor(
+    readonly uri: string,
+    readonly totalBytes: number,
+    readonly maxBytes: number,
+  ) {
+    super(`${uri} holds ${totalBytes} bytes, more than the ${maxBytes} read into memory`);
+  }
+}
+
+/**
+ * A whole small object (an avatar, a staged upload) read into memory with one GetObject. One
+ * over `maxBytes` is ObjectTooLargeError, found from its length before its body is read; a
+ * missing one is InputNotFoundError.
+ */
+export async function readSmallObject(
+  client: S3Client,
+  uri: string,
+  maxBytes: number,
+  options: RetryOptions = {},
+): Promise<{ bytes: Uint8Array; contentType: string | undefined }> {
+  const { bucket, key } = splitS3Uri(uri);
+  let answer: GetObjectCommandOutput;
+  try {
+    answer = await withRetry(
+      () => client.send(new GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: options.signal }),
+      retryContext("get", uri, options),
+    );
+  } catch (error) {
+    throw toStorageError(error, "read", uri, options.signal);
+  }
+  const totalBytes = answer.ContentLength ?? 0;
+  if (totalBytes > maxBytes) {
+    // Not read: the connection goes, rather than the body downloaded to be thrown away.
+    (answer.Body as { destroy?: () => void } | undefined)?.destroy?.();
+    throw new ObjectTooLargeError(uri, totalBytes, maxBytes);
+  }
+  const bytes = (await answer.Body?.transformToByteArray()) ?? new Uint8Array();
+  if (bytes.byteLength > maxBytes) throw new ObjectTooLargeError(uri, bytes.byteLength, maxBytes);
+  return { bytes, contentType: answer.ContentType };
 }

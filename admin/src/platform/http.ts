@@ -68,9 +68,14 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 /**
  * CSRF: an unsafe request must come from this origin (its `Origin`, or `Sec-Fetch-Site:
  * same-origin`; a cross-site value of either refuses it) and carry JSON, which a cross-site
- * form cannot send without a preflight. `exempt` paths verify their own requests.
+ * form cannot send without a preflight. `exempt` paths verify their own requests; `otherMedia`
+ * names the paths that take another body (an image) and check its type themselves.
  */
-export function sameOriginJson(publicOrigin: string, exempt: readonly string[]): MiddlewareHandler {
+export function sameOriginJson(
+  publicOrigin: string,
+  exempt: readonly string[],
+  otherMedia: readonly string[] = [],
+): MiddlewareHandler {
   return async (c, next) => {
     if (SAFE_METHODS.has(c.req.method) || exempt.includes(c.req.path)) return next();
     const origin = c.req.header("origin");
@@ -83,7 +88,7 @@ export function sameOriginJson(publicOrigin: string, exempt: readonly string[]):
       return answerError(c, "request.cross_site", "unsafe requests must come from the console's own pages");
     }
     const mediaType = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
-    if (mediaType !== "application/json") {
+    if (!otherMedia.includes(c.req.path) && mediaType !== "application/json") {
       return answerError(c, "request.json_required", "unsafe requests must send application/json");
     }
     return next();

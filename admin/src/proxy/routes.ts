@@ -147,7 +147,27 @@ export const operations: Operation[] = [
 export const PROXY_PATH = "/api/operations";
 
 /** Headers of the Manager's answer worth passing on; never its WWW-Authenticate or cookies. */
-const FORWARDED_HEADERS = ["content-type", "retry-after", "etag"];
+export const FORWARDED_HEADERS = ["content-type", "retry-after", "etag"];
+
+/** The SDK on the Manager with `token`, naming the console's request id on every call. */
+export function managerClient(
+  deps: AdminDeps,
+  requestId: string,
+  token: string,
+  fetchImpl: typeof fetch,
+): TjmClient {
+  return createTjmClient({
+    baseUrl: deps.managerUrl,
+    token,
+    // The Manager keeps the console's request id: its error body passes through unchanged
+    // and still names the x-request-id the console answers with.
+    fetch: (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(input, init);
+      request.headers.set("x-request-id", requestId);
+      return fetchImpl(request);
+    },
+  });
+}
 
 export function registerProxy(app: Hono<AdminEnv>, deps: AdminDeps, fetchImpl: typeof fetch = fetch) {
   for (const operation of operations) {
@@ -162,17 +182,7 @@ export function registerProxy(app: Hono<AdminEnv>, deps: AdminDeps, fetchImpl: t
         );
       }
       const requestId = c.get("requestId");
-      const sdk = createTjmClient({
-        baseUrl: deps.managerUrl,
-        token,
-        // The Manager keeps the console's request id: its error body passes through unchanged
-        // and still names the x-request-id the console answers with.
-        fetch: (input: RequestInfo | URL, init?: RequestInit) => {
-          const request = new Request(input, init);
-          request.headers.set("x-request-id", requestId);
-          return fetchImpl(request);
-        },
-      });
+      const sdk = managerClient(deps, requestId, token, fetchImpl);
       // Read before the Manager is called: a body the limit refuses is a 413, not a Manager failure.
       const sent = (operation.takesBody ? await jsonText(c) : undefined) as never;
       let answer: ManagerAnswer;

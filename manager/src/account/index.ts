@@ -3,11 +3,20 @@
  * and the account is always the token's subject, never a parameter.
  */
 import { createRouter } from "../platform/http.ts";
+import { createAvatarUploadUrlHandler, createAvatarUploadUrlRoute } from "./create-avatar-upload-url.ts";
 import type { AccountDeps } from "./deps.ts";
+import { readAvatarHandler, readAvatarRoute } from "./read-avatar.ts";
+import { readMeHandler, readMeRoute } from "./read-me.ts";
+import { updateProfileHandler, updateProfileRoute } from "./update-profile.ts";
 
 export type { AccountDeps } from "./deps.ts";
 
 /** Mounted under /api/v1. */
-export function accountApp(_deps: AccountDeps) {
-  return createRouter();
+export function accountApp(deps: AccountDeps) {
+  const app = createRouter();
+  app.openapi(readMeRoute, readMeHandler(deps));
+  app.openapi(updateProfileRoute, updateProfileHandler(deps));
+  app.openapi(createAvatarUploadUrlRoute, createAvatarUploadUrlHandler(deps));
+  app.openapi(readAvatarRoute, readAvatarHandler(deps));
+  return app;
 }

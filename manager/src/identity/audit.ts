@@ -18,6 +18,8 @@ export const AUDIT_EVENTS = [
   "account.deleted",
   "account.role-granted",
   "account.role-revoked",
+  "account.profile-updated",
+  "account.avatar-upload-url-created",
   "client.created",
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];

@@ -32,6 +32,7 @@ export {
 } from "./end.ts";
 export {
   type ClientGrants,
+  countLiveSessions,
   type GrantSummary,
   listGrants,
   listSessions,

@@ -96,3 +96,12 @@ export async function listGrants(sql: Sql, accountId: string): Promise<ClientGra
       grants: grants.sort((a, b) => (a.grantedAt?.getTime() ?? 0) - (b.grantedAt?.getTime() ?? 0)),
     }));
 }
+
+/** How many live provider sessions the account has: one index probe (oidc_records_account). */
+export async function countLiveSessions(sql: Sql, accountId: string): Promise<number> {
+  const [row] = await sql<{ count: number }[]>`
+    select count(*)::int as count from oidc_records
+    where model = 'Session' and account_id = ${accountId} and uid is not null
+      and (expires_at is null or expires_at > now())`;
+  return row?.count ?? 0;
+}

@@ -1,0 +1,19 @@
+import { describe, expect, it } from "vitest";
+import { managerPathFor } from "./account-portal.ts";
+
+describe("managerPathFor", () => {
+  it.each([
+    ["/api/me", "/api/v1/me"],
+    ["/api/me/profile", "/api/v1/me/profile"],
+    ["/api/me/sessions/abc-123", "/api/v1/me/sessions/abc-123"],
+  ])("forwards %s to %s", (path, expected) => {
+    expect(managerPathFor(path)).toBe(expected);
+  });
+
+  it.each(["/api/meow", "/api/me/%2e%2e/operations/jobs", "/api/me/a%2Fb", "/api/me/..", "/api/me/%zz"])(
+    "keeps %s out of the Manager's other routes",
+    (path) => {
+      expect(managerPathFor(path)).toBeUndefined();
+    },
+  );
+});
