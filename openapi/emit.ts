@@ -35,7 +35,13 @@ const app = createApp({
   },
   jobs: { jobDeadlineHours: 72, applyOperatorRequest: noIo, readLogTail: noIo },
   tenantAudience: "tjm-api",
-  account: { delivery: noIo, reauthenticationMaxAgeSeconds: 300, oneTimeCodeKey: noIo, logoutsQueued: noIo },
+  account: {
+    delivery: noIo,
+    reauthenticationMaxAgeSeconds: 300,
+    oneTimeCodeKey: noIo,
+    logoutsQueued: noIo,
+    signInLimits: { accountLimit: 10, addressLimit: 100, windowSeconds: 900 },
+  },
 });
 const document = app.getOpenAPI31Document(openApiInfo);
 const target = new URL("./openapi.json", import.meta.url);

@@ -10,6 +10,7 @@ import { type App, type AppDeps, createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { EventHub } from "./events/index.ts";
 import { createExecution, type Execution } from "./execution/index.ts";
+import type { SignInLimitSettings } from "./identity/accounts/sign-in-limits.ts";
 import { createDelivery, type Delivery, type DeliverySettings } from "./identity/delivery/index.ts";
 import { oneTimeCodeKey } from "./identity/one-time-codes.ts";
 import { BackchannelLogoutSender, type LogoutClients } from "./identity/sessions/index.ts";
@@ -66,6 +67,8 @@ export interface ManagerOptions
   backchannelLogout: { maxAttempts: number; retryBaseMs: number };
   /** REAUTHENTICATION_MAX_AGE_SECONDS. */
   reauthenticationMaxAgeSeconds: number;
+  /** SIGN_IN_ACCOUNT_FAILURE_LIMIT and the rest: the account portal's password check counts toward them. */
+  signInLimits: SignInLimitSettings;
   /** The key one-time codes are stored under (oneTimeCodeKey). */
   oneTimeCodeKey: Buffer;
   /**
@@ -156,6 +159,11 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
     },
     delivery: deliverySettingsFromConfig(config),
     reauthenticationMaxAgeSeconds: config.REAUTHENTICATION_MAX_AGE_SECONDS,
+    signInLimits: {
+      accountLimit: config.SIGN_IN_ACCOUNT_FAILURE_LIMIT,
+      addressLimit: config.SIGN_IN_ADDRESS_FAILURE_LIMIT,
+      windowSeconds: config.SIGN_IN_FAILURE_WINDOW_SECONDS,
+    },
     oneTimeCodeKey: oneTimeCodeKey(config.ONE_TIME_CODE_HMAC_KEY ?? config.ENROLLMENT_TOKEN_SECRET),
   };
 }
@@ -349,6 +357,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
       reauthenticationMaxAgeSeconds: options.reauthenticationMaxAgeSeconds,
       oneTimeCodeKey: options.oneTimeCodeKey,
       logoutsQueued: () => backchannelLogouts?.wake(),
+      signInLimits: options.signInLimits,
     },
   });
   return {

@@ -9,8 +9,10 @@ import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import { ResponseValidators } from "../fuzz/invariants.ts";
 import { type OpenApiDocument, type Operation, operationsOf, pointerEscape } from "../fuzz/operations.ts";
+import { createTestAccount, createTestClient, resourceIndicator, signInAs } from "../harness/identity.ts";
 import { TestManager } from "../harness/manager.ts";
 
 const document = JSON.parse(
@@ -37,12 +39,17 @@ const NOT_PROVOKED: Record<string, string> = {
   "POST /api/v1/worker/credentials 409": "a superseded instance: tests/workers",
   "POST /api/v1/operations/workers/{workerId}/undrain 409":
     "a Worker that is not draining: tests/workers/operations.test.ts",
+  "PATCH /api/v1/me/identifiers 409": "another account's address: tests/account/security.test.ts",
+  "POST /api/v1/me/identifiers/verifications 409":
+    "spent tries, and two accounts racing for one address: tests/account/security.test.ts",
+  "POST /api/v1/me/password 429": "the account's sign-in limit: tests/account/security.test.ts",
 };
 
 let manager: TestManager;
 let projectId: string;
 let operatorToken: string;
 let tenantToken: string;
+let accountToken: string;
 let queuedJobId: string;
 let completedJobId: string;
 
@@ -51,6 +58,11 @@ beforeAll(async () => {
   ({ projectId } = await manager.createProject());
   operatorToken = await manager.operatorToken();
   tenantToken = await manager.tenantToken([projectId]);
+  const portal = await createTestClient(manager.sql, { resources: [ACCOUNT_PORTAL_AUDIENCE] });
+  const account = await createTestAccount(manager.sql);
+  accountToken = (
+    await signInAs(manager.issuerUrl, portal, account, resourceIndicator(ACCOUNT_PORTAL_AUDIENCE))
+  ).accessToken;
   queuedJobId = await manager.submitJob(sampleSubmission(projectId));
   completedJobId = await manager.submitJob(sampleSubmission(projectId));
   await manager.forceJobState(completedJobId, "COMPLETED", "SUCCEEDED");
@@ -58,8 +70,10 @@ beforeAll(async () => {
 afterAll(() => manager?.close());
 
 const isTenant = (operation: Operation) => operation.security.includes("tenantBearer");
-const ownToken = (operation: Operation) => (isTenant(operation) ? tenantToken : operatorToken);
-/** A valid token of the other audience. */
+const isAccount = (operation: Operation) => operation.security.includes("accountBearer");
+const ownToken = (operation: Operation) =>
+  isTenant(operation) ? tenantToken : isAccount(operation) ? accountToken : operatorToken;
+/** A valid token of another audience. */
 const otherToken = (operation: Operation) => (isTenant(operation) ? operatorToken : tenantToken);
 
 interface Call {
@@ -182,9 +196,11 @@ function provocations(operation: Operation, status: string): Provocation[] {
         {
           code: operation.path.includes("/attempts/")
             ? "job.attempt_not_found"
-            : jobRoute
-              ? "job.not_found"
-              : "worker.not_found",
+            : operation.path.startsWith("/api/v1/me/identifiers")
+              ? "identifier.change_not_found"
+              : jobRoute
+                ? "job.not_found"
+                : "worker.not_found",
           send: () => send(operation, { body: exampleBody(operation) }),
         },
       ];

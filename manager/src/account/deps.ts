@@ -1,4 +1,5 @@
 import type { Logger } from "@tjm/platform";
+import type { SignInLimitSettings } from "../identity/accounts/sign-in-limits.ts";
 import type { Delivery } from "../identity/delivery/index.ts";
 import type { Sql } from "../platform/db.ts";
 
@@ -14,4 +15,6 @@ export interface AccountDeps {
   oneTimeCodeKey: Buffer;
   /** Told after a request ended sessions: sends the back-channel logouts it queued now. */
   logoutsQueued: () => void;
+  /** The sign-in limit (SIGN_IN_*): a wrong current password of a password change counts toward it. */
+  signInLimits: SignInLimitSettings;
 }

@@ -1,5 +1,25 @@
 export { type AccountCreation, type AccountWithPassword, createAccountWithPassword } from "./create.ts";
-export { changePassword, type PasswordChange, type PasswordChangeOutcome } from "./password.ts";
+export {
+  type AccountIdentifiers,
+  accountIdentifiers,
+  type ChangeRequestOutcome,
+  cancelIdentifierChange,
+  type IdentifierChangeDeps,
+  type IdentifierChannel,
+  type IdentifierRequester,
+  type PendingIdentifierChange,
+  pendingIdentifierChanges,
+  removePhone,
+  requestIdentifierChange,
+  type VerificationOutcome,
+  verifyIdentifierChange,
+} from "./identifier-changes.ts";
+export {
+  changePassword,
+  type PasswordChange,
+  type PasswordChangeOptions,
+  type PasswordChangeOutcome,
+} from "./password.ts";
 export { createSignIns, type SignInAttempt, type SignInOutcome, type SignIns } from "./sign-in.ts";
 export {
   accountKey,
