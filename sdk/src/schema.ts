@@ -476,7 +476,7 @@ export interface paths {
         put?: never;
         /**
          * Verify the code of a pending identifier change, applying it
-         * @description Needs a recent sign-in, as the change did. Each try counts (5 per code, counted before the code is compared, so concurrent tries get no more). A right code applies the change once: the identifier is stored verified and the e-mail address the account had is told. A code used, cancelled, replaced by a newer request, or another account's answers 404. Two accounts verifying one identifier at once: one gets it, the other 409 `identifier.taken`.
+         * @description Needs no recent sign-in of its own: the change it applies was requested with one, and the code may take longer to arrive than that window lasts. Each try counts (5 per code, counted before the code is compared, so concurrent tries get no more). A right code applies the change once: the identifier is stored verified and the e-mail address the account had is told. A code used, cancelled, replaced by a newer request, or another account's answers 404. Two accounts verifying one identifier at once: one gets it, the other 409 `identifier.taken`.
          */
         post: operations["verifyIdentifier"];
         delete?: never;
@@ -6289,7 +6289,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.reauthentication_required`: The action needs a sign-in within the last `maxAge` seconds: sign in again with that max_age and retry. */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6310,7 +6310,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Forbidden";
                         /** @enum {string} */
-                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.reauthentication_required";
+                        code?: "auth.audience_missing" | "auth.token_refused";
                     };
                 };
             };

@@ -169,7 +169,9 @@ describe("recent authentication", () => {
     );
     expect(Math.floor(Date.now() / 1000) - (old.claims.auth_time as number)).toBeGreaterThan(3000);
     const who = { ...first, token: old.accessToken };
-    for (const [method, path, json] of ROUTES.filter(([, path]) => !path.includes("/changes/"))) {
+    for (const [method, path, json] of ROUTES.filter(([, path]) =>
+      ["/me/identifiers", "/me/password"].includes(path),
+    )) {
       const { status, body, headers } = await call(who.token, method, path, json);
       expect({ status, code: body.code, maxAge: body.maxAge }, path).toEqual({
         status: 403,
@@ -249,6 +251,16 @@ describe("an e-mail change", () => {
       { event: "account.identifier-changed", result: "success", reason: null },
       { event: "account.identifier-changed", result: "failure", reason: "not-found" },
     ]);
+  });
+
+  it("verifies the account's own unverified address with a code to it, telling nobody of a change", async () => {
+    const who = await signedIn();
+    const change = (await patchIdentifiers(who, { email: who.account.email })).body.pendingChanges[0];
+    const verified = await verify(who, change.id, await mailedCode(who.account.email));
+    expect(verified.body).toMatchObject({ email: who.account.email, emailVerified: true });
+    const [row] =
+      await manager.sql`select count(*)::int as n from message_outbox where recipient = ${who.account.email}`;
+    expect(row?.n).toBe(1);
   });
 
   it("a new request voids the previous code; a cancelled change is gone; another account can neither verify nor cancel", async () => {

@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { pendingIdentifierChanges, verifyIdentifierChange } from "../identity/accounts/identifier-changes.ts";
 import { accountRoute } from "../identity/tokens/audiences.ts";
-import { requireRecentAuthentication } from "../identity/tokens/recent-authentication.ts";
 import { ApiError, validationError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { BODY_ERRORS, jsonBody, jsonResponse } from "../platform/routes.ts";
@@ -30,7 +29,7 @@ export const verifyIdentifierRoute = accountRoute({
   summary: "Verify the code of a pending identifier change, applying it",
   operationId: "verifyIdentifier",
   description:
-    "Needs a recent sign-in, as the change did. Each try counts (5 per code, counted before the code is compared, so concurrent tries get no more). A right code applies the change once: the identifier is stored verified and the e-mail address the account had is told. A code used, cancelled, replaced by a newer request, or another account's answers 404. Two accounts verifying one identifier at once: one gets it, the other 409 `identifier.taken`.",
+    "Needs no recent sign-in of its own: the change it applies was requested with one, and the code may take longer to arrive than that window lasts. Each try counts (5 per code, counted before the code is compared, so concurrent tries get no more). A right code applies the change once: the identifier is stored verified and the e-mail address the account had is told. A code used, cancelled, replaced by a newer request, or another account's answers 404. Two accounts verifying one identifier at once: one gets it, the other 409 `identifier.taken`.",
   request: {
     ...jsonBody(IdentifierVerificationSchema, {
       changeId: "3f8e2b1c-7a4d-4c2e-9b6f-1d2e3f4a5b6c",
@@ -46,7 +45,6 @@ export const verifyIdentifierRoute = accountRoute({
   },
   errors: [
     ...BODY_ERRORS,
-    "auth.reauthentication_required",
     "identifier.change_not_found",
     "identifier.change_expired",
     "identifier.taken",
@@ -57,7 +55,6 @@ export const verifyIdentifier =
   (deps: AccountDeps): AppRouteHandler<typeof verifyIdentifierRoute> =>
   async (c) => {
     const principal = c.get("account");
-    requireRecentAuthentication(principal, deps.reauthenticationMaxAgeSeconds);
     const body = c.req.valid("json");
     const requester = identifierRequester(principal, c.req.header("accept-language"));
     const outcome = await verifyIdentifierChange(deps, requester, body);
