@@ -1,12 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import { messageLocale, storedLocale } from "../identity/accounts/message-locale.ts";
-import { createSignInLimiter, type SignInLimiter } from "../identity/accounts/sign-in-limits.ts";
+import { createSignInLimiter } from "../identity/accounts/sign-in-limits.ts";
 import { passwordProblemText } from "../identity/cli-arguments.ts";
 import { readCommonPasswords } from "../identity/common-passwords.ts";
 import { MAX_PASSWORD_LENGTH } from "../identity/input-bounds.ts";
 import type { PasswordProblem } from "../identity/passwords.ts";
-import { endOtherSessions } from "../identity/sessions/end.ts";
-import { sessionUidOfSid } from "../identity/sessions/list.ts";
 import { accountRoute } from "../identity/tokens/audiences.ts";
 import { requireRecentAuthentication } from "../identity/tokens/recent-authentication.ts";
 import { ApiError, type DetailCode, validationError } from "../platform/errors.ts";
@@ -74,7 +71,7 @@ const PROBLEM_CODES: Record<PasswordProblem["code"], DetailCode> = {
 let commonPasswords: Promise<ReadonlySet<string>> | undefined;
 
 export const changePassword = (deps: AccountDeps): AppRouteHandler<typeof changePasswordRoute> => {
-  const limiter: SignInLimiter = createSignInLimiter(deps.sql, deps.signInLimits);
+  const limiter = createSignInLimiter(deps.sql, deps.signInLimits);
   return async (c) => {
     const principal = c.get("account");
     requireRecentAuthentication(principal, deps.reauthenticationMaxAgeSeconds);
@@ -82,30 +79,17 @@ export const changePassword = (deps: AccountDeps): AppRouteHandler<typeof change
     commonPasswords ??= readCommonPasswords();
     // Imported here, not at the top: it loads the argon2 addon, which a Deno Manager loads only
     // when it serves a password change (it needs --allow-ffi there).
-    const { changePassword: change } = await import("../identity/accounts/password.ts");
-    const acceptLanguage = c.req.header("accept-language");
-    const outcome = await change(
-      deps.sql,
+    const { changeOwnPassword } = await import("../identity/accounts/password.ts");
+    const outcome = await changeOwnPassword(
+      { ...deps, limiter, commonPasswords: await commonPasswords },
       {
         accountId: principal.accountId,
+        clientId: principal.clientId,
+        sid: principal.sessionId,
         currentPassword: body.current_password,
         newPassword: body.new_password,
-      },
-      {
-        commonPasswords: await commonPasswords,
-        revokeTokens: false,
-        limiter,
-        clientId: principal.clientId,
-        async onChanged(tx, account) {
-          if (!deps.delivery.channels.has("email")) return;
-          await deps.delivery.enqueueMessage(tx, {
-            channel: "email",
-            recipient: account.email,
-            locale: messageLocale(await storedLocale(tx, account.id), acceptLanguage),
-            template: "password-changed",
-            params: { when: new Date() },
-          });
-        },
+        revokeOtherSessions: body.revoke_other_sessions,
+        acceptLanguage: c.req.header("accept-language"),
       },
     );
     switch (outcome.outcome) {
@@ -130,20 +114,12 @@ export const changePassword = (deps: AccountDeps): AppRouteHandler<typeof change
       case "unknown-account":
         throw new ApiError("auth.token_revoked", "the token's account no longer exists or is disabled");
       case "changed":
-        break;
+        deps.logger.info("password changed", {
+          requestId: c.get("requestId"),
+          accountId: principal.accountId,
+          otherSessionsEnded: outcome.otherSessionsEnded,
+        });
+        return c.json({ otherSessionsEnded: outcome.otherSessionsEnded }, 200);
     }
-    deps.delivery.wake();
-    let otherSessionsEnded = 0;
-    if (body.revoke_other_sessions) {
-      const current = await sessionUidOfSid(deps.sql, principal.accountId, principal.sessionId);
-      const ended = await endOtherSessions(deps.sql, principal.accountId, current ?? "", deps.logoutsQueued);
-      otherSessionsEnded = ended.sessions.length;
-    }
-    deps.logger.info("password changed", {
-      requestId: c.get("requestId"),
-      accountId: principal.accountId,
-      otherSessionsEnded,
-    });
-    return c.json({ otherSessionsEnded }, 200);
   };
 };

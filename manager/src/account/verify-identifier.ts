@@ -43,12 +43,7 @@ export const verifyIdentifierRoute = accountRoute({
       pendingChanges: [],
     }),
   },
-  errors: [
-    ...BODY_ERRORS,
-    "identifier.change_not_found",
-    "identifier.change_expired",
-    "identifier.taken",
-  ],
+  errors: [...BODY_ERRORS, "identifier.change_not_found", "identifier.change_expired", "identifier.taken"],
 });
 
 export const verifyIdentifier =

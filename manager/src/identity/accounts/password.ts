@@ -10,8 +10,12 @@
  */
 import type { Sql, TransactionSql } from "../../platform/db.ts";
 import { writeAuditEvent } from "../audit.ts";
+import type { Delivery } from "../delivery/index.ts";
 import { hashPassword, verifyPassword } from "../password-hashing.ts";
 import { type PasswordProblem, passwordProblems } from "../passwords.ts";
+import { endOtherSessions, type LogoutsQueued } from "../sessions/end.ts";
+import { sessionUidOfSid } from "../sessions/list.ts";
+import { messageLocale, storedLocale } from "./message-locale.ts";
 import type { SignInLimiter } from "./sign-in-limits.ts";
 import { findAccount, findSignInCandidate, storeChangedPassword } from "./store.ts";
 
@@ -81,4 +85,58 @@ export async function changePassword(
     onChanged: (tx) => settings.onChanged?.(tx, account) ?? Promise.resolve(),
   });
   return { outcome: "changed" };
+}
+
+export interface OwnPasswordChangeDeps {
+  sql: Sql;
+  delivery: Pick<Delivery, "enqueueMessage" | "wake" | "channels">;
+  limiter: SignInLimiter;
+  commonPasswords: ReadonlySet<string>;
+  /** The back-channel logout sender's wake (identity/sessions/end.ts). */
+  logoutsQueued: LogoutsQueued;
+}
+
+export interface OwnPasswordChange extends PasswordChange {
+  /** The client and sign-in session (the token's sid) the change comes through: that session stays. */
+  clientId: string;
+  sid: string;
+  revokeOtherSessions: boolean;
+  acceptLanguage: string | undefined;
+}
+
+/**
+ * An account changing its own password (the portal): counted against its sign-in limit, told by
+ * e-mail in its locale in the change's transaction, and, when asked, every other session of the
+ * account ended (grants, refresh tokens, back-channel logout) while this one stays.
+ */
+export async function changeOwnPassword(
+  deps: OwnPasswordChangeDeps,
+  change: OwnPasswordChange,
+): Promise<
+  Exclude<PasswordChangeOutcome, { outcome: "changed" }> | { outcome: "changed"; otherSessionsEnded: number }
+> {
+  const { sql, delivery } = deps;
+  const outcome = await changePassword(sql, change, {
+    commonPasswords: deps.commonPasswords,
+    revokeTokens: false,
+    limiter: deps.limiter,
+    clientId: change.clientId,
+    async onChanged(tx, account) {
+      if (!delivery.channels.has("email")) return;
+      await delivery.enqueueMessage(tx, {
+        channel: "email",
+        recipient: account.email,
+        locale: messageLocale(await storedLocale(tx, account.id), change.acceptLanguage),
+        template: "password-changed",
+        params: { when: new Date() },
+      });
+    },
+  });
+  if (outcome.outcome !== "changed") return outcome;
+  delivery.wake();
+  if (!change.revokeOtherSessions) return { outcome: "changed", otherSessionsEnded: 0 };
+  // The standing check found this session live; were it gone since, every session ends.
+  const current = (await sessionUidOfSid(sql, change.accountId, change.sid)) ?? "";
+  const ended = await endOtherSessions(sql, change.accountId, current, deps.logoutsQueued);
+  return { outcome: "changed", otherSessionsEnded: ended.sessions.length };
 }
