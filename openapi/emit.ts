@@ -41,6 +41,7 @@ const app = createApp({
     oneTimeCodeKey: noIo,
     logoutsQueued: noIo,
     avatars: noIo,
+    signInLimits: { accountLimit: 10, addressLimit: 100, windowSeconds: 900 },
   },
 });
 const document = app.getOpenAPI31Document(openApiInfo);

@@ -13,6 +13,7 @@ import type { Config } from "./config.ts";
 import { EventHub } from "./events/index.ts";
 import { createExecution, type Execution } from "./execution/index.ts";
 import { type AvatarStorage, startAvatarUploadSweep } from "./identity/accounts/index.ts";
+import type { SignInLimitSettings } from "./identity/accounts/sign-in-limits.ts";
 import { createDelivery, type Delivery, type DeliverySettings } from "./identity/delivery/index.ts";
 import { oneTimeCodeKey } from "./identity/one-time-codes.ts";
 import { BackchannelLogoutSender, type LogoutClients } from "./identity/sessions/index.ts";
@@ -72,6 +73,8 @@ export interface ManagerOptions
   backchannelLogout: { maxAttempts: number; retryBaseMs: number };
   /** REAUTHENTICATION_MAX_AGE_SECONDS. */
   reauthenticationMaxAgeSeconds: number;
+  /** SIGN_IN_ACCOUNT_FAILURE_LIMIT and the rest: the account portal's password check counts toward them. */
+  signInLimits: SignInLimitSettings;
   /** The key one-time codes are stored under (oneTimeCodeKey). */
   oneTimeCodeKey: Buffer;
   /** AVATAR_BUCKET: where avatar uploads are staged and avatars stored, with the storage settings above. */
@@ -164,6 +167,11 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
     },
     delivery: deliverySettingsFromConfig(config),
     reauthenticationMaxAgeSeconds: config.REAUTHENTICATION_MAX_AGE_SECONDS,
+    signInLimits: {
+      accountLimit: config.SIGN_IN_ACCOUNT_FAILURE_LIMIT,
+      addressLimit: config.SIGN_IN_ADDRESS_FAILURE_LIMIT,
+      windowSeconds: config.SIGN_IN_FAILURE_WINDOW_SECONDS,
+    },
     oneTimeCodeKey: oneTimeCodeKey(config.ONE_TIME_CODE_HMAC_KEY ?? config.ENROLLMENT_TOKEN_SECRET),
     avatarBucket: config.AVATAR_BUCKET,
   };
@@ -369,6 +377,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
       oneTimeCodeKey: options.oneTimeCodeKey,
       logoutsQueued: () => backchannelLogouts?.wake(),
       avatars,
+      signInLimits: options.signInLimits,
     },
   });
   return {

@@ -77,6 +77,11 @@ export const errorCodes = {
   "worker.disabled": { status: 403, description: "The Worker was disabled by an operator; enroll it again" },
   "avatar.not_found": { status: 404, description: "The account has no avatar" },
   "route.not_found": { status: 404, description: "No route has this method and path" },
+  "identifier.change_not_found": {
+    status: 404,
+    description:
+      "The account has no pending identifier change with this id (cancelled, replaced by a newer request, already verified, or another account's)",
+  },
   "job.not_found": { status: 404, description: "The job does not exist (or is not the tenant's)" },
   "job.attempt_not_found": { status: 404, description: "The job has no such attempt" },
   "job.log_not_found": { status: 404, description: "The attempt has no log, or it is not in storage" },
@@ -100,6 +105,14 @@ export const errorCodes = {
     status: 409,
     description: "The Worker is not draining (or is disabled) and cannot be undrained",
   },
+  "identifier.taken": {
+    status: 409,
+    description: "Another account has this e-mail address (in any spelling) or phone number",
+  },
+  "identifier.change_expired": {
+    status: 409,
+    description: "The change's code is past its 10 minutes or its 5 tries are spent: request a new code",
+  },
   "request.body_too_large": { status: 413, description: "The request body is over the route's size limit" },
   "avatar.too_large": {
     status: 413,
@@ -119,6 +132,11 @@ export const errorCodes = {
     status: 429,
     description: "More than 10 avatar upload URLs in the last hour; retry after the Retry-After delay",
   },
+  "account.too_many_attempts": {
+    status: 429,
+    description:
+      "Too many wrong passwords for this account (the sign-in limit); retry after the Retry-After delay",
+  },
   "recovery.rate_limited": {
     status: 429,
     description: "Too many password recovery requests; retry after the Retry-After delay",
@@ -132,6 +150,11 @@ export const errorCodes = {
   "dependency.unavailable": {
     status: 503,
     description: "A dependency this answer needs (database, broker, storage) is unavailable",
+  },
+  "identifier.delivery_unavailable": {
+    status: 503,
+    description:
+      "No transport sends to this channel (EMAIL_TRANSPORT, SMS_TRANSPORT), so no code can be sent",
   },
   "auth.verification_unavailable": {
     status: 503,
@@ -164,12 +187,19 @@ export const detailCodes = {
   "job.requirements_unsatisfiable": { description: "The required capabilities name no Worker pool" },
   "job.project_unknown": { description: "The project does not exist" },
   "worker.public_key_invalid": { description: "The public key is not a valid NKey user key" },
-  "password.too_short": { description: "The new password is shorter than 8 characters", reserved: true },
-  "password.too_common": {
-    description: "The new password is among the most common passwords",
-    reserved: true,
+  "password.too_short": { description: "The new password is shorter than 8 characters" },
+  "password.too_long": { description: "The new password is longer than 256 characters" },
+  "password.too_common": { description: "The new password is among the most common passwords" },
+  "password.contains_email": { description: "The new password contains the account's e-mail name" },
+  "password.incorrect": { description: "The current password is not the account's password" },
+  "identifier.email_invalid": {
+    description: "Not an e-mail address an account can have (no @, spaces, control characters, too long)",
   },
-  "password.incorrect": { description: "The current password is not the account's password", reserved: true },
+  "identifier.phone_invalid": {
+    description: "Not a valid phone number in international form (+ and the country code)",
+  },
+  "identifier.unchanged": { description: "The account already has this identifier, verified" },
+  "identifier.code_invalid": { description: "The code is wrong; the message says how many tries are left" },
   "client.redirect_uri_invalid": {
     description: "A redirect URI breaks the client's redirect rules",
     reserved: true,

@@ -525,6 +525,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/me/identifiers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the account's e-mail address or phone number
+         * @description Needs a sign-in within REAUTHENTICATION_MAX_AGE_SECONDS (403 `auth.reauthentication_required` names the `max_age` to sign in again with). A new e-mail address or phone number takes effect only once the 6-digit code sent to it (by e-mail, or SMS) is verified with `POST /api/v1/me/identifiers/verifications`; the code works 10 minutes and 5 tries, and a new request for the same channel voids the previous code. `phone: null` removes the phone at once. The e-mail address the account had is told of every change. With both fields, e-mail is handled first: a refusal of the phone leaves the e-mail change pending.
+         */
+        patch: operations["updateIdentifiers"];
+        trace?: never;
+    };
+    "/api/v1/me/identifiers/verifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify the code of a pending identifier change, applying it
+         * @description Needs no recent sign-in of its own: the change it applies was requested with one, and the code may take longer to arrive than that window lasts. Each try counts (5 per code, counted before the code is compared, so concurrent tries get no more). A right code applies the change once: the identifier is stored verified and the e-mail address the account had is told. A code used, cancelled, replaced by a newer request, or another account's answers 404. Two accounts verifying one identifier at once: one gets it, the other 409 `identifier.taken`.
+         */
+        post: operations["verifyIdentifier"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/identifiers/changes/{changeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a pending identifier change
+         * @description Its code proves nothing from now on; the account's identifiers stay as they are. Another account's change answers 404, as an unknown one does. Needs no recent sign-in: cancelling only takes back what the account asked for.
+         */
+        delete: operations["cancelIdentifierChange"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the account's password
+         * @description Needs a recent sign-in (403 `auth.reauthentication_required` with the `max_age` to sign in again with) and the current password. The new one is checked by the password policy (each broken rule a `details[]` item) before the current one is, so a refused new password spends no try; a wrong current password counts toward the account's sign-in limit, and past it the answer is 429 with Retry-After. The account is told by e-mail, in its locale. Tokens of this session keep working.
+         */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -572,7 +652,7 @@ export interface components {
              * @example job.not_found
              * @enum {string}
              */
-            code: "validation.failed" | "avatar.upload_unknown" | "avatar.upload_missing" | "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked" | "auth.session_missing" | "auth.reauthentication_required" | "auth.audience_missing" | "auth.token_refused" | "auth.project_forbidden" | "request.cross_site" | "request.json_required" | "enrollment.token_invalid" | "enrollment.pool_mismatch" | "worker.proof_invalid" | "worker.disabled" | "avatar.not_found" | "route.not_found" | "job.not_found" | "job.attempt_not_found" | "job.log_not_found" | "worker.not_found" | "job.not_cancellable" | "job.not_retryable" | "job.not_resumable" | "worker.already_registered" | "worker.pool_mismatch" | "worker.instance_superseded" | "worker.not_draining" | "request.body_too_large" | "avatar.too_large" | "avatar.too_many_pixels" | "request.unsupported_media_type" | "avatar.unsupported_type" | "avatar.upload_rate_limited" | "recovery.rate_limited" | "internal.error" | "dependency.manager_unavailable" | "dependency.unavailable" | "auth.verification_unavailable";
+            code: "validation.failed" | "avatar.upload_unknown" | "avatar.upload_missing" | "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked" | "auth.session_missing" | "auth.reauthentication_required" | "auth.audience_missing" | "auth.token_refused" | "auth.project_forbidden" | "request.cross_site" | "request.json_required" | "enrollment.token_invalid" | "enrollment.pool_mismatch" | "worker.proof_invalid" | "worker.disabled" | "avatar.not_found" | "route.not_found" | "identifier.change_not_found" | "job.not_found" | "job.attempt_not_found" | "job.log_not_found" | "worker.not_found" | "job.not_cancellable" | "job.not_retryable" | "job.not_resumable" | "worker.already_registered" | "worker.pool_mismatch" | "worker.instance_superseded" | "worker.not_draining" | "identifier.taken" | "identifier.change_expired" | "request.body_too_large" | "avatar.too_large" | "avatar.too_many_pixels" | "request.unsupported_media_type" | "avatar.unsupported_type" | "avatar.upload_rate_limited" | "account.too_many_attempts" | "recovery.rate_limited" | "internal.error" | "dependency.manager_unavailable" | "dependency.unavailable" | "identifier.delivery_unavailable" | "auth.verification_unavailable";
             /**
              * @description The request's id, as in the x-request-id response header; the log names the failure under it
              * @example 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10
@@ -695,7 +775,7 @@ export interface components {
              * @example validation.custom
              * @enum {string}
              */
-            code: "validation.required" | "validation.invalid_type" | "validation.invalid_format" | "validation.invalid_value" | "validation.too_small" | "validation.too_big" | "validation.not_multiple_of" | "validation.unrecognized_keys" | "validation.invalid_union" | "validation.invalid_key" | "validation.invalid_element" | "validation.custom" | "validation.malformed_json" | "job.requirements_unsatisfiable" | "job.project_unknown" | "worker.public_key_invalid" | "password.too_short" | "password.too_common" | "password.incorrect" | "client.redirect_uri_invalid";
+            code: "validation.required" | "validation.invalid_type" | "validation.invalid_format" | "validation.invalid_value" | "validation.too_small" | "validation.too_big" | "validation.not_multiple_of" | "validation.unrecognized_keys" | "validation.invalid_union" | "validation.invalid_key" | "validation.invalid_element" | "validation.custom" | "validation.malformed_json" | "job.requirements_unsatisfiable" | "job.project_unknown" | "worker.public_key_invalid" | "password.too_short" | "password.too_long" | "password.too_common" | "password.contains_email" | "password.incorrect" | "identifier.email_invalid" | "identifier.phone_invalid" | "identifier.unchanged" | "identifier.code_invalid" | "client.redirect_uri_invalid";
         };
         SubmitJob: {
             /**
@@ -1804,6 +1884,94 @@ export interface components {
             contentType: string;
             /** @description The file's exact size in bytes, at most 2097152 (2 MiB) */
             contentLength: number;
+        };
+        AccountIdentifiers: {
+            /** @example ada@example.com */
+            email: string;
+            /** @example true */
+            emailVerified: boolean;
+            /**
+             * @description E.164, or null
+             * @example +989123456789
+             */
+            phone: string | null;
+            /** @example false */
+            phoneVerified: boolean;
+            /** @description Changes waiting for their code, at most one per channel */
+            pendingChanges: components["schemas"]["PendingIdentifierChange"][];
+        };
+        PendingIdentifierChange: {
+            /**
+             * Format: uuid
+             * @description The change's id, for its verification
+             * @example 3f8e2b1c-7a4d-4c2e-9b6f-1d2e3f4a5b6c
+             */
+            id: string;
+            /**
+             * @example email
+             * @enum {string}
+             */
+            channel: "email" | "phone";
+            /**
+             * @description The new identifier the code was sent to (a phone in E.164)
+             * @example ada@example.com
+             */
+            identifier: string;
+            /**
+             * @description When the code stops working (10 minutes after it was sent)
+             * @example 2026-11-27T12:10:00.000Z
+             */
+            expiresAt: string;
+        };
+        IdentifiersUpdate: {
+            /**
+             * @description The new e-mail address. It takes effect once the code sent to it is verified. The account's own address, while unverified, sends a code that verifies it.
+             * @example ada@example.com
+             */
+            email?: string;
+            /**
+             * @description The new phone number in international form (`+` and the country code; spaces, hyphens, Persian and Arabic-Indic digits accepted), stored in E.164 once the code sent to it by SMS is verified. `null` removes the account's phone at once.
+             * @example +98 912 345 6789
+             */
+            phone?: string | null;
+        };
+        IdentifierVerification: {
+            /**
+             * Format: uuid
+             * @description The pending change's id (`pendingChanges[].id` of PATCH /api/v1/me/identifiers)
+             * @example 3f8e2b1c-7a4d-4c2e-9b6f-1d2e3f4a5b6c
+             */
+            changeId: string;
+            /**
+             * @description The 6-digit code sent to the new identifier; Persian and Arabic-Indic digits, spaces and hyphens are accepted
+             * @example 493027
+             */
+            code: string;
+        };
+        PasswordChanged: {
+            /**
+             * @description How many other sessions were ended (0 unless revoke_other_sessions)
+             * @example 2
+             */
+            otherSessionsEnded: number;
+        };
+        PasswordChange: {
+            /**
+             * @description The account's password now; a wrong one counts toward the account's sign-in limit
+             * @example correct horse battery staple
+             */
+            current_password: string;
+            /**
+             * @description 8 to 256 characters (code points, after NFKC), not among the most common passwords, without the e-mail address's name
+             * @example a quiet river of nine lanterns
+             */
+            new_password: string;
+            /**
+             * @description End every other sign-in session of the account (their refresh tokens die, their access tokens are refused from the next request, their clients get back-channel logout); the session of this token stays
+             * @default false
+             * @example true
+             */
+            revoke_other_sessions?: boolean;
         };
     };
     responses: never;
@@ -6784,6 +6952,921 @@ export interface operations {
                         error?: "Service Unavailable";
                         /** @enum {string} */
                         code?: "auth.verification_unavailable" | "dependency.unavailable";
+                    };
+                };
+            };
+        };
+    };
+    updateIdentifiers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@new.example"
+                 *     }
+                 */
+                "application/json": components["schemas"]["IdentifiersUpdate"];
+            };
+        };
+        responses: {
+            /** @description The account's identifiers, with the changes now waiting for their code */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "email": "ada@example.com",
+                     *       "emailVerified": true,
+                     *       "phone": null,
+                     *       "phoneVerified": false,
+                     *       "pendingChanges": [
+                     *         {
+                     *           "id": "3f8e2b1c-7a4d-4c2e-9b6f-1d2e3f4a5b6c",
+                     *           "channel": "email",
+                     *           "identifier": "ada@new.example",
+                     *           "expiresAt": "2026-11-27T12:10:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AccountIdentifiers"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.reauthentication_required`: The action needs a sign-in within the last `maxAge` seconds: sign in again with that max_age and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.reauthentication_required";
+                    };
+                };
+            };
+            /** @description `identifier.taken`: Another account has this e-mail address (in any spelling) or phone number. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "Another account has this e-mail address (in any spelling) or phone number",
+                     *       "code": "identifier.taken",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 409;
+                        /** @enum {string} */
+                        error?: "Conflict";
+                        /** @enum {string} */
+                        code?: "identifier.taken";
+                    };
+                };
+            };
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
+                };
+            };
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. `identifier.delivery_unavailable`: No transport sends to this channel (EMAIL_TRANSPORT, SMS_TRANSPORT), so no code can be sent. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable" | "identifier.delivery_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    verifyIdentifier: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "changeId": "3f8e2b1c-7a4d-4c2e-9b6f-1d2e3f4a5b6c",
+                 *       "code": "493027"
+                 *     }
+                 */
+                "application/json": components["schemas"]["IdentifierVerification"];
+            };
+        };
+        responses: {
+            /** @description The change is applied: the account's identifiers now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "email": "ada@new.example",
+                     *       "emailVerified": true,
+                     *       "phone": null,
+                     *       "phoneVerified": false,
+                     *       "pendingChanges": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AccountIdentifiers"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `identifier.change_not_found`: The account has no pending identifier change with this id (cancelled, replaced by a newer request, already verified, or another account's). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "The account has no pending identifier change with this id (cancelled, replaced by a newer request, already verified, or another account's)",
+                     *       "code": "identifier.change_not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "identifier.change_not_found";
+                    };
+                };
+            };
+            /** @description `identifier.change_expired`: The change's code is past its 10 minutes or its 5 tries are spent: request a new code. `identifier.taken`: Another account has this e-mail address (in any spelling) or phone number. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "The change's code is past its 10 minutes or its 5 tries are spent: request a new code",
+                     *       "code": "identifier.change_expired",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 409;
+                        /** @enum {string} */
+                        error?: "Conflict";
+                        /** @enum {string} */
+                        code?: "identifier.change_expired" | "identifier.taken";
+                    };
+                };
+            };
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
+                };
+            };
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    cancelIdentifierChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                changeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `identifier.change_not_found`: The account has no pending identifier change with this id (cancelled, replaced by a newer request, already verified, or another account's). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "The account has no pending identifier change with this id (cancelled, replaced by a newer request, already verified, or another account's)",
+                     *       "code": "identifier.change_not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "identifier.change_not_found";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "current_password": "correct horse battery staple",
+                 *       "new_password": "a quiet river of nine lanterns",
+                 *       "revoke_other_sessions": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PasswordChange"];
+            };
+        };
+        responses: {
+            /** @description The password is changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "otherSessionsEnded": 2
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PasswordChanged"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.reauthentication_required`: The action needs a sign-in within the last `maxAge` seconds: sign in again with that max_age and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.reauthentication_required";
+                    };
+                };
+            };
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
+                };
+            };
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `account.too_many_attempts`: Too many wrong passwords for this account (the sign-in limit); retry after the Retry-After delay. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "message": "Too many wrong passwords for this account (the sign-in limit); retry after the Retry-After delay",
+                     *       "code": "account.too_many_attempts",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 429;
+                        /** @enum {string} */
+                        error?: "Too Many Requests";
+                        /** @enum {string} */
+                        code?: "account.too_many_attempts";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
                     };
                 };
             };

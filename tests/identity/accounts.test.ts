@@ -50,12 +50,14 @@ describe("changePassword", () => {
       await changePassword(
         sql,
         { accountId: account.accountId, currentPassword: "not the password", newPassword: NEW_PASSWORD },
-        COMMON,
+        { commonPasswords: COMMON },
       ),
     ).toEqual({ outcome: "current-password-wrong" });
     expect(await storedHash(account.email)).toBe(before);
     expect((await findAccount(sql, account.accountId))?.tokensValidAfter).toBe(Number.NEGATIVE_INFINITY);
-    expect(await auditRows(account.accountId)).toEqual([]);
+    expect(await auditRows(account.accountId)).toEqual([
+      { event: "account.password-changed", result: "failure" },
+    ]);
   });
 
   it("refuses a new password the policy refuses, listing its problems", async () => {
@@ -64,7 +66,7 @@ describe("changePassword", () => {
       changePassword(
         sql,
         { accountId: account.accountId, currentPassword: TEST_PASSWORD, newPassword },
-        COMMON,
+        { commonPasswords: COMMON },
       );
     expect(await change("short")).toMatchObject({
       outcome: "policy-refused",
@@ -84,7 +86,7 @@ describe("changePassword", () => {
       await changePassword(
         sql,
         { accountId: account.accountId, currentPassword: TEST_PASSWORD, newPassword: NEW_PASSWORD },
-        COMMON,
+        { commonPasswords: COMMON },
       ),
     ).toEqual({ outcome: "changed" });
     const hash = await storedHash(account.email);
@@ -102,7 +104,7 @@ describe("changePassword", () => {
       await changePassword(
         sql,
         { accountId: crypto.randomUUID(), currentPassword: TEST_PASSWORD, newPassword: NEW_PASSWORD },
-        COMMON,
+        { commonPasswords: COMMON },
       ),
     ).toEqual({ outcome: "unknown-account" });
   });

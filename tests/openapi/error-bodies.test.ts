@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import { ResponseValidators } from "../fuzz/invariants.ts";
 import { type OpenApiDocument, type Operation, operationsOf, pointerEscape } from "../fuzz/operations.ts";
 import { createTestAccount, createTestClient, resourceIndicator, signInAs } from "../harness/identity.ts";
@@ -41,6 +42,10 @@ const NOT_PROVOKED: Record<string, string> = {
   "POST /api/v1/me/profile/avatar-upload-urls 429":
     "an 11th upload URL in an hour: tests/account/profile.test.ts",
   "GET /api/v1/me 400": "no parameter or body to be invalid; every route's 400 is the one body proven here",
+  "PATCH /api/v1/me/identifiers 409": "another account's address: tests/account/security.test.ts",
+  "POST /api/v1/me/identifiers/verifications 409":
+    "spent tries, and two accounts racing for one address: tests/account/security.test.ts",
+  "POST /api/v1/me/password 429": "the account's sign-in limit: tests/account/security.test.ts",
 };
 
 let manager: TestManager;
@@ -56,10 +61,11 @@ beforeAll(async () => {
   ({ projectId } = await manager.createProject());
   operatorToken = await manager.operatorToken();
   tenantToken = await manager.tenantToken([projectId]);
-  const portal = await createTestClient(manager.sql, { resources: ["account-portal"] });
+  const portal = await createTestClient(manager.sql, { resources: [ACCOUNT_PORTAL_AUDIENCE] });
   const account = await createTestAccount(manager.sql);
-  accountToken = (await signInAs(manager.issuerUrl, portal, account, resourceIndicator("account-portal")))
-    .accessToken;
+  accountToken = (
+    await signInAs(manager.issuerUrl, portal, account, resourceIndicator(ACCOUNT_PORTAL_AUDIENCE))
+  ).accessToken;
   queuedJobId = await manager.submitJob(sampleSubmission(projectId));
   completedJobId = await manager.submitJob(sampleSubmission(projectId));
   await manager.forceJobState(completedJobId, "COMPLETED", "SUCCEEDED");
@@ -199,9 +205,11 @@ function provocations(operation: Operation, status: string): Provocation[] {
             ? "avatar.not_found"
             : operation.path.includes("/attempts/")
               ? "job.attempt_not_found"
-              : jobRoute
-                ? "job.not_found"
-                : "worker.not_found",
+              : operation.path.startsWith("/api/v1/me/identifiers")
+                ? "identifier.change_not_found"
+                : jobRoute
+                  ? "job.not_found"
+                  : "worker.not_found",
           send: () => send(operation, { body: exampleBody(operation) }),
         },
       ];

@@ -1,5 +1,6 @@
 import type { Logger } from "@tjm/platform";
 import type { AvatarStorage } from "../identity/accounts/index.ts";
+import type { SignInLimitSettings } from "../identity/accounts/sign-in-limits.ts";
 import type { Delivery } from "../identity/delivery/index.ts";
 import type { Sql } from "../platform/db.ts";
 
@@ -17,4 +18,6 @@ export interface AccountDeps {
   logoutsQueued: () => void;
   /** Where avatars are staged and stored (AVATAR_BUCKET). */
   avatars: AvatarStorage;
+  /** The sign-in limit (SIGN_IN_*): a wrong current password of a password change counts toward it. */
+  signInLimits: SignInLimitSettings;
 }

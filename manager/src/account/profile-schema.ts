@@ -1,7 +1,7 @@
 /** The snapshot of the account (GET /me) and the profile change (PATCH /me/profile). */
 import { z } from "@hono/zod-openapi";
+import { LOCALES } from "@tjm/platform/locale";
 import { GENDERS, PROFILE_LOCALE_TAGS, type Profile } from "../identity/accounts/index.ts";
-import { LOCALES } from "../identity/delivery/locale.ts";
 
 export const ACCOUNT_ID_EXAMPLE = "0b6b1e58-3f5f-4a8e-9c1d-2f8c7a9e4b10";
 export const AVATAR_UPLOAD_ID_EXAMPLE = "6f1c2a9e-8d4b-4c3a-9e7f-1a2b3c4d5e6f";

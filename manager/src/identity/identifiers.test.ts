@@ -1,6 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { emailKey, emailKeyProblem, InvalidIdentifierError, MAX_EMAIL_LENGTH } from "./identifiers.ts";
+import {
+  emailKey,
+  emailKeyProblem,
+  InvalidIdentifierError,
+  MAX_EMAIL_LENGTH,
+  phoneNumber,
+} from "./identifiers.ts";
 
 /** Spellings that are one identifier: every one of a row has the row's first key. */
 const SAME_IDENTIFIER: [string, string[]][] = [
@@ -104,5 +110,27 @@ describe("emailKey", () => {
   ])("refuses %s, which no account can hold", (_, email) => {
     expect(emailKeyProblem(email)?.reason).toBe("not-text");
     expect(() => emailKey(email)).toThrow(InvalidIdentifierError);
+  });
+});
+
+describe("phoneNumber", () => {
+  it.each([
+    ["+98 912 345 6789", "+989123456789"],
+    ["+۹۸ ۹۱۲ ۳۴۵ ۶۷۸۹", "+989123456789"],
+    ["+٩٨ ٩١٢ ٣٤٥ ٦٧٨٩", "+989123456789"],
+    ["+93 70 123 4567", "+93701234567"],
+    [" +1 (202) 555-0143 ", "+12025550143"],
+  ])("stores %s as %s (E.164)", (typed, stored) => {
+    expect(phoneNumber(typed)).toBe(stored);
+  });
+
+  it.each([
+    ["a national number (no country to read it in)", "0912 345 6789"],
+    ["a number no operator has", "+98 000 000 0000"],
+    ["too short", "+98 912"],
+    ["letters", "call me"],
+    ["empty", ""],
+  ])("refuses %s", (_, typed) => {
+    expect(phoneNumber(typed)).toBeUndefined();
   });
 });

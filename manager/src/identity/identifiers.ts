@@ -6,6 +6,7 @@
  * and JavaScript's toLowerCase disagree on letters such as `İ`, and an identifier spelled two
  * ways was two budgets of the sign-in limit.
  */
+import { parsePhoneNumberFromString } from "libphonenumber-js/max";
 
 /** RFC 5321 §4.5.3.1.3: a path is at most 256 octets, the address in it 254 once `<>` are counted. */
 export const MAX_EMAIL_LENGTH = 254;
@@ -79,4 +80,20 @@ function codePointCount(text: string): number {
   let count = 0;
   for (const _ of text) count += 1;
   return count;
+}
+
+/** E.164: a plus, a country code and at most 15 digits in all (the accounts.phone check). */
+const E164 = /^\+[1-9][0-9]{6,14}$/;
+
+/**
+ * A phone number in E.164, the one form TJM stores, sends SMS to and compares; undefined when
+ * the text is not a valid number. International form only (`+98 912 …`): an account has no
+ * country to read a national number in. Persian and Arabic-Indic digits parse as their Latin
+ * ones. `libphonenumber-js/max`: the default metadata checks lengths only, and would accept
+ * numbers no operator assigns.
+ */
+export function phoneNumber(text: string): string | undefined {
+  const parsed = parsePhoneNumberFromString(text.trim());
+  if (!parsed?.isValid()) return undefined;
+  return E164.test(parsed.number) ? parsed.number : undefined;
 }

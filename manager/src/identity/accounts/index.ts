@@ -22,7 +22,27 @@ export {
   sweepAvatarUploads,
 } from "./avatars.ts";
 export { type AccountCreation, type AccountWithPassword, createAccountWithPassword } from "./create.ts";
-export { changePassword, type PasswordChange, type PasswordChangeOutcome } from "./password.ts";
+export {
+  type AccountIdentifiers,
+  accountIdentifiers,
+  type ChangeRequestOutcome,
+  cancelIdentifierChange,
+  type IdentifierChangeDeps,
+  type IdentifierChannel,
+  type IdentifierRequester,
+  type PendingIdentifierChange,
+  pendingIdentifierChanges,
+  removePhone,
+  requestIdentifierChange,
+  type VerificationOutcome,
+  verifyIdentifierChange,
+} from "./identifier-changes.ts";
+export {
+  changePassword,
+  type PasswordChange,
+  type PasswordChangeOptions,
+  type PasswordChangeOutcome,
+} from "./password.ts";
 export { findGender, findProfile, type Profile, recordProfileRefused, updateProfile } from "./profile.ts";
 export {
   checkProfileChange,

@@ -2,7 +2,7 @@
  * The rules of what a person may say about themselves in the profile (docs/profile.md). Pure:
  * the route checks a change with them before the accounts aggregate stores it.
  */
-import { LOCALES, type Locale } from "../delivery/locale.ts";
+import { LOCALES, type Locale } from "@tjm/platform/locale";
 
 export const NAME_MAX_CHARACTERS = 100;
 export const GENDER_DESCRIPTION_MAX_CHARACTERS = 50;

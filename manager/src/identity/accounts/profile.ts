@@ -2,9 +2,10 @@
  * The profile part of the accounts aggregate: what the account portal shows and changes about a
  * person. Every change commits with its audit row; a refused change writes its failure row.
  */
+
+import type { Locale } from "@tjm/platform/locale";
 import type { Sql } from "../../platform/db.ts";
 import { type AuditDetails, writeAuditEvent } from "../audit.ts";
-import type { Locale } from "../delivery/locale.ts";
 import type { Gender, ProfileChange } from "./profile-rules.ts";
 
 export interface Profile {

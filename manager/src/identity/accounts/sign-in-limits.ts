@@ -40,7 +40,8 @@ interface Counted {
 /** An attempt counted against both scopes, to be settled by succeeded() or failed(). */
 export interface Reservation {
   readonly account: Counted;
-  readonly address: Counted;
+  /** Undefined when only the account was counted. */
+  readonly address: Counted | undefined;
 }
 
 export type ReserveResult =
@@ -48,8 +49,12 @@ export type ReserveResult =
   | { allowed: false; retryAfterSeconds: number };
 
 export interface SignInLimiter {
-  /** Counts the attempt, address first; refused, it has counted nothing for the account. */
-  reserve(attempt: { email: string; address: string }): Promise<ReserveResult>;
+  /**
+   * Counts the attempt, address first; refused, it has counted nothing for the account. Without
+   * an address only the account is counted: a signed-in account's password check (the portal's
+   * password change), where the token, not the network address, names who tries.
+   */
+  reserve(attempt: { email: string; address: string | undefined }): Promise<ReserveResult>;
   /** The password was right: the account's count is cleared, the address's attempt given back. */
   succeeded(reservation: Reservation): Promise<void>;
   /** The password was wrong: the reservation already counted it. */
@@ -143,8 +148,9 @@ export function createSignInLimiter(sql: Sql, settings: SignInLimitSettings): Si
     async reserve(attempt) {
       // Keyed first: an address that has no key is refused before anything is counted.
       const accountScope = accountKey(attempt.email);
-      const address = await count("address", addressKey(attempt.address));
-      if ("refusedForSeconds" in address) {
+      const address =
+        attempt.address === undefined ? undefined : await count("address", addressKey(attempt.address));
+      if (address && "refusedForSeconds" in address) {
         return { allowed: false, retryAfterSeconds: address.refusedForSeconds };
       }
       const account = await count("account", accountScope);
@@ -156,6 +162,7 @@ export function createSignInLimiter(sql: Sql, settings: SignInLimitSettings): Si
 
     async succeeded(reservation) {
       await sql`delete from sign_in_failures where scope = 'account' and key = ${reservation.account.key}`;
+      if (reservation.address === undefined) return;
       await sql`
         update sign_in_failures set failures = failures - 1
         where scope = 'address' and key = ${reservation.address.key} and failures > 1

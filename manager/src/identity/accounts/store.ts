@@ -3,7 +3,7 @@
  * commits with its audit rows in one transaction: a change is never stored without its trail,
  * nor the trail without it.
  */
-import { isPgError, pgErrorCode, type Sql } from "../../platform/db.ts";
+import { isPgError, pgErrorCode, type Sql, type TransactionSql } from "../../platform/db.ts";
 import { writeAuditEvent } from "../audit.ts";
 import { emailKey } from "../identifiers.ts";
 
@@ -141,18 +141,31 @@ export async function replacePasswordHash(sql: Sql, accountId: string, passwordH
 }
 
 /**
- * A new password, and every token issued until now refused (tokens_valid_after): whoever held
- * the old password loses what it got them on the next request of every replica.
+ * A new password, with its audit row and what `onChanged` writes (the notice) in one
+ * transaction. With revokeTokens every token issued until now is refused (tokens_valid_after):
+ * whoever held the old password loses what it got them on the next request of every replica.
  */
-export async function storeChangedPassword(sql: Sql, accountId: string, passwordHash: string): Promise<void> {
+export async function storeChangedPassword(
+  sql: Sql,
+  accountId: string,
+  passwordHash: string,
+  options: {
+    revokeTokens: boolean;
+    clientId?: string | undefined;
+    onChanged?: (tx: TransactionSql) => Promise<void>;
+  } = { revokeTokens: true },
+): Promise<void> {
   await sql.begin(async (tx) => {
+    const revoke = options.revokeTokens ? tx`, tokens_valid_after = now()` : tx``;
     await tx`
-      update accounts set password_hash = ${passwordHash}, tokens_valid_after = now(), updated_at = now()
+      update accounts set password_hash = ${passwordHash}, updated_at = now() ${revoke}
       where id = ${accountId}`;
+    await options.onChanged?.(tx);
     await writeAuditEvent(tx, {
       event: "account.password-changed",
       result: "success",
       actorAccountId: accountId,
+      clientId: options.clientId,
       details: { accountId },
     });
   });

@@ -27,6 +27,8 @@ export interface TemplateParams {
   "mfa-code": { code: string; minutes: number };
   "password-changed": { when: Date };
   "new-sign-in": { when: Date; client: string; address: string };
+  /** To the e-mail address the account had: its e-mail address or phone number changed. */
+  "identifier-changed": { when: Date; channel: "email" | "phone"; change: "changed" | "removed" };
 }
 
 export type TemplateName = keyof TemplateParams;
@@ -44,6 +46,7 @@ export const TEMPLATES: Record<TemplateName, TemplateSpec> = {
   "mfa-code": { prefix: "mfaCode", holdsCode: true },
   "password-changed": { prefix: "passwordChanged", holdsCode: false },
   "new-sign-in": { prefix: "newSignIn", holdsCode: false },
+  "identifier-changed": { prefix: "identifierChanged", holdsCode: false },
 };
 
 export interface RenderedEmail {

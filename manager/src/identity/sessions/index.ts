@@ -37,5 +37,6 @@ export {
   listGrants,
   listSessions,
   type SessionSummary,
+  sessionUidOfSid,
 } from "./list.ts";
 export { type SignedInClient, sessionSids } from "./payload.ts";

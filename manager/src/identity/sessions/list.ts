@@ -105,3 +105,15 @@ export async function countLiveSessions(sql: Sql, accountId: string): Promise<nu
       and (expires_at is null or expires_at > now())`;
   return row?.count ?? 0;
 }
+
+/**
+ * The uid of the account's live session that handed out `sid` (a token's sid claim is per
+ * client: the session's uid is how TJM names the session itself), or undefined.
+ */
+export async function sessionUidOfSid(sql: Sql, accountId: string, sid: string): Promise<string | undefined> {
+  const [row] = await sql<{ uid: string }[]>`
+    select uid from oidc_records
+    where model = 'Session' and account_id = ${accountId} and sids @> array[${sid}]::text[]
+      and uid is not null and (expires_at is null or expires_at > now())`;
+  return row?.uid;
+}
