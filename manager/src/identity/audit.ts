@@ -19,6 +19,11 @@ export const AUDIT_EVENTS = [
   "account.role-granted",
   "account.role-revoked",
   "client.created",
+  "client.authorization-revoked",
+  "session.revoked",
+  "session.others-revoked",
+  "session.logged-out",
+  "session.browser-logged-out",
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 

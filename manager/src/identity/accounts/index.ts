@@ -1,4 +1,5 @@
 export { type AccountCreation, type AccountWithPassword, createAccountWithPassword } from "./create.ts";
+export { deleteOwnAccount } from "./delete-own.ts";
 export { changePassword, type PasswordChange, type PasswordChangeOutcome } from "./password.ts";
 export { createSignIns, type SignInAttempt, type SignInOutcome, type SignIns } from "./sign-in.ts";
 export {
@@ -12,9 +13,11 @@ export {
 export {
   ACCOUNT_ROLES,
   type Account,
+  type AccountDeletion,
   AccountExistsError,
   type AccountRole,
   createAccount,
+  type DeletedAccount,
   deleteAccount,
   disableAccount,
   findAccount,
