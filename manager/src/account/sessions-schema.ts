@@ -14,13 +14,10 @@ const CLIENT_ID_EXAMPLE = "7d1f4a52-3c9e-4b8f-a0d1-6e2b9c4f8a31";
 export const SessionClientSchema = z
   .object({
     clientId: z.string().openapi({ description: "The client's public id", example: CLIENT_ID_EXAMPLE }),
-    name: z
-      .string()
-      .nullable()
-      .openapi({
-        description: "The client's name; null for a client deleted since",
-        example: "Admin console",
-      }),
+    name: z.string().nullable().openapi({
+      description: "The client's name; null for a client deleted since",
+      example: "Admin console",
+    }),
   })
   .openapi("SessionClient");
 
@@ -109,13 +106,10 @@ export const RememberedAccountSchema = z
 export const ConnectedAppSchema = z
   .object({
     clientId: z.string().openapi({ description: "The client's public id", example: CLIENT_ID_EXAMPLE }),
-    name: z
-      .string()
-      .nullable()
-      .openapi({
-        description: "The client's name; null for a client deleted since",
-        example: "Reporting dashboard",
-      }),
+    name: z.string().nullable().openapi({
+      description: "The client's name; null for a client deleted since",
+      example: "Reporting dashboard",
+    }),
     scopes: z
       .array(z.string())
       .openapi({ description: "OpenID scopes granted", example: ["openid", "email"] }),
