@@ -6,7 +6,6 @@
  * route of this issue: 401 without a token, 403 with each other audience's token.
  */
 import { refresh, type SignInResult } from "@tjm/devstack/oidc-client";
-import { OPERATIONS_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_CONSOLE_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import { createTestAccount, createTestClient, resourceIndicator, signInAs } from "../harness/identity.ts";
