@@ -25,6 +25,8 @@ describe("the error code list", () => {
       "worker.proof_invalid": 401,
       "worker.disabled": 403,
       "route.not_found": 404,
+      "session.not_found": 404,
+      "session.client_not_found": 404,
       "job.not_found": 404,
       "job.attempt_not_found": 404,
       "job.log_not_found": 404,

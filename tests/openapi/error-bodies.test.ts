@@ -9,8 +9,10 @@ import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import { ResponseValidators } from "../fuzz/invariants.ts";
 import { type OpenApiDocument, type Operation, operationsOf, pointerEscape } from "../fuzz/operations.ts";
+import { createTestAccount, createTestClient, resourceIndicator, signInAs } from "../harness/identity.ts";
 import { TestManager } from "../harness/manager.ts";
 
 const document = JSON.parse(
@@ -37,12 +39,21 @@ const NOT_PROVOKED: Record<string, string> = {
   "POST /api/v1/worker/credentials 409": "a superseded instance: tests/workers",
   "POST /api/v1/operations/workers/{workerId}/undrain 409":
     "a Worker that is not draining: tests/workers/operations.test.ts",
+  // Account routes without a path, query or body: nothing of theirs can be invalid.
+  "GET /api/v1/me/sessions 400": "no input: the route's validation is the other account routes'",
+  "POST /api/v1/me/sessions/revoke-others 400":
+    "no input: the route's validation is the other account routes'",
+  "GET /api/v1/me/accounts 400": "no input: the route's validation is the other account routes'",
+  "POST /api/v1/me/logout/all 400": "no input: the route's validation is the other account routes'",
+  "GET /api/v1/me/connected-apps 400": "no input: the route's validation is the other account routes'",
+  "DELETE /api/v1/me 400": "no input: the route's validation is the other account routes'",
 };
 
 let manager: TestManager;
 let projectId: string;
 let operatorToken: string;
 let tenantToken: string;
+let accountToken: string;
 let queuedJobId: string;
 let completedJobId: string;
 
@@ -51,6 +62,11 @@ beforeAll(async () => {
   ({ projectId } = await manager.createProject());
   operatorToken = await manager.operatorToken();
   tenantToken = await manager.tenantToken([projectId]);
+  const account = await createTestAccount(manager.sql);
+  const portalClient = await createTestClient(manager.sql, { resources: [ACCOUNT_PORTAL_AUDIENCE] });
+  accountToken = (
+    await signInAs(manager.issuerUrl, portalClient, account, resourceIndicator(ACCOUNT_PORTAL_AUDIENCE))
+  ).accessToken;
   queuedJobId = await manager.submitJob(sampleSubmission(projectId));
   completedJobId = await manager.submitJob(sampleSubmission(projectId));
   await manager.forceJobState(completedJobId, "COMPLETED", "SUCCEEDED");
@@ -58,7 +74,9 @@ beforeAll(async () => {
 afterAll(() => manager?.close());
 
 const isTenant = (operation: Operation) => operation.security.includes("tenantBearer");
-const ownToken = (operation: Operation) => (isTenant(operation) ? tenantToken : operatorToken);
+const isAccount = (operation: Operation) => operation.security.includes("accountBearer");
+const ownToken = (operation: Operation) =>
+  isAccount(operation) ? accountToken : isTenant(operation) ? tenantToken : operatorToken;
 /** A valid token of the other audience. */
 const otherToken = (operation: Operation) => (isTenant(operation) ? operatorToken : tenantToken);
 
@@ -146,8 +164,19 @@ function provocations(operation: Operation, status: string): Provocation[] {
         const path = Object.fromEntries(params.map((name) => [name, "not-a-uuid"]));
         return [{ code: "validation.failed", send: () => send(operation, { path }) }];
       }
+      const bounded = operation.parameters.filter(
+        (p) => p.in === "path" && typeof (p.schema as { maxLength?: unknown }).maxLength === "number",
+      );
+      if (bounded.length > 0) {
+        const path = Object.fromEntries(
+          bounded.map((p) => [p.name, "x".repeat((p.schema as { maxLength: number }).maxLength + 1)]),
+        );
+        return [{ code: "validation.failed", send: () => send(operation, { path }) }];
+      }
       if (operation.requestBody)
         return [{ code: "validation.failed", send: () => send(operation, { body: [] }) }];
+      // A route without input (several account routes) has nothing to make invalid.
+      if (!operation.parameters.some((p) => p.in === "query")) return [];
       const query = operation.parameters.find((p) => p.in === "query" && p.name === "limit")
         ? "limit=0"
         : operation.parameters.some((p) => p.in === "query" && p.name === "jobId")
@@ -184,7 +213,11 @@ function provocations(operation: Operation, status: string): Provocation[] {
             ? "job.attempt_not_found"
             : jobRoute
               ? "job.not_found"
-              : "worker.not_found",
+              : operation.path.startsWith("/api/v1/me/sessions/")
+                ? "session.not_found"
+                : operation.path.startsWith("/api/v1/me/connected-apps/")
+                  ? "session.client_not_found"
+                  : "worker.not_found",
           send: () => send(operation, { body: exampleBody(operation) }),
         },
       ];

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { logOut } from "../identity/sessions/index.ts";
 import { accountRoute } from "../identity/tokens/audiences.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
-import { jsonBody, jsonResponse } from "../platform/routes.ts";
+import { BODY_ERRORS, jsonBody, jsonResponse } from "../platform/routes.ts";
 import type { AccountDeps } from "./deps.ts";
 import { currentSessionUid, SessionsEndedSchema } from "./sessions-schema.ts";
 
@@ -28,7 +28,7 @@ export const logoutRoute = accountRoute({
   responses: {
     200: jsonResponse("Logged out", SessionsEndedSchema, { sessionsEnded: 3, backchannelLogoutsQueued: 2 }),
   },
-  errors: [],
+  errors: BODY_ERRORS,
 });
 
 export const logoutHandler =
