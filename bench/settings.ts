@@ -30,6 +30,7 @@ export const SCENARIOS = [
   "metrics",
   "scale-out",
   "delivery",
+  "logout-all",
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
