@@ -6,6 +6,7 @@
  * route of this issue: 401 without a token, 403 with each other audience's token.
  */
 import { refresh, type SignInResult } from "@tjm/devstack/oidc-client";
+import { waitFor } from "@tjm/devstack/services";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_CONSOLE_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import { createTestAccount, createTestClient, resourceIndicator, signInAs } from "../harness/identity.ts";
@@ -76,9 +77,11 @@ describe("who may call the routes", () => {
 describe("GET /api/v1/me/sessions", () => {
   it("lists the account's sessions with their clients, address, user agent and the current one, never another account's", async () => {
     const [account, other] = await Promise.all([portal.account(), portal.account()]);
-    const here = await portal.signIn(account);
-    const elsewhere = await portal.signIn(account);
-    const stranger = await portal.signIn(other);
+    const [here, elsewhere, stranger] = await Promise.all([
+      portal.signIn(account),
+      portal.signIn(account),
+      portal.signIn(other),
+    ]);
     const response = await portal.request(here.accessToken, "GET", "/api/v1/me/sessions");
     expect(response.status).toBe(200);
     const { sessions } = await response.json();
@@ -104,14 +107,32 @@ describe("GET /api/v1/me/sessions", () => {
     const [record] = await manager.sql<{ id: string }[]>`
       select id from oidc_records where model = 'Session' and uid = ${await sessionUid(manager.sql, here)}`;
     expect(JSON.stringify(sessions)).not.toContain(record?.id);
+
+    // A refresh through the other session is its use: its lastUsedAt moves, the address stays.
+    const lastUsed = async () => {
+      const listed = await (await portal.request(here.accessToken, "GET", "/api/v1/me/sessions")).json();
+      return listed.sessions.find((listedSession: { current: boolean }) => !listedSession.current);
+    };
+    const before = await lastUsed();
+    await refresh({
+      issuer: manager.issuerUrl,
+      clientId: portal.client.clientId,
+      refreshToken: elsewhere.refreshToken as string,
+      resource: PORTAL_RESOURCE,
+    });
+    await waitFor(
+      "the refresh to be recorded",
+      async () => (await lastUsed()).lastUsedAt > before.lastUsedAt,
+      5_000,
+    );
+    expect((await lastUsed()).clientAddress).toBe("127.0.0.1");
   });
 });
 
 describe("DELETE /api/v1/me/sessions/{id}", () => {
   it("ends the session: its token is refused on the next request on both Managers, its refresh token too; the current one stays", async () => {
     const account = await portal.account();
-    const current = await portal.signIn(account);
-    const other = await portal.signIn(account);
+    const [current, other] = await Promise.all([portal.signIn(account), portal.signIn(account)]);
     expect(await portal.answer(other, replica.baseUrl)).toBe(200);
     const uid = await sessionUid(manager.sql, other);
 
@@ -140,8 +161,7 @@ describe("DELETE /api/v1/me/sessions/{id}", () => {
 
   it("answers another account's session exactly like an unknown one, ends nothing, and audits the refusal", async () => {
     const [owner, intruder] = await Promise.all([portal.account(), portal.account()]);
-    const owned = await portal.signIn(owner);
-    const attacker = await portal.signIn(intruder);
+    const [owned, attacker] = await Promise.all([portal.signIn(owner), portal.signIn(intruder)]);
     const uid = await sessionUid(manager.sql, owned);
 
     const foreign = await portal.request(attacker.accessToken, "DELETE", `/api/v1/me/sessions/${uid}`);
@@ -178,9 +198,12 @@ describe("DELETE /api/v1/me/sessions/{id}", () => {
 describe("POST /api/v1/me/sessions/revoke-others", () => {
   it("ends every other session of the account and only those", async () => {
     const [account, bystander] = await Promise.all([portal.account(), portal.account()]);
-    const current = await portal.signIn(account);
-    const others = [await portal.signIn(account), await portal.signIn(account)];
-    const untouched = await portal.signIn(bystander);
+    const [current, untouched, ...others] = await Promise.all([
+      portal.signIn(account),
+      portal.signIn(bystander),
+      portal.signIn(account),
+      portal.signIn(account),
+    ]);
 
     const response = await portal.request(current.accessToken, "POST", "/api/v1/me/sessions/revoke-others");
     expect(response.status).toBe(200);
@@ -200,11 +223,8 @@ describe("POST /api/v1/me/logout", () => {
 
   async function twoSessions(): Promise<{ accountId: string; current: SignInResult; other: SignInResult }> {
     const account = await portal.account();
-    return {
-      accountId: account.accountId,
-      current: await portal.signIn(account),
-      other: await portal.signIn(account),
-    };
+    const [current, other] = await Promise.all([portal.signIn(account), portal.signIn(account)]);
+    return { accountId: account.accountId, current, other };
   }
 
   it("scope session ends the current session only", async () => {
