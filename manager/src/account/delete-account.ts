@@ -1,4 +1,7 @@
-import { deleteOwnAccount, UnknownAccountError } from "../identity/accounts/index.ts";
+// Not the aggregate's index: that loads password hashing (@node-rs/argon2), whose native binding
+// a Deno Manager cannot load, and deleting needs none.
+import { deleteOwnAccount } from "../identity/accounts/delete-own.ts";
+import { UnknownAccountError } from "../identity/accounts/store.ts";
 import { accountRoute } from "../identity/tokens/audiences.ts";
 import { ApiError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";

@@ -6,7 +6,7 @@
 import { isPgError, pgErrorCode, type Sql } from "../../platform/db.ts";
 import { writeAuditEvent } from "../audit.ts";
 import { emailKey } from "../identifiers.ts";
-import { endAccountIn } from "../sessions/end.ts";
+import { endAccountIn } from "../sessions/index.ts";
 
 export const ACCOUNT_ROLES = ["operator", "client-admin"] as const;
 export type AccountRole = (typeof ACCOUNT_ROLES)[number];
