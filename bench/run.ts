@@ -9,7 +9,8 @@
  * the Admin console (the delay its SSE relay adds for 1,000 sessions, the jobs view's page load),
  * the Manager's Prometheus metrics (submit with them on and off, a scrape at 1M jobs), and
  * submit throughput on one Manager against two on the same PostgreSQL, and messages sent per
- * second from the message outbox to a local SMTP server and SMS webhook.
+ * second from the message outbox to a local SMTP server and SMS webhook, and logging out a browser
+ * that remembers 5 accounts signed in to 3 clients each.
  * Prints markdown; asserts nothing. BENCH_SCENARIOS picks which run; each lives in its folder.
  */
 import { execFileSync } from "node:child_process";
@@ -26,6 +27,7 @@ import { deliveryScenario } from "./delivery/index.ts";
 import { dispatchScenario } from "./dispatch/index.ts";
 import { heartbeatsScenario } from "./heartbeats/index.ts";
 import { listScenario } from "./list/index.ts";
+import { logoutAllScenario } from "./logout-all/index.ts";
 import { metricsScenario } from "./metrics/index.ts";
 import { overheadScenario } from "./overhead/index.ts";
 import { portalScenario } from "./portal/index.ts";
@@ -60,6 +62,7 @@ const SCENARIO_RUNS: Record<ScenarioName, Scenario<unknown>> = {
   "scale-out": scaleOutScenario,
   delivery: deliveryScenario,
   portal: portalScenario,
+  "logout-all": logoutAllScenario,
 };
 
 const TOKEN_LIFETIME_S = 24 * 3600;

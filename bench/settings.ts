@@ -32,6 +32,7 @@ export const SCENARIOS = [
   "scale-out",
   "delivery",
   "portal",
+  "logout-all",
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 

@@ -29,6 +29,8 @@ describe("the error code list", () => {
       "avatar.not_found": 404,
       "route.not_found": 404,
       "identifier.change_not_found": 404,
+      "session.not_found": 404,
+      "session.client_not_found": 404,
       "job.not_found": 404,
       "job.attempt_not_found": 404,
       "job.log_not_found": 404,

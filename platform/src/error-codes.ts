@@ -86,6 +86,14 @@ export const errorCodes = {
   "job.attempt_not_found": { status: 404, description: "The job has no such attempt" },
   "job.log_not_found": { status: 404, description: "The attempt has no log, or it is not in storage" },
   "worker.not_found": { status: 404, description: "The Worker does not exist or is not registered" },
+  "session.not_found": {
+    status: 404,
+    description: "The account has no live session with this id (another account's session answers the same)",
+  },
+  "session.client_not_found": {
+    status: 404,
+    description: "The client holds no grant and no session of the account (connected apps)",
+  },
   "job.not_cancellable": {
     status: 409,
     description: "The job is COMPLETED or FAILED and can no longer be cancelled",

@@ -12,6 +12,7 @@ import { waitFor } from "@tjm/devstack/services";
 import fc from "fast-check";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { OPENAPI_PATH } from "../../manager/src/docs/index.ts";
+import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import { TestManager } from "../harness/manager.ts";
 import { ProtocolWorker } from "../harness/protocol-worker.ts";
 import { subscribeEvents } from "../harness/sse.ts";
@@ -20,7 +21,7 @@ import type { SchemaContext } from "./arbitraries.ts";
 import { type Answer, answerProblems, mediaTypeOf, ResponseValidators } from "./invariants.ts";
 import { type OpenApiDocument, type Operation, operationsOf } from "./operations.ts";
 import { describeRequest, type FuzzRequest, requestArbitrary, requestInit, urlOf } from "./requests.ts";
-import { authProblem, type MintedTokens, mintTokens } from "./tokens.ts";
+import { authProblem, type MintedTokens, mintTokens, signedInToken } from "./tokens.ts";
 
 /** Runs per route: docs/development.md, "Route fuzzing", says what they cover. */
 const RUNS_PER_ROUTE = Number(process.env.FUZZ_RUNS ?? 100);
@@ -207,6 +208,17 @@ async function exchange(operation: Operation, request: FuzzRequest): Promise<Ans
   return { status: response.status, contentType, text, json, wwwAuthenticate };
 }
 
+/**
+ * Routes that end the account-portal token's own session or account when they succeed: later
+ * requests of their run may get 401 for that token, and the next route gets a fresh one.
+ */
+const ENDS_ACCOUNT_TOKEN = new Set([
+  "POST /api/v1/me/logout",
+  "POST /api/v1/me/logout/all",
+  "DELETE /api/v1/me",
+]);
+let accountTokenEnded = false;
+
 async function problemsOf(operation: Operation, request: FuzzRequest): Promise<string[]> {
   let answer: Answer;
   try {
@@ -217,6 +229,10 @@ async function problemsOf(operation: Operation, request: FuzzRequest): Promise<s
   countStatus(operation, answer.status);
   const problems = answerProblems(operation, answer, validators);
   const message = (answer.json as { message?: unknown } | undefined)?.message;
+  const byAccountToken = request.token.kind === "account-portal";
+  if (byAccountToken && ENDS_ACCOUNT_TOKEN.has(operation.label) && answer.status < 300)
+    accountTokenEnded = true;
+  if (byAccountToken && accountTokenEnded && answer.status === 401) return problems;
   const auth = authProblem(operation.security, request.token, {
     status: answer.status,
     message: typeof message === "string" ? message : undefined,
@@ -249,6 +265,10 @@ describe("fuzzing every route of the OpenAPI document", () => {
           }),
           { seed: SEED, numRuns: RUNS_PER_ROUTE },
         );
+        if (accountTokenEnded) {
+          tokens["account-portal"] = await signedInToken(manager, ACCOUNT_PORTAL_AUDIENCE);
+          accountTokenEnded = false;
+        }
       },
       ROUTE_TIMEOUT_MS,
     );

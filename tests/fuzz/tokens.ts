@@ -48,6 +48,8 @@ export const SCHEME_RULES: Record<string, SchemeRules> = {
   operatorBearer: { accepts: ["operator", "external-operator"], mayForbidAccepted: false },
   // The tjm_projects claim must list the project in the path; otherwise 403.
   tenantBearer: { accepts: ["tenant", "tenant-of-another-project"], mayForbidAccepted: true },
+  // Deleting the account needs a recent sign-in (auth.reauthentication_required); otherwise 403.
+  accountBearer: { accepts: ["account-portal"], mayForbidAccepted: true },
 };
 
 const malformedHeader = fc.oneof(
@@ -90,7 +92,8 @@ export function tokenChoice(schemes: string[]): fc.Arbitrary<TokenChoice> {
   );
 }
 
-async function signedInToken(manager: TestManager, audience: string): Promise<string> {
+/** A token of a new account signed in for `audience` (a fresh one after a route ended the last). */
+export async function signedInToken(manager: TestManager, audience: string): Promise<string> {
   // The provider gives admin-console tokens only to accounts holding client-admin.
   const account = await createTestAccount(
     manager.sql,

@@ -113,10 +113,15 @@ describe("changePassword", () => {
 describe("deleteAccount", () => {
   it("deletes the account and its roles, audits it once, and finds nothing the second time", async () => {
     const account = await createTestAccount(sql, { roles: ["operator", "client-admin"] });
-    expect(await deleteAccount(sql, account.accountId)).toBe(true);
+    expect(await deleteAccount(sql, account.accountId)).toEqual({
+      sessionsEnded: 0,
+      grantsRevoked: 0,
+      backchannelLogoutsQueued: 0,
+      developerAppsDeleted: [],
+    });
     expect(await findAccount(sql, account.accountId)).toBeUndefined();
     expect(await sql`select from account_roles where account_id = ${account.accountId}`).toHaveLength(0);
-    expect(await deleteAccount(sql, account.accountId)).toBe(false);
+    expect(await deleteAccount(sql, account.accountId)).toBeUndefined();
     expect(await auditRows(account.accountId)).toEqual([{ event: "account.deleted", result: "success" }]);
   });
 });

@@ -46,6 +46,14 @@ const NOT_PROVOKED: Record<string, string> = {
   "POST /api/v1/me/identifiers/verifications 409":
     "spent tries, and two accounts racing for one address: tests/account/security.test.ts",
   "POST /api/v1/me/password 429": "the account's sign-in limit: tests/account/security.test.ts",
+  // Account routes without a path, query or body: nothing of theirs can be invalid.
+  "GET /api/v1/me/sessions 400": "no input: the route's validation is the other account routes'",
+  "POST /api/v1/me/sessions/revoke-others 400":
+    "no input: the route's validation is the other account routes'",
+  "GET /api/v1/me/accounts 400": "no input: the route's validation is the other account routes'",
+  "POST /api/v1/me/logout/all 400": "no input: the route's validation is the other account routes'",
+  "GET /api/v1/me/connected-apps 400": "no input: the route's validation is the other account routes'",
+  "DELETE /api/v1/me 400": "no input: the route's validation is the other account routes'",
 };
 
 let manager: TestManager;
@@ -61,10 +69,10 @@ beforeAll(async () => {
   ({ projectId } = await manager.createProject());
   operatorToken = await manager.operatorToken();
   tenantToken = await manager.tenantToken([projectId]);
-  const portal = await createTestClient(manager.sql, { resources: [ACCOUNT_PORTAL_AUDIENCE] });
   const account = await createTestAccount(manager.sql);
+  const portalClient = await createTestClient(manager.sql, { resources: [ACCOUNT_PORTAL_AUDIENCE] });
   accountToken = (
-    await signInAs(manager.issuerUrl, portal, account, resourceIndicator(ACCOUNT_PORTAL_AUDIENCE))
+    await signInAs(manager.issuerUrl, portalClient, account, resourceIndicator(ACCOUNT_PORTAL_AUDIENCE))
   ).accessToken;
   queuedJobId = await manager.submitJob(sampleSubmission(projectId));
   completedJobId = await manager.submitJob(sampleSubmission(projectId));
@@ -165,8 +173,19 @@ function provocations(operation: Operation, status: string): Provocation[] {
         const path = Object.fromEntries(params.map((name) => [name, "not-a-uuid"]));
         return [{ code: "validation.failed", send: () => send(operation, { path }) }];
       }
+      const bounded = operation.parameters.filter(
+        (p) => p.in === "path" && typeof (p.schema as { maxLength?: unknown }).maxLength === "number",
+      );
+      if (bounded.length > 0) {
+        const path = Object.fromEntries(
+          bounded.map((p) => [p.name, "x".repeat((p.schema as { maxLength: number }).maxLength + 1)]),
+        );
+        return [{ code: "validation.failed", send: () => send(operation, { path }) }];
+      }
       if (operation.requestBody)
         return [{ code: "validation.failed", send: () => send(operation, { body: [] }) }];
+      // A route without input (several account routes) has nothing to make invalid.
+      if (!operation.parameters.some((p) => p.in === "query")) return [];
       const query = operation.parameters.find((p) => p.in === "query" && p.name === "limit")
         ? "limit=0"
         : operation.parameters.some((p) => p.in === "query" && p.name === "v")
@@ -207,9 +226,13 @@ function provocations(operation: Operation, status: string): Provocation[] {
               ? "job.attempt_not_found"
               : operation.path.startsWith("/api/v1/me/identifiers")
                 ? "identifier.change_not_found"
-                : jobRoute
-                  ? "job.not_found"
-                  : "worker.not_found",
+                : operation.path.startsWith("/api/v1/me/sessions/")
+                  ? "session.not_found"
+                  : operation.path.startsWith("/api/v1/me/connected-apps/")
+                    ? "session.client_not_found"
+                    : jobRoute
+                      ? "job.not_found"
+                      : "worker.not_found",
           send: () => send(operation, { body: exampleBody(operation) }),
         },
       ];

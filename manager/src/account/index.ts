@@ -5,10 +5,19 @@
 import { createRouter } from "../platform/http.ts";
 import { cancelIdentifierChangeHandler, cancelIdentifierChangeRoute } from "./cancel-identifier-change.ts";
 import { changePassword, changePasswordRoute } from "./change-password.ts";
+import { revokeConnectedAppHandler, revokeConnectedAppRoute } from "./connected-app-revoke.ts";
+import { listConnectedAppsHandler, listConnectedAppsRoute } from "./connected-apps-list.ts";
 import { createAvatarUploadUrlHandler, createAvatarUploadUrlRoute } from "./create-avatar-upload-url.ts";
+import { deleteAccountHandler, deleteAccountRoute } from "./delete-account.ts";
 import type { AccountDeps } from "./deps.ts";
+import { logoutHandler, logoutRoute } from "./logout.ts";
+import { logoutAllHandler, logoutAllRoute } from "./logout-all.ts";
 import { readAvatarHandler, readAvatarRoute } from "./read-avatar.ts";
 import { readMeHandler, readMeRoute } from "./read-me.ts";
+import { rememberedAccountsHandler, rememberedAccountsRoute } from "./remembered-accounts.ts";
+import { revokeSessionHandler, revokeSessionRoute } from "./session-revoke.ts";
+import { listSessionsHandler, listSessionsRoute } from "./sessions-list.ts";
+import { revokeOtherSessionsHandler, revokeOtherSessionsRoute } from "./sessions-revoke-others.ts";
 import { updateIdentifiers, updateIdentifiersRoute } from "./update-identifiers.ts";
 import { updateProfileHandler, updateProfileRoute } from "./update-profile.ts";
 import { verifyIdentifier, verifyIdentifierRoute } from "./verify-identifier.ts";
@@ -26,5 +35,14 @@ export function accountApp(deps: AccountDeps) {
   app.openapi(verifyIdentifierRoute, verifyIdentifier(deps));
   app.openapi(cancelIdentifierChangeRoute, cancelIdentifierChangeHandler(deps));
   app.openapi(changePasswordRoute, changePassword(deps));
+  app.openapi(listSessionsRoute, listSessionsHandler(deps));
+  app.openapi(revokeOtherSessionsRoute, revokeOtherSessionsHandler(deps));
+  app.openapi(revokeSessionRoute, revokeSessionHandler(deps));
+  app.openapi(rememberedAccountsRoute, rememberedAccountsHandler(deps));
+  app.openapi(logoutAllRoute, logoutAllHandler(deps));
+  app.openapi(logoutRoute, logoutHandler(deps));
+  app.openapi(listConnectedAppsRoute, listConnectedAppsHandler(deps));
+  app.openapi(revokeConnectedAppRoute, revokeConnectedAppHandler(deps));
+  app.openapi(deleteAccountRoute, deleteAccountHandler(deps));
   return app;
 }

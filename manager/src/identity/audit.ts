@@ -24,6 +24,11 @@ export const AUDIT_EVENTS = [
   "account.profile-updated",
   "account.avatar-upload-url-created",
   "client.created",
+  "client.authorization-revoked",
+  "session.revoked",
+  "session.others-revoked",
+  "session.logged-out",
+  "session.browser-logged-out",
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 

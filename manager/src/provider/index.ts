@@ -20,6 +20,7 @@ import {
   type LogoutClients,
   newBrowserCookie,
   rememberSignIn,
+  touchSession,
 } from "../identity/sessions/index.ts";
 import type { Sql } from "../platform/db.ts";
 import { TickingTask } from "../platform/loop.ts";
@@ -262,7 +263,14 @@ export class IdentityProvider {
         cookieHmac: browserCookieHmac(cookie, browserKey),
         sessionUid: session.uid,
         accountId: session.accountId,
+        clientAddress: ctx.ip,
+        userAgent: ctx.get("user-agent"),
       }).catch((err) => logger.error("recording the browser's sign-in failed", { err }));
+    });
+    provider.on("grant.success", (ctx) => {
+      const sessionUid = ctx.oidc.entities.RefreshToken?.sessionUid;
+      if (ctx.oidc.params?.grant_type !== "refresh_token" || !sessionUid) return;
+      touchSession(sql, sessionUid).catch((err) => logger.error("recording a session's use failed", { err }));
     });
     provider.on("backchannel.error", (_ctx, err, client, accountId) => {
       logger.warn("back-channel logout not delivered", {

@@ -22,6 +22,7 @@ export {
   sweepAvatarUploads,
 } from "./avatars.ts";
 export { type AccountCreation, type AccountWithPassword, createAccountWithPassword } from "./create.ts";
+export { deleteOwnAccount } from "./delete-own.ts";
 export {
   type AccountIdentifiers,
   accountIdentifiers,
@@ -63,9 +64,11 @@ export {
 export {
   ACCOUNT_ROLES,
   type Account,
+  type AccountDeletion,
   AccountExistsError,
   type AccountRole,
   createAccount,
+  type DeletedAccount,
   deleteAccount,
   disableAccount,
   findAccount,

@@ -14,7 +14,7 @@ import type { Delivery } from "../delivery/index.ts";
 import { hashPassword, verifyPassword } from "../password-hashing.ts";
 import { type PasswordProblem, passwordProblems } from "../passwords.ts";
 import { endOtherSessions, type LogoutsQueued } from "../sessions/end.ts";
-import { sessionUidOfSid } from "../sessions/list.ts";
+import { sessionUidOf } from "../sessions/list.ts";
 import { messageLocale, storedLocale } from "./message-locale.ts";
 import type { SignInLimiter } from "./sign-in-limits.ts";
 import { findAccount, findSignInCandidate, storeChangedPassword } from "./store.ts";
@@ -136,7 +136,7 @@ export async function changeOwnPassword(
   delivery.wake();
   if (!change.revokeOtherSessions) return { outcome: "changed", otherSessionsEnded: 0 };
   // The standing check found this session live; were it gone since, every session ends.
-  const current = (await sessionUidOfSid(sql, change.accountId, change.sid)) ?? "";
+  const current = (await sessionUidOf(sql, change.accountId, change.sid)) ?? "";
   const ended = await endOtherSessions(sql, change.accountId, current, deps.logoutsQueued);
   return { outcome: "changed", otherSessionsEnded: ended.sessions.length };
 }

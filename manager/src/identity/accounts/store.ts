@@ -6,6 +6,7 @@
 import { isPgError, pgErrorCode, type Sql, type TransactionSql } from "../../platform/db.ts";
 import { writeAuditEvent } from "../audit.ts";
 import { emailKey } from "../identifiers.ts";
+import { endAccountIn } from "../sessions/index.ts";
 
 export const ACCOUNT_ROLES = ["operator", "client-admin"] as const;
 export type AccountRole = (typeof ACCOUNT_ROLES)[number];
@@ -171,24 +172,63 @@ export async function storeChangedPassword(
   });
 }
 
+/** Who deleted an account, in its audit row: the operator at the command line, or the account itself. */
+export interface AccountDeletion {
+  via: "cli" | "portal";
+  /** The client of the portal token that asked. */
+  clientId?: string;
+  /** Told after the commit when back-channel logouts were queued (the sender's wake). */
+  logoutsQueued?: () => void;
+}
+
+export interface DeletedAccount {
+  sessionsEnded: number;
+  grantsRevoked: number;
+  backchannelLogoutsQueued: number;
+  /** Developer apps it owned (oauth_clients.owner_account_id), deleted with it. */
+  developerAppsDeleted: string[];
+}
+
 /**
- * Deletes the account; its roles, browsers' memory of it and the clients it owns go with it
- * (foreign keys cascade). Its tokens are refused from the next request on: their subject no
- * longer exists. The audit row keeps the id, not the address. False when there was no account.
+ * Deletes the account and ends everything it holds, in one transaction: every provider session
+ * (a back-channel logout queued to each client with a sid in one), every grant and the refresh
+ * tokens and codes bound to it; its roles, its browsers' memory of it, its developer apps and
+ * anything else referencing it go with the row (every foreign key to accounts cascades or is set
+ * null: tests/account/delete-account.test.ts checks that). Its tokens are refused from the next
+ * request on: their subject, session and grant no longer exist. The audit trail keeps its rows,
+ * which name the account by id (no foreign key), and gets one more; the address is free for a
+ * new account. Undefined when there was no account.
  */
-export async function deleteAccount(sql: Sql, accountId: string): Promise<boolean> {
-  if (!UUID.test(accountId)) return false;
-  return sql.begin(async (tx) => {
-    const deleted = await tx`delete from accounts where id = ${accountId} returning id`;
-    if (deleted.length === 0) return false;
+export async function deleteAccount(
+  sql: Sql,
+  accountId: string,
+  deletion: AccountDeletion = { via: "cli" },
+): Promise<DeletedAccount | undefined> {
+  if (!UUID.test(accountId)) return undefined;
+  const deleted = await sql.begin(async (tx) => {
+    const [account] = await tx`select from accounts where id = ${accountId} for update`;
+    if (!account) return undefined;
+    const ended = await endAccountIn(tx, accountId);
+    const apps = await tx<{ clientId: string }[]>`
+      delete from oauth_clients where owner_account_id = ${accountId} returning client_id`;
+    await tx`delete from accounts where id = ${accountId}`;
+    const outcome: DeletedAccount = {
+      sessionsEnded: ended.sessions.length,
+      grantsRevoked: ended.grantIds.length,
+      backchannelLogoutsQueued: ended.logoutsQueued,
+      developerAppsDeleted: apps.map((app) => app.clientId).sort(),
+    };
     await writeAuditEvent(tx, {
       event: "account.deleted",
       result: "success",
       actorAccountId: accountId,
-      details: { accountId },
+      ...(deletion.clientId === undefined ? {} : { clientId: deletion.clientId }),
+      details: { via: deletion.via, accountId, ...outcome },
     });
-    return true;
+    return outcome;
   });
+  if (deleted && deleted.backchannelLogoutsQueued > 0) deletion.logoutsQueued?.();
+  return deleted;
 }
 
 /**

@@ -48,8 +48,11 @@ export interface Ended {
 /** Called after the commit when it queued back-channel logouts (the sender's wake). */
 export type LogoutsQueued = () => void;
 
-/** Which of an account's sessions end. */
-export type SessionSelection = { only: string } | { allBut: string } | "all";
+/**
+ * Which of an account's sessions end: `only` one (SessionNotFoundError when it is not a live
+ * session of the account), `among` some (those that are), all but one, or all.
+ */
+export type SessionSelection = { only: string } | { among: string[] } | { allBut: string } | "all";
 
 interface LockedSession {
   id: string;
@@ -64,7 +67,9 @@ function lockSessions(tx: Tx, accountId: string, selection: SessionSelection) {
       ? tx``
       : "only" in selection
         ? tx`and uid = ${selection.only}`
-        : tx`and uid <> ${selection.allBut}`;
+        : "among" in selection
+          ? tx`and uid = any(${selection.among}::text[])`
+          : tx`and uid <> ${selection.allBut}`;
   return tx<LockedSession[]>`
     select id, uid, payload from oidc_records
     where model = 'Session' and account_id = ${accountId} and uid is not null
@@ -101,34 +106,56 @@ async function queueBackchannelLogouts(
   return queued.count;
 }
 
+/**
+ * Ends the selected sessions of the account inside `tx`, for a change that commits more with it
+ * (its audit row, the account's deletion); the caller wakes the sender after the commit when
+ * `logoutsQueued` is above 0.
+ */
+export async function endSessionsIn(tx: Tx, accountId: string, selection: SessionSelection): Promise<Ended> {
+  const sessions = await lockSessions(tx, accountId, selection);
+  if (sessions.length === 0 && typeof selection === "object" && "only" in selection) {
+    throw new SessionNotFoundError("no such session");
+  }
+  const ended = sessions.map((session) => ({
+    uid: session.uid,
+    clients: signedInClients(session.payload),
+  }));
+  const clients = ended.flatMap((session) => session.clients);
+  const grantIds = [...new Set(clients.flatMap((client) => (client.grantId ? [client.grantId] : [])))];
+  if (sessions.length > 0) {
+    await tx`delete from oidc_records where model = 'Session' and id = any(${sessions.map((s) => s.id)}::text[])`;
+    await tx`delete from browser_sessions where session_uid = any(${ended.map((s) => s.uid)}::text[])`;
+  }
+  await revokeGrants(tx, grantIds);
+  return {
+    sessions: ended,
+    grantIds,
+    logoutsQueued: await queueBackchannelLogouts(tx, accountId, clients),
+  };
+}
+
+/**
+ * Everything the provider holds for the account (deleting it): every session ended with its
+ * back-channel logouts, every grant revoked (those of sessions already ended too) with the
+ * records bound to them, and any other record naming the account.
+ */
+export async function endAccountIn(tx: Tx, accountId: string): Promise<Ended> {
+  const ended = await endSessionsIn(tx, accountId, "all");
+  const grants = await tx<{ id: string }[]>`
+    select id from oidc_records where model = 'Grant' and account_id = ${accountId}`;
+  const grantIds = [...new Set([...ended.grantIds, ...grants.map((grant) => grant.id)])];
+  await revokeGrants(tx, grantIds);
+  await tx`delete from oidc_records where account_id = ${accountId}`;
+  return { ...ended, grantIds };
+}
+
 async function endSelected(
   sql: Sql,
   accountId: string,
   selection: SessionSelection,
   logoutsQueued: LogoutsQueued | undefined,
 ): Promise<Ended> {
-  const ended = await sql.begin(async (tx) => {
-    const sessions = await lockSessions(tx, accountId, selection);
-    if (sessions.length === 0 && typeof selection === "object" && "only" in selection) {
-      throw new SessionNotFoundError("no such session");
-    }
-    const ended = sessions.map((session) => ({
-      uid: session.uid,
-      clients: signedInClients(session.payload),
-    }));
-    const clients = ended.flatMap((session) => session.clients);
-    const grantIds = [...new Set(clients.flatMap((client) => (client.grantId ? [client.grantId] : [])))];
-    if (sessions.length > 0) {
-      await tx`delete from oidc_records where model = 'Session' and id = any(${sessions.map((s) => s.id)}::text[])`;
-      await tx`delete from browser_sessions where session_uid = any(${ended.map((s) => s.uid)}::text[])`;
-    }
-    await revokeGrants(tx, grantIds);
-    return {
-      sessions: ended,
-      grantIds,
-      logoutsQueued: await queueBackchannelLogouts(tx, accountId, clients),
-    };
-  });
+  const ended = await sql.begin((tx) => endSessionsIn(tx, accountId, selection));
   if (ended.logoutsQueued > 0) logoutsQueued?.();
   return ended;
 }
@@ -170,44 +197,47 @@ export async function endClientAuthorization(
   clientId: string,
   logoutsQueued?: LogoutsQueued,
 ): Promise<Ended> {
-  const ended = await sql.begin(async (tx) => {
-    const sessions = await tx<LockedSession[]>`
-      select id, uid, payload from oidc_records
-      where model = 'Session' and account_id = ${accountId} and uid is not null
-        and (expires_at is null or expires_at > now())
-        and payload -> 'authorizations' ? ${clientId}
-      order by uid
-      for update`;
-    const grants = await tx<{ id: string }[]>`
-      select id from oidc_records
-      where model = 'Grant' and account_id = ${accountId} and payload ->> 'clientId' = ${clientId}
-      for update`;
-    if (sessions.length === 0 && grants.length === 0) {
-      throw new ClientAuthorizationNotFoundError("the client holds no authorization of this account");
-    }
-    const ended: EndedSession[] = [];
-    for (const session of sessions) {
-      const clients = signedInClients(session.payload).filter((client) => client.clientId === clientId);
-      const rest = withoutClient(session.payload, clientId);
-      await tx`
-        update oidc_records set payload = ${tx.json(rest as never)}, sids = ${sessionSids(rest)}
-        where model = 'Session' and id = ${session.id}`;
-      ended.push({ uid: session.uid, clients });
-    }
-    const clients = ended.flatMap((session) => session.clients);
-    const grantIds = [
-      ...new Set([
-        ...clients.flatMap((client) => (client.grantId ? [client.grantId] : [])),
-        ...grants.map((grant) => grant.id),
-      ]),
-    ];
-    await revokeGrants(tx, grantIds);
-    return {
-      sessions: ended,
-      grantIds,
-      logoutsQueued: await queueBackchannelLogouts(tx, accountId, clients),
-    };
-  });
+  const ended = await sql.begin((tx) => endClientAuthorizationIn(tx, accountId, clientId));
   if (ended.logoutsQueued > 0) logoutsQueued?.();
   return ended;
+}
+
+/** endClientAuthorization inside `tx`; the caller wakes the sender after the commit. */
+export async function endClientAuthorizationIn(tx: Tx, accountId: string, clientId: string): Promise<Ended> {
+  const sessions = await tx<LockedSession[]>`
+    select id, uid, payload from oidc_records
+    where model = 'Session' and account_id = ${accountId} and uid is not null
+      and (expires_at is null or expires_at > now())
+      and payload -> 'authorizations' ? ${clientId}
+    order by uid
+    for update`;
+  const grants = await tx<{ id: string }[]>`
+    select id from oidc_records
+    where model = 'Grant' and account_id = ${accountId} and payload ->> 'clientId' = ${clientId}
+    for update`;
+  if (sessions.length === 0 && grants.length === 0) {
+    throw new ClientAuthorizationNotFoundError("the client holds no authorization of this account");
+  }
+  const ended: EndedSession[] = [];
+  for (const session of sessions) {
+    const clients = signedInClients(session.payload).filter((client) => client.clientId === clientId);
+    const rest = withoutClient(session.payload, clientId);
+    await tx`
+      update oidc_records set payload = ${tx.json(rest as never)}, sids = ${sessionSids(rest)}
+      where model = 'Session' and id = ${session.id}`;
+    ended.push({ uid: session.uid, clients });
+  }
+  const clients = ended.flatMap((session) => session.clients);
+  const grantIds = [
+    ...new Set([
+      ...clients.flatMap((client) => (client.grantId ? [client.grantId] : [])),
+      ...grants.map((grant) => grant.id),
+    ]),
+  ];
+  await revokeGrants(tx, grantIds);
+  return {
+    sessions: ended,
+    grantIds,
+    logoutsQueued: await queueBackchannelLogouts(tx, accountId, clients),
+  };
 }

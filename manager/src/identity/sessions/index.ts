@@ -17,12 +17,16 @@ export {
   BROWSER_COOKIE_MAX_AGE_MS,
   browserCookieHmac,
   newBrowserCookie,
+  type RememberedAccount,
+  rememberedAccounts,
   rememberSignIn,
+  touchSession,
 } from "./browsers.ts";
 export {
   ClientAuthorizationNotFoundError,
   type Ended,
   type EndedSession,
+  endAccountIn,
   endAllSessions,
   endClientAuthorization,
   endOtherSessions,
@@ -32,11 +36,22 @@ export {
 } from "./end.ts";
 export {
   type ClientGrants,
+  type ConnectedApp,
   countLiveSessions,
   type GrantSummary,
+  listConnectedApps,
   listGrants,
   listSessions,
   type SessionSummary,
-  sessionUidOfSid,
+  sessionUidOf,
 } from "./list.ts";
 export { type SignedInClient, sessionSids } from "./payload.ts";
+export {
+  type LogoutScope,
+  logOut,
+  logOutBrowser,
+  type PortalActor,
+  revokeConnectedApp,
+  revokeOtherSessions,
+  revokeSession,
+} from "./portal-endings.ts";
