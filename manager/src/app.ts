@@ -28,6 +28,8 @@ export interface AppDeps {
     externalOperator?: IssuerOptions | undefined;
     /** OIDC_OPERATIONS_ADMIN_AUDIENCE. */
     operationsAudience: string;
+    /** OPERATOR_REQUIRE_MFA: operator tokens need a second factor in their amr. */
+    operatorRequiresMfa?: boolean;
   };
   maxBodyBytes: number;
   liveProgress: LiveProgress;
@@ -70,6 +72,7 @@ export function createApp(deps: AppDeps) {
     externalOperator: deps.auth.externalOperator,
     logger: deps.logger,
     standing: (claims, resource) => tokenStanding(deps.sql, claims, resource),
+    operatorRequiresMfa: deps.auth.operatorRequiresMfa,
   });
   app.use(
     "*",

@@ -231,6 +231,31 @@ export const configSchema = z
      */
     REAUTHENTICATION_MAX_AGE_SECONDS: z.coerce.number().int().min(10).max(86_400).default(300),
     /**
+     * Key material (32+ characters) TOTP factor secrets are encrypted under (AES-256-GCM) in
+     * PostgreSQL: they must be read back to check a code, so they are not hashed. Unset: derived
+     * from ENROLLMENT_TOKEN_SECRET (HKDF, its own label). Changing it makes every TOTP factor unusable.
+     */
+    MFA_SECRET_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+    /** Codes sent (factor enrolment and sign-in, SMS or e-mail) to one phone or address in any hour. */
+    MFA_CODE_SENDS_PER_HOUR: z.coerce.number().int().min(1).max(100).default(5),
+    /**
+     * Whether an account holding the operator role may use an SMS or e-mail factor (lower
+     * assurance than TOTP: NIST SP 800-63B restricts SMS). false: such accounts are offered only
+     * TOTP and recovery codes at sign-in, and cannot enrol SMS or e-mail factors.
+     */
+    MFA_OPERATOR_SMS_EMAIL_ALLOWED: z
+      .enum(["true", "false"], { error: "must be true or false" })
+      .default("true")
+      .transform((value) => value === "true"),
+    /**
+     * Operator routes refuse (403 auth.mfa_required) a token whose sign-in used no second factor
+     * (its amr lacks "mfa"). Off by default for the demo; turn it on in production.
+     */
+    OPERATOR_REQUIRE_MFA: z
+      .enum(["true", "false"], { error: "must be true or false" })
+      .default("false")
+      .transform((value) => value === "true"),
+    /**
      * Hosts the provider may call although they resolve to private or loopback addresses
      * (comma-separated host names or IPs): an Admin console's back-channel logout endpoint on the
      * internal network. Every other private address is refused, against server-side request forgery.
@@ -444,6 +469,7 @@ export function redactConfig(config: Config): Record<string, unknown> {
     NATS_WORKER_URL: config.NATS_WORKER_URL?.map(mask),
     ENROLLMENT_TOKEN_SECRET: "***",
     ONE_TIME_CODE_HMAC_KEY: config.ONE_TIME_CODE_HMAC_KEY && "***",
+    MFA_SECRET_ENCRYPTION_KEY: config.MFA_SECRET_ENCRYPTION_KEY && "***",
     CLIENT_SECRET_HMAC_KEY: config.CLIENT_SECRET_HMAC_KEY && "***",
     PROVIDER_KEY_ENCRYPTION_KEY: config.PROVIDER_KEY_ENCRYPTION_KEY && "***",
     NATS_ACCOUNT_SIGNING_KEY_SEED: config.NATS_ACCOUNT_SIGNING_KEY_SEED && "***",

@@ -8,6 +8,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import type { Logger } from "@tjm/platform";
 import type { StorageSettings } from "@tjm/protocol";
 import { createS3Client } from "@tjm/storage";
+import type { AccountDeps } from "./account/deps.ts";
 import { type App, type AppDeps, createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { EventHub } from "./events/index.ts";
@@ -15,6 +16,7 @@ import { createExecution, type Execution } from "./execution/index.ts";
 import { type AvatarStorage, startAvatarUploadSweep } from "./identity/accounts/index.ts";
 import type { SignInLimitSettings } from "./identity/accounts/sign-in-limits.ts";
 import { createDelivery, type Delivery, type DeliverySettings } from "./identity/delivery/index.ts";
+import { factorSecretKey } from "./identity/factors/secrets.ts";
 import { oneTimeCodeKey } from "./identity/one-time-codes.ts";
 import { BackchannelLogoutSender, type LogoutClients } from "./identity/sessions/index.ts";
 import { startJobCountCompaction } from "./jobs/count-compaction.ts";
@@ -77,6 +79,8 @@ export interface ManagerOptions
   signInLimits: SignInLimitSettings;
   /** The key one-time codes are stored under (oneTimeCodeKey). */
   oneTimeCodeKey: Buffer;
+  /** Second factors of sign-in: see AccountDeps.mfa. */
+  mfa: AccountDeps["mfa"];
   /** AVATAR_BUCKET: where avatar uploads are staged and avatars stored, with the storage settings above. */
   avatarBucket: string;
   /**
@@ -123,6 +127,7 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
         ? { issuer: config.OIDC_OPERATOR_ISSUER_URL, jwksUrl: config.OIDC_OPERATOR_JWKS_URL }
         : undefined,
       operationsAudience: config.OIDC_OPERATIONS_ADMIN_AUDIENCE,
+      operatorRequiresMfa: config.OPERATOR_REQUIRE_MFA,
     },
     maxBodyBytes: config.MAX_BODY_BYTES,
     sseStandingCheckMs: config.SSE_STANDING_CHECK_MS,
@@ -173,11 +178,22 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
       windowSeconds: config.SIGN_IN_FAILURE_WINDOW_SECONDS,
     },
     oneTimeCodeKey: oneTimeCodeKey(config.ONE_TIME_CODE_HMAC_KEY ?? config.ENROLLMENT_TOKEN_SECRET),
+    mfa: mfaSettingsFromConfig(config),
     avatarBucket: config.AVATAR_BUCKET,
   };
 }
 
-function deliverySettingsFromConfig(config: Config): DeliverySettings {
+/** The factor settings the account portal and the provider's second step share. */
+export function mfaSettingsFromConfig(config: Config): AccountDeps["mfa"] {
+  return {
+    secretKey: factorSecretKey(config.MFA_SECRET_ENCRYPTION_KEY ?? config.ENROLLMENT_TOKEN_SECRET),
+    codeSendsPerHour: config.MFA_CODE_SENDS_PER_HOUR,
+    issuer: config.MESSAGE_SERVICE_NAME,
+    operatorSmsEmailAllowed: config.MFA_OPERATOR_SMS_EMAIL_ALLOWED,
+  };
+}
+
+export function deliverySettingsFromConfig(config: Config): DeliverySettings {
   const timeoutMs = config.MESSAGE_SEND_TIMEOUT_MS;
   return {
     email:
@@ -375,6 +391,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
       delivery,
       reauthenticationMaxAgeSeconds: options.reauthenticationMaxAgeSeconds,
       oneTimeCodeKey: options.oneTimeCodeKey,
+      mfa: options.mfa,
       logoutsQueued: () => backchannelLogouts?.wake(),
       avatars,
       signInLimits: options.signInLimits,

@@ -57,6 +57,16 @@ export const errorCodes = {
     status: 403,
     description: "The token does not grant the project named in the path",
   },
+  "auth.mfa_required": {
+    status: 403,
+    description:
+      "OPERATOR_REQUIRE_MFA: the token's sign-in used no second factor (its amr lacks mfa); sign in again with the acr urn:tjm:acr:mfa asked for as essential",
+  },
+  "mfa.factor_refused": {
+    status: 403,
+    description:
+      "MFA_OPERATOR_SMS_EMAIL_ALLOWED=false: an account holding the operator role may not enrol an SMS or e-mail factor",
+  },
   "request.cross_site": {
     status: 403,
     description: "Admin console: an unsafe request that does not come from the console's own pages",
@@ -81,6 +91,15 @@ export const errorCodes = {
     status: 404,
     description:
       "The account has no pending identifier change with this id (cancelled, replaced by a newer request, already verified, or another account's)",
+  },
+  "mfa.factor_not_found": {
+    status: 404,
+    description: "The account has no factor with this id (removed, or another account's)",
+  },
+  "mfa.enrolment_not_found": {
+    status: 404,
+    description:
+      "The account has no enrolment under way with this id (verified, replaced by a newer start, or another account's)",
   },
   "job.not_found": { status: 404, description: "The job does not exist (or is not the tenant's)" },
   "job.attempt_not_found": { status: 404, description: "The job has no such attempt" },
@@ -121,6 +140,23 @@ export const errorCodes = {
     status: 409,
     description: "The change's code is past its 10 minutes or its 5 tries are spent: request a new code",
   },
+  "mfa.enrolment_expired": {
+    status: 409,
+    description: "The enrolment is past its 10 minutes or its 5 tries are spent: start again",
+  },
+  "mfa.factor_exists": {
+    status: 409,
+    description: "The account has this factor already (one TOTP factor; one factor per phone or address)",
+  },
+  "mfa.destination_unverified": {
+    status: 409,
+    description:
+      "The account's phone (SMS) or e-mail address is missing or not verified: verify it first (PATCH /api/v1/me/identifiers)",
+  },
+  "mfa.not_enabled": {
+    status: 409,
+    description: "The account has no factor, so it has no recovery codes to replace",
+  },
   "request.body_too_large": { status: 413, description: "The request body is over the route's size limit" },
   "avatar.too_large": {
     status: 413,
@@ -145,6 +181,11 @@ export const errorCodes = {
     description:
       "Too many wrong passwords for this account (the sign-in limit); retry after the Retry-After delay",
   },
+  "mfa.too_many_codes_sent": {
+    status: 429,
+    description:
+      "MFA_CODE_SENDS_PER_HOUR codes were sent to this phone or address in the last hour; retry after the Retry-After delay",
+  },
   "recovery.rate_limited": {
     status: 429,
     description: "Too many password recovery requests; retry after the Retry-After delay",
@@ -163,6 +204,10 @@ export const errorCodes = {
     status: 503,
     description:
       "No transport sends to this channel (EMAIL_TRANSPORT, SMS_TRANSPORT), so no code can be sent",
+  },
+  "mfa.delivery_unavailable": {
+    status: 503,
+    description: "No transport sends SMS (SMS_TRANSPORT) or e-mail (EMAIL_TRANSPORT), so no code can be sent",
   },
   "auth.verification_unavailable": {
     status: 503,
@@ -208,6 +253,7 @@ export const detailCodes = {
   },
   "identifier.unchanged": { description: "The account already has this identifier, verified" },
   "identifier.code_invalid": { description: "The code is wrong; the message says how many tries are left" },
+  "mfa.code_invalid": { description: "The code is wrong; the message says how many tries are left" },
   "client.redirect_uri_invalid": {
     description: "A redirect URI breaks the client's redirect rules",
     reserved: true,

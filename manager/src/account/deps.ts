@@ -20,4 +20,15 @@ export interface AccountDeps {
   avatars: AvatarStorage;
   /** The sign-in limit (SIGN_IN_*): a wrong current password of a password change counts toward it. */
   signInLimits: SignInLimitSettings;
+  /** Second factors of sign-in (identity/factors). */
+  mfa: {
+    /** MFA_SECRET_ENCRYPTION_KEY (factorSecretKey): TOTP secrets are encrypted under it. */
+    secretKey: Buffer;
+    /** MFA_CODE_SENDS_PER_HOUR. */
+    codeSendsPerHour: number;
+    /** The issuer authenticator apps show (MESSAGE_SERVICE_NAME). */
+    issuer: string;
+    /** MFA_OPERATOR_SMS_EMAIL_ALLOWED. */
+    operatorSmsEmailAllowed: boolean;
+  };
 }

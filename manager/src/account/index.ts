@@ -12,6 +12,18 @@ import { deleteAccountHandler, deleteAccountRoute } from "./delete-account.ts";
 import type { AccountDeps } from "./deps.ts";
 import { logoutHandler, logoutRoute } from "./logout.ts";
 import { logoutAllHandler, logoutAllRoute } from "./logout-all.ts";
+import { startEmailHandler, startEmailRoute } from "./mfa-email-start.ts";
+import { verifyEmailHandler, verifyEmailRoute } from "./mfa-email-verify.ts";
+import { listFactorsHandler, listFactorsRoute } from "./mfa-list.ts";
+import {
+  regenerateRecoveryCodesHandler,
+  regenerateRecoveryCodesRoute,
+} from "./mfa-recovery-codes-regenerate.ts";
+import { removeFactorHandler, removeFactorRoute } from "./mfa-remove.ts";
+import { startSmsHandler, startSmsRoute } from "./mfa-sms-start.ts";
+import { verifySmsHandler, verifySmsRoute } from "./mfa-sms-verify.ts";
+import { startTotpHandler, startTotpRoute } from "./mfa-totp-start.ts";
+import { verifyTotpHandler, verifyTotpRoute } from "./mfa-totp-verify.ts";
 import { readAvatarHandler, readAvatarRoute } from "./read-avatar.ts";
 import { readMeHandler, readMeRoute } from "./read-me.ts";
 import { rememberedAccountsHandler, rememberedAccountsRoute } from "./remembered-accounts.ts";
@@ -44,5 +56,15 @@ export function accountApp(deps: AccountDeps) {
   app.openapi(listConnectedAppsRoute, listConnectedAppsHandler(deps));
   app.openapi(revokeConnectedAppRoute, revokeConnectedAppHandler(deps));
   app.openapi(deleteAccountRoute, deleteAccountHandler(deps));
+  app.openapi(listFactorsRoute, listFactorsHandler(deps));
+  // Before /me/security/mfa/{factor_id}: "recovery-codes" is not a factor id.
+  app.openapi(regenerateRecoveryCodesRoute, regenerateRecoveryCodesHandler(deps));
+  app.openapi(startTotpRoute, startTotpHandler(deps));
+  app.openapi(verifyTotpRoute, verifyTotpHandler(deps));
+  app.openapi(startSmsRoute, startSmsHandler(deps));
+  app.openapi(verifySmsRoute, verifySmsHandler(deps));
+  app.openapi(startEmailRoute, startEmailHandler(deps));
+  app.openapi(verifyEmailRoute, verifyEmailHandler(deps));
+  app.openapi(removeFactorRoute, removeFactorHandler(deps));
   return app;
 }

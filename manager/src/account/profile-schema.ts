@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { LOCALES } from "@tjm/platform/locale";
 import { GENDERS, PROFILE_LOCALE_TAGS, type Profile } from "../identity/accounts/index.ts";
+import type { MfaSummary } from "../identity/factors/index.ts";
 
 export const ACCOUNT_ID_EXAMPLE = "0b6b1e58-3f5f-4a8e-9c1d-2f8c7a9e4b10";
 export const AVATAR_UPLOAD_ID_EXAMPLE = "6f1c2a9e-8d4b-4c3a-9e7f-1a2b3c4d5e6f";
@@ -17,6 +18,7 @@ const MfaSummarySchema = z
         z.object({
           id: z.uuid(),
           type: z.enum(["totp", "sms", "email"]),
+          maskedDestination: z.string().nullable(),
           createdAt: z.iso.datetime(),
           lastUsedAt: z.iso.datetime().nullable(),
         }),
@@ -79,11 +81,8 @@ function avatarUrl(avatarKey: string | null): string | null {
   return `${AVATAR_PATH}?v=${version}`;
 }
 
-/**
- * The snapshot from the profile and the session count. MFA factors are not stored yet: the
- * summary says so (none, not enabled) in the shape their issue fills.
- */
-export function toSnapshot(profile: Profile, sessionCount: number): AccountSnapshot {
+/** The snapshot from the profile, the factors' summary and the session count. */
+export function toSnapshot(profile: Profile, mfa: MfaSummary, sessionCount: number): AccountSnapshot {
   return {
     id: profile.id,
     email: { address: profile.email, verified: profile.emailVerified },
@@ -95,7 +94,17 @@ export function toSnapshot(profile: Profile, sessionCount: number): AccountSnaps
     genderDescription: profile.genderDescription,
     locale: profile.locale,
     roles: profile.roles,
-    mfa: { enabled: false, factors: [], recoveryCodesRemaining: 0 },
+    mfa: {
+      enabled: mfa.enabled,
+      factors: mfa.factors.map((factor) => ({
+        id: factor.id,
+        type: factor.type,
+        maskedDestination: factor.maskedDestination,
+        createdAt: factor.createdAt.toISOString(),
+        lastUsedAt: factor.lastUsedAt?.toISOString() ?? null,
+      })),
+      recoveryCodesRemaining: mfa.recoveryCodesRemaining,
+    },
     sessionCount,
     createdAt: profile.createdAt.toISOString(),
     updatedAt: profile.updatedAt.toISOString(),

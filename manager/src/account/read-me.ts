@@ -1,4 +1,5 @@
 import { findProfile } from "../identity/accounts/index.ts";
+import { mfaSummary } from "../identity/factors/index.ts";
 import { countLiveSessions } from "../identity/sessions/index.ts";
 import { accountRoute } from "../identity/tokens/audiences.ts";
 import { ApiError } from "../platform/errors.ts";
@@ -24,18 +25,19 @@ export const readMeRoute = accountRoute({
   errors: [],
 });
 
-/** The snapshot in two queries run side by side: the account with its roles, and its sessions' count. */
+/** The snapshot in queries run side by side: the account with its roles, its factors, its sessions' count. */
 export async function readSnapshot(
   deps: Pick<AccountDeps, "sql">,
   accountId: string,
 ): Promise<AccountSnapshot> {
-  const [profile, sessionCount] = await Promise.all([
+  const [profile, mfa, sessionCount] = await Promise.all([
     findProfile(deps.sql, accountId),
+    mfaSummary(deps.sql, accountId),
     countLiveSessions(deps.sql, accountId),
   ]);
   // The standing check found the account a moment ago: it was deleted since.
   if (!profile) throw new ApiError("auth.token_revoked", "the account no longer exists");
-  return toSnapshot(profile, sessionCount);
+  return toSnapshot(profile, mfa, sessionCount);
 }
 
 export const readMeHandler =

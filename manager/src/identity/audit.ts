@@ -29,6 +29,12 @@ export const AUDIT_EVENTS = [
   "session.others-revoked",
   "session.logged-out",
   "session.browser-logged-out",
+  "mfa.enrolment-started",
+  "mfa.factor-added",
+  "mfa.factor-removed",
+  "mfa.recovery-codes-regenerated",
+  "auth.second-factor",
+  "auth.second-factor-code-sent",
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 

@@ -29,6 +29,8 @@ export interface TemplateParams {
   "new-sign-in": { when: Date; client: string; address: string };
   /** To the e-mail address the account had: its e-mail address or phone number changed. */
   "identifier-changed": { when: Date; channel: "email" | "phone"; change: "changed" | "removed" };
+  /** To the account's e-mail address: a second factor of sign-in was added or removed. */
+  "factor-changed": { when: Date; factor: "totp" | "sms" | "email"; change: "added" | "removed" };
 }
 
 export type TemplateName = keyof TemplateParams;
@@ -47,6 +49,7 @@ export const TEMPLATES: Record<TemplateName, TemplateSpec> = {
   "password-changed": { prefix: "passwordChanged", holdsCode: false },
   "new-sign-in": { prefix: "newSignIn", holdsCode: false },
   "identifier-changed": { prefix: "identifierChanged", holdsCode: false },
+  "factor-changed": { prefix: "factorChanged", holdsCode: false },
 };
 
 export interface RenderedEmail {

@@ -4,7 +4,9 @@
  * and 403 answers, and binds the bearer check to the route itself, so a handler cannot be
  * reached without it, whatever path prefix it is mounted under.
  */
+
 import type { MiddlewareHandler } from "hono";
+import type { ErrorCode } from "../../platform/errors.ts";
 import { apiRoute, BEARER_ERRORS, type RouteDefinition } from "../../platform/routes.ts";
 import type { Audience, Principals } from "./principals.ts";
 import type { AudienceAuthenticator } from "./verify.ts";
@@ -54,18 +56,18 @@ export function requireAudience<A extends Audience>(
 
 type AudienceRouteDefinition = Omit<RouteDefinition, "security" | "middleware">;
 
-function audienceRoute<A extends Audience>(audience: A) {
+function audienceRoute<A extends Audience>(audience: A, audienceErrors: readonly ErrorCode[] = []) {
   return <R extends AudienceRouteDefinition>(definition: R) =>
     apiRoute({
       ...definition,
       security: AUDIENCE_SECURITY[audience],
-      errors: [...BEARER_ERRORS, ...definition.errors],
+      errors: [...BEARER_ERRORS, ...audienceErrors, ...definition.errors],
       middleware: requireAudience(audience),
     });
 }
 
 /** The operations audience (OIDC_OPERATIONS_ADMIN_AUDIENCE): `c.get("operator")`. */
-export const operatorRoute = audienceRoute("operator");
+export const operatorRoute = audienceRoute("operator", ["auth.mfa_required"]);
 /** The tenant audience (OIDC_TENANT_AUDIENCE) with its projects: `c.get("tenant")`. */
 export const tenantRoute = audienceRoute("tenant");
 /** The account-portal audience; the subject is the account: `c.get("account")`. */

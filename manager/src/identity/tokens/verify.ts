@@ -28,7 +28,14 @@ export interface TokenAuthOptions {
   logger: Logger;
   /** Whether a token of TJM's issuer still stands (identity/tokens/standing.ts); asked on every request. */
   standing: (claims: JWTPayload, resource: TokenResource) => Promise<Standing>;
+  /** OPERATOR_REQUIRE_MFA: operator tokens whose amr lacks "mfa" are refused (auth.mfa_required). */
+  operatorRequiresMfa?: boolean;
   fetch?: typeof fetch;
+}
+
+/** Whether the token's sign-in used a second factor (RFC 8176's "mfa" in its amr). */
+export function signedInWithSecondFactor(claims: JWTPayload): boolean {
+  return Array.isArray(claims.amr) && claims.amr.includes("mfa");
 }
 
 /** Asymmetric algorithms only: "none" and shared-secret HMAC tokens are refused outright. */
@@ -181,6 +188,16 @@ function claimedIssuer(token: string): string {
  */
 export function createTokenAuth(options: TokenAuthOptions) {
   const doFetch = options.fetch ?? fetch;
+  /** The operator principal, once the step-up rule (OPERATOR_REQUIRE_MFA) is met. */
+  const operatorPrincipal = (claims: JWTPayload) => {
+    if (options.operatorRequiresMfa && !signedInWithSecondFactor(claims)) {
+      throw new ApiError(
+        "auth.mfa_required",
+        "Operator routes need a sign-in with a second factor: sign in again asking for the acr urn:tjm:acr:mfa as essential",
+      );
+    }
+    return operatorOf(claims);
+  };
   const tjm = issuerVerifier(options.tjm, options.logger, doFetch);
   const external = options.externalOperator && {
     issuer: options.externalOperator.issuer,
@@ -238,13 +255,13 @@ export function createTokenAuth(options: TokenAuthOptions) {
   return {
     verify,
     /** Operator routes: the operations audience (OIDC_OPERATIONS_ADMIN_AUDIENCE). */
-    operator: (audience: string) => bearerAuth("operator", "operations", audience, operatorOf),
+    operator: (audience: string) => bearerAuth("operator", "operations", audience, operatorPrincipal),
     /** Tenant routes (/api/v1/projects/...): the tenant audience; the route checks the projects. */
     tenant: (audience: string) => bearerAuth("tenant", "tenant", audience, tenantOf),
     /** Every audience's check, as the route factories (tokens/audiences.ts) call it. */
     audiences: (configured: ConfiguredAudiences): AudienceAuthenticator => {
       const checks: { [A in Audience]: [TokenResource, string, (claims: JWTPayload) => Principals[A]] } = {
-        operator: ["operations", configured.operations, operatorOf],
+        operator: ["operations", configured.operations, operatorPrincipal],
         tenant: ["tenant", configured.tenant, tenantOf],
         account: ["account-portal", ACCOUNT_PORTAL_AUDIENCE, accountPrincipalOf],
         clientAdmin: ["admin-console", ADMIN_CONSOLE_AUDIENCE, accountPrincipalOf],
