@@ -36,6 +36,7 @@ const app = createApp({
   jobs: { jobDeadlineHours: 72, applyOperatorRequest: noIo, readLogTail: noIo },
   tenantAudience: "tjm-api",
   account: { delivery: noIo, reauthenticationMaxAgeSeconds: 300, oneTimeCodeKey: noIo, logoutsQueued: noIo },
+  authentication: { recovery: noIo, trustedProxies: [] },
 });
 const document = app.getOpenAPI31Document(openApiInfo);
 const target = new URL("./openapi.json", import.meta.url);

@@ -10,8 +10,10 @@ import { type App, type AppDeps, createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { EventHub } from "./events/index.ts";
 import { createExecution, type Execution } from "./execution/index.ts";
+import { readCommonPasswords } from "./identity/common-passwords.ts";
 import { createDelivery, type Delivery, type DeliverySettings } from "./identity/delivery/index.ts";
 import { oneTimeCodeKey } from "./identity/one-time-codes.ts";
+import { createRecovery, type Recovery, type RecoverySettings } from "./identity/recovery/index.ts";
 import { BackchannelLogoutSender, type LogoutClients } from "./identity/sessions/index.ts";
 import { startJobCountCompaction } from "./jobs/count-compaction.ts";
 import { createManagerMetrics, type ManagerMetrics, type MetricsSettings } from "./metrics/index.ts";
@@ -68,6 +70,10 @@ export interface ManagerOptions
   reauthenticationMaxAgeSeconds: number;
   /** The key one-time codes are stored under (oneTimeCodeKey). */
   oneTimeCodeKey: Buffer;
+  /** Password recovery's limits and token lifetime. */
+  recovery: RecoverySettings;
+  /** TRUSTED_PROXY_ADDRESSES: whose X-Forwarded-For names the client address limits count. */
+  trustedProxies: readonly string[];
   /**
    * Run the background loops (default true). Only tests that drive the sweeps and monitors
    * by hand turn them off, so that nothing moves unless they call it.
@@ -157,6 +163,20 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
     delivery: deliverySettingsFromConfig(config),
     reauthenticationMaxAgeSeconds: config.REAUTHENTICATION_MAX_AGE_SECONDS,
     oneTimeCodeKey: oneTimeCodeKey(config.ONE_TIME_CODE_HMAC_KEY ?? config.ENROLLMENT_TOKEN_SECRET),
+    recovery: {
+      limits: {
+        requestsPerIdentifier: config.RECOVERY_REQUEST_IDENTIFIER_LIMIT,
+        requestsPerAddress: config.RECOVERY_REQUEST_ADDRESS_LIMIT,
+        codesPerIdentifier: config.RECOVERY_CODE_IDENTIFIER_LIMIT,
+        codesPerAddress: config.RECOVERY_CODE_ADDRESS_LIMIT,
+        messagesPerDestination: config.RECOVERY_DESTINATION_MESSAGE_LIMIT,
+        resetsPerAddress: config.RECOVERY_RESET_ADDRESS_LIMIT,
+        windowSeconds: config.RECOVERY_LIMIT_WINDOW_SECONDS,
+      },
+      tokenTtlSeconds: config.RECOVERY_TOKEN_TTL_SECONDS,
+      pollMs: config.MESSAGE_POLL_MS,
+    },
+    trustedProxies: config.TRUSTED_PROXY_ADDRESSES,
   };
 }
 
@@ -208,6 +228,8 @@ export interface Manager {
   metrics: ManagerMetrics;
   /** Messages people receive: features enqueue them in their transactions, its sender sends them. */
   delivery: Delivery;
+  /** Password recovery's three steps (the provider's recovery pages call them too). */
+  recovery: Recovery;
   /** Sends queued back-channel logouts; wake it after ending sessions. Absent without the provider. */
   backchannelLogouts: BackchannelLogoutSender | undefined;
   /** Stops the background work; the caller stops serving first and closes sql and broker after. */
@@ -299,6 +321,14 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
       retryBaseMs: options.backchannelLogout.retryBaseMs,
       outcome: metrics.backchannelLogout,
     });
+  const recovery = createRecovery(options.recovery, {
+    sql,
+    logger,
+    delivery,
+    oneTimeCodeKey: options.oneTimeCodeKey,
+    commonPasswords: await readCommonPasswords(),
+    logoutsQueued: () => backchannelLogouts?.wake(),
+  });
   const background = options.background !== false;
   let stopCompaction = async () => {};
   if (background) {
@@ -310,6 +340,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     backchannelLogouts?.start();
     stopCompaction = startJobCountCompaction(sql, logger);
     delivery.start();
+    recovery.start();
   }
   const app = createApp({
     sql,
@@ -350,6 +381,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
       oneTimeCodeKey: options.oneTimeCodeKey,
       logoutsQueued: () => backchannelLogouts?.wake(),
     },
+    authentication: { recovery, trustedProxies: options.trustedProxies },
   });
   return {
     app,
@@ -360,9 +392,11 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     presence,
     metrics,
     delivery,
+    recovery,
     backchannelLogouts,
     async stop() {
       try {
+        await recovery.stop();
         await delivery.stop();
         await backchannelLogouts?.stop();
         await execution.stop();

@@ -77,6 +77,15 @@ export const errorCodes = {
   },
   "job.not_retryable": { status: 409, description: "The job has not failed, so it cannot be retried" },
   "job.not_resumable": { status: 409, description: "The job is not eligible for resume-uploads" },
+  "recovery.code_invalid": {
+    status: 400,
+    description:
+      "The code is wrong, expired or already used, its challenge has had its tries, or no code was asked for: ask for a new code",
+  },
+  "recovery.token_invalid": {
+    status: 400,
+    description: "The recovery token is unknown, expired or already used: start the recovery again",
+  },
   "worker.already_registered": {
     status: 409,
     description: "A Worker with this public key is already registered",
@@ -95,7 +104,6 @@ export const errorCodes = {
   "recovery.rate_limited": {
     status: 429,
     description: "Too many password recovery requests; retry after the Retry-After delay",
-    reserved: true,
   },
   "internal.error": {
     status: 500,
@@ -137,11 +145,10 @@ export const detailCodes = {
   "job.requirements_unsatisfiable": { description: "The required capabilities name no Worker pool" },
   "job.project_unknown": { description: "The project does not exist" },
   "worker.public_key_invalid": { description: "The public key is not a valid NKey user key" },
-  "password.too_short": { description: "The new password is shorter than 8 characters", reserved: true },
-  "password.too_common": {
-    description: "The new password is among the most common passwords",
-    reserved: true,
-  },
+  "password.too_short": { description: "The new password is shorter than 8 characters" },
+  "password.too_long": { description: "The new password is longer than 256 characters" },
+  "password.too_common": { description: "The new password is among the most common passwords" },
+  "password.contains_email": { description: "The new password contains the account's e-mail name" },
   "password.incorrect": { description: "The current password is not the account's password", reserved: true },
   "client.redirect_uri_invalid": {
     description: "A redirect URI breaks the client's redirect rules",

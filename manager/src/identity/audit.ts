@@ -19,6 +19,9 @@ export const AUDIT_EVENTS = [
   "account.role-granted",
   "account.role-revoked",
   "client.created",
+  "recovery.code-requested",
+  "recovery.code-verified",
+  "recovery.password-reset",
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 

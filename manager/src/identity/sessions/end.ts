@@ -107,30 +107,32 @@ async function endSelected(
   selection: SessionSelection,
   logoutsQueued: LogoutsQueued | undefined,
 ): Promise<Ended> {
-  const ended = await sql.begin(async (tx) => {
-    const sessions = await lockSessions(tx, accountId, selection);
-    if (sessions.length === 0 && typeof selection === "object" && "only" in selection) {
-      throw new SessionNotFoundError("no such session");
-    }
-    const ended = sessions.map((session) => ({
-      uid: session.uid,
-      clients: signedInClients(session.payload),
-    }));
-    const clients = ended.flatMap((session) => session.clients);
-    const grantIds = [...new Set(clients.flatMap((client) => (client.grantId ? [client.grantId] : [])))];
-    if (sessions.length > 0) {
-      await tx`delete from oidc_records where model = 'Session' and id = any(${sessions.map((s) => s.id)}::text[])`;
-      await tx`delete from browser_sessions where session_uid = any(${ended.map((s) => s.uid)}::text[])`;
-    }
-    await revokeGrants(tx, grantIds);
-    return {
-      sessions: ended,
-      grantIds,
-      logoutsQueued: await queueBackchannelLogouts(tx, accountId, clients),
-    };
-  });
+  const ended = await sql.begin((tx) => endSelectedIn(tx, accountId, selection));
   if (ended.logoutsQueued > 0) logoutsQueued?.();
   return ended;
+}
+
+async function endSelectedIn(tx: Tx, accountId: string, selection: SessionSelection): Promise<Ended> {
+  const sessions = await lockSessions(tx, accountId, selection);
+  if (sessions.length === 0 && typeof selection === "object" && "only" in selection) {
+    throw new SessionNotFoundError("no such session");
+  }
+  const ended = sessions.map((session) => ({
+    uid: session.uid,
+    clients: signedInClients(session.payload),
+  }));
+  const clients = ended.flatMap((session) => session.clients);
+  const grantIds = [...new Set(clients.flatMap((client) => (client.grantId ? [client.grantId] : [])))];
+  if (sessions.length > 0) {
+    await tx`delete from oidc_records where model = 'Session' and id = any(${sessions.map((s) => s.id)}::text[])`;
+    await tx`delete from browser_sessions where session_uid = any(${ended.map((s) => s.uid)}::text[])`;
+  }
+  await revokeGrants(tx, grantIds);
+  return {
+    sessions: ended,
+    grantIds,
+    logoutsQueued: await queueBackchannelLogouts(tx, accountId, clients),
+  };
 }
 
 /** Ends one of the account's sessions; SessionNotFoundError when it has no such live session. */
@@ -156,6 +158,15 @@ export function endOtherSessions(
 /** Ends every session of the account (log out everywhere, a password reset). */
 export function endAllSessions(sql: Sql, accountId: string, logoutsQueued?: LogoutsQueued): Promise<Ended> {
   return endSelected(sql, accountId, "all", logoutsQueued);
+}
+
+/**
+ * Ends every session of the account inside the caller's transaction (a password reset commits
+ * the new password and the ended sessions together). The caller wakes the back-channel logout
+ * sender after its commit when `logoutsQueued` is above zero.
+ */
+export function endAllSessionsIn(tx: Tx, accountId: string): Promise<Ended> {
+  return endSelectedIn(tx, accountId, "all");
 }
 
 /**

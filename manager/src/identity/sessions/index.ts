@@ -24,6 +24,7 @@ export {
   type Ended,
   type EndedSession,
   endAllSessions,
+  endAllSessionsIn,
   endClientAuthorization,
   endOtherSessions,
   endSession,
