@@ -504,6 +504,27 @@ describe("the recovery token", () => {
     expect((await answer(replay)).body.code).toBe("recovery.token_invalid");
   });
 
+  it("resets tried from one address past the limit answer 429 with Retry-After, even with a good token", async () => {
+    const account = await operator();
+    const from = newAddress();
+    const token = await tokenFor(account, newAddress());
+    for (let attempt = 0; attempt < 30; attempt++) {
+      const guess = await post(
+        "password-resets",
+        { recovery_token: `tjm_rt_${attempt}`, new_password: NEW_PASSWORD, revoke_sessions: false },
+        from,
+      );
+      expect(guess.status).toBe(400);
+    }
+    const refused = await post(
+      "password-resets",
+      { recovery_token: token, new_password: NEW_PASSWORD, revoke_sessions: false },
+      from,
+    );
+    expect(await answer(refused)).toMatchObject({ status: 429, body: { code: "recovery.rate_limited" } });
+    expect(refused.headers.get("retry-after")).toBe("3600");
+  });
+
   it("a reset without revoke_sessions leaves the account's sessions and tokens standing", async () => {
     const account = await operator();
     const signedIn = await signInAs(manager.issuerUrl, client, account, RESOURCE);

@@ -38,6 +38,7 @@ export const codeChallengesRoute = apiRoute({
   method: "post",
   path: "/authentication/recovery/code-challenges",
   tags: ["authentication"],
+  security: [],
   summary: "Ask for a password recovery code",
   operationId: "createRecoveryCodeChallenge",
   description:

@@ -36,6 +36,7 @@ export const codeVerificationsRoute = apiRoute({
   method: "post",
   path: "/authentication/recovery/code-verifications",
   tags: ["authentication"],
+  security: [],
   summary: "Exchange a recovery code for a recovery token",
   operationId: "verifyRecoveryCode",
   description:

@@ -29,6 +29,7 @@ export const passwordResetsRoute = apiRoute({
   method: "post",
   path: "/authentication/recovery/password-resets",
   tags: ["authentication"],
+  security: [],
   summary: "Set a new password with a recovery token",
   operationId: "resetPassword",
   description:
