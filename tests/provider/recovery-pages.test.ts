@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { OPERATIONS_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resourceIndicator } from "../../manager/src/identity/resources.ts";
 import { createTestAccount, createTestClient, type TestClient } from "../harness/identity.ts";
 import { Mailbox } from "../harness/mailbox.ts";
@@ -138,3 +138,37 @@ it("recovers a password through the pages in Pashto, then signs in with it", asy
   expect(String(notices[1]?.parsed.html)).toContain('<html lang="ps" dir="rtl">');
   await context.close();
 }, 60_000);
+
+describe("the recovery pages are as bound as the sign-in form", () => {
+  /** An interaction's recovery page address, reached in a browser that holds its cookie. */
+  async function recoveryPageUrl(): Promise<string> {
+    const context = await browser.newContext({ locale: "en" });
+    const page = await context.newPage();
+    await page.goto(authorizationUrl());
+    await page.getByRole("link", { name: "Forgot password?" }).click();
+    const url = page.url();
+    await context.close();
+    return url.split("?")[0] as string;
+  }
+
+  it("refuses a form posted without the interaction's cookie (another browser, another site) and a body past 16 KiB", async () => {
+    const url = await recoveryPageUrl();
+    const foreign = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ channel: "EMAIL", identifier: "ann@example.com" }),
+    });
+    expect(foreign.status).toBe(400);
+    expect(await foreign.text()).toContain("This sign-in has expired or was started in another browser.");
+    const [challenges] = await manager.sql<{ count: number }[]>`
+      select count(*)::int as count from recovery_challenges where identifier_key = 'email:ann@example.com'`;
+    expect(challenges?.count).toBe(0);
+
+    const oversized = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `identifier=${"a".repeat(17 * 1024)}`,
+    });
+    expect(oversized.status).toBe(413);
+  }, 30_000);
+});
