@@ -13,7 +13,11 @@ import { silentLogger } from "@tjm/platform";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authenticationApp } from "../../manager/src/authentication/index.ts";
 import { createDelivery } from "../../manager/src/identity/delivery/index.ts";
-import { createRecovery, DEFAULT_RECOVERY_LIMITS } from "../../manager/src/identity/recovery/index.ts";
+import {
+  createRecovery,
+  DEFAULT_RECOVERY_LIMITS,
+  type RecoveryLimitSettings,
+} from "../../manager/src/identity/recovery/index.ts";
 import { createSql, type Sql } from "../../manager/src/platform/db.ts";
 import { createErrorHandler } from "../../manager/src/platform/errors.ts";
 import { createRouter, requestId } from "../../manager/src/platform/http.ts";
@@ -25,15 +29,30 @@ const ROUNDS = 200;
 const WARM_UP_ROUNDS = 20;
 const MAX = "1000000";
 
-let schema: Awaited<ReturnType<typeof createTestSchema>>;
 let manager: TestManager;
 /** The four kinds of identifier, as step 1 and 2 name them. */
 let kinds: Record<string, { identifier: string; channel: "EMAIL" | "SMS" }>;
 
+/** One identifier of each kind, written with `sql`. */
+async function createKinds(sql: Sql): Promise<typeof kinds> {
+  const [existing, disabled, unverified] = await Promise.all([
+    createTestAccount(sql),
+    createTestAccount(sql),
+    createTestAccount(sql),
+  ]);
+  await sql`update accounts set disabled_at = now() where id = ${disabled?.accountId as string}`;
+  const phone = "+447700900123";
+  await sql`update accounts set phone = ${phone}, phone_verified = false where id = ${unverified?.accountId as string}`;
+  return {
+    existing: { identifier: existing?.email as string, channel: "EMAIL" },
+    unknown: { identifier: `nobody-${crypto.randomUUID()}@example.com`, channel: "EMAIL" },
+    disabled: { identifier: disabled?.email as string, channel: "EMAIL" },
+    unverified: { identifier: phone, channel: "SMS" },
+  };
+}
+
 beforeAll(async () => {
-  schema = await createTestSchema(testServices().databaseUrl);
   manager = await TestManager.start({
-    schema: schema.schema,
     env: {
       EMAIL_TRANSPORT: "log",
       SMS_TRANSPORT: "log",
@@ -47,41 +66,34 @@ beforeAll(async () => {
   });
   // Messages stay in the outbox with their codes: recoveryToken() reads them there.
   await manager.manager.delivery.stop();
-  const [existing, disabled, unverified] = await Promise.all([
-    createTestAccount(schema.sql),
-    createTestAccount(schema.sql),
-    createTestAccount(schema.sql),
-  ]);
-  await schema.sql`update accounts set disabled_at = now() where id = ${disabled?.accountId as string}`;
-  const phone = "+447700900123";
-  await schema.sql`update accounts set phone = ${phone}, phone_verified = false where id = ${unverified?.accountId as string}`;
-  kinds = {
-    existing: { identifier: existing?.email as string, channel: "EMAIL" },
-    unknown: { identifier: `nobody-${crypto.randomUUID()}@example.com`, channel: "EMAIL" },
-    disabled: { identifier: disabled?.email as string, channel: "EMAIL" },
-    unverified: { identifier: phone, channel: "SMS" },
-  };
+  kinds = await createKinds(manager.sql);
 }, 60_000);
-afterAll(async () => {
-  await manager?.close();
-  await schema?.drop();
-});
+afterAll(() => manager?.close());
 
 describe("the statements each kind issues", () => {
+  // A schema of its own: the private Manager's resolver must not resolve these challenges.
+  let own: Awaited<ReturnType<typeof createTestSchema>>;
   let statements: string[];
   let sql: Sql;
-  beforeAll(() => {
+  let kinds: Awaited<ReturnType<typeof createKinds>>;
+  beforeAll(async () => {
+    own = await createTestSchema(testServices().databaseUrl);
     statements = [];
     sql = createSql({
       url: testServices().databaseUrl,
-      schema: schema.schema,
+      schema: own.schema,
       poolMax: 2,
       onStatement: (statement) => statements.push(statement.replace(/\s+/g, " ").trim()),
     });
+    kinds = await createKinds(sql);
   });
-  afterAll(() => sql.end());
+  afterAll(async () => {
+    await sql.end();
+    await own.drop();
+  });
 
-  it("are the same for every kind at steps 1 and 2; one challenge each, and the message only from the resolver", async () => {
+  /** The recovery routes in process over the reporting client, the resolver not started. */
+  function inProcess(limits: RecoveryLimitSettings) {
     const delivery = createDelivery(
       {
         email: { kind: "log" },
@@ -94,7 +106,7 @@ describe("the statements each kind issues", () => {
       { sql, logger: silentLogger },
     );
     const recovery = createRecovery(
-      { limits: DEFAULT_RECOVERY_LIMITS, tokenTtlSeconds: 600, pollMs: 50 },
+      { limits, tokenTtlSeconds: 600, pollMs: 50 },
       {
         sql,
         logger: silentLogger,
@@ -108,6 +120,11 @@ describe("the statements each kind issues", () => {
     app.onError(createErrorHandler(silentLogger));
     app.use("*", requestId);
     app.route("/api/v1", authenticationApp({ recovery, trustedProxies: [] }));
+    return { app, recovery };
+  }
+
+  it("are the same for every kind at steps 1 and 2; one challenge each, and the message only from the resolver", async () => {
+    const { app, recovery } = inProcess(DEFAULT_RECOVERY_LIMITS);
     const [outboxBefore] = await sql<{ count: number }[]>`select count(*)::int as count from message_outbox`;
 
     const issued: Record<string, string[][]> = {};
@@ -152,6 +169,31 @@ describe("the statements each kind issues", () => {
     const messages = await sql<{ recipient: string }[]>`
       select recipient from message_outbox where template = 'recovery-code' and recipient = any(${Object.values(kinds).map((identity) => identity.identifier)}::text[])`;
     expect(messages.map((message) => message.recipient)).toEqual([kinds.existing?.identifier]);
+  });
+
+  it("past the destination's limit a request is answered as usual and no message is written", async () => {
+    const { app, recovery } = inProcess({
+      ...DEFAULT_RECOVERY_LIMITS,
+      requestsPerIdentifier: 100,
+      messagesPerDestination: 2,
+    });
+    const account = await createTestAccount(sql);
+    recovery.start();
+    for (let request = 0; request < 3; request++) {
+      const response = await app.request(`${BASE}/code-challenges`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "accept-language": "fa" },
+        body: JSON.stringify({ identifier: account.email, channel: "EMAIL" }),
+      });
+      expect(response.status).toBe(202);
+      // Resolved before the next request voids it: each of the three would get a code.
+      await expect
+        .poll(async () => (await sql`select 1 from recovery_challenges where resolved_at is null`).length)
+        .toBe(0);
+    }
+    await recovery.stop();
+    const messages = await sql`select 1 from message_outbox where recipient = ${account.email}`;
+    expect(messages).toHaveLength(2);
   });
 });
 
@@ -248,7 +290,7 @@ describe("timing", () => {
       ).status,
     ).toBe(204);
     const disabled = await recoveryToken();
-    await schema.sql`update accounts set disabled_at = now() where id = ${disabled.accountId}`;
+    await manager.sql`update accounts set disabled_at = now() where id = ${disabled.accountId}`;
     const reset = (token: string) => ({
       recovery_token: token,
       new_password: "violet tractor umbrella 19",
@@ -268,12 +310,12 @@ describe("timing", () => {
 
 /** A recovery token of a fresh account, through steps 1 and 2 (the code read from the challenge's message). */
 async function recoveryToken(): Promise<{ token: string; accountId: string }> {
-  const account = await createTestAccount(schema.sql);
+  const account = await createTestAccount(manager.sql);
   expect((await timed("code-challenges", { identifier: account.email, channel: "EMAIL" })).status).toBe(202);
   let code: string | undefined;
   await expect
     .poll(async () => {
-      const [message] = await schema.sql<{ params: { code: string } }[]>`
+      const [message] = await manager.sql<{ params: { code: string } }[]>`
         select params from message_outbox where recipient = ${account.email} and template = 'recovery-code'`;
       code = message?.params.code;
       return code;
