@@ -362,6 +362,7 @@ describe("no enumeration", () => {
 
   it("every kind gets the same answers at each step, one challenge each, and only the existing account a code", async () => {
     const { existingEmail, ...all } = await kinds();
+    const since = await lastAuditId();
     const answers: Record<string, unknown[]> = {};
     for (const [kind, identity] of Object.entries(all)) {
       const from = newAddress();
@@ -371,6 +372,14 @@ describe("no enumeration", () => {
       ];
     }
     for (const kind of ["unknown", "disabled", "unverified"]) expect(answers[kind]).toEqual(answers.existing);
+    // One audit row per step, the failed code included, none naming an account.
+    const rows = await auditRows(since);
+    expect(rows.map((row) => [row.event, row.result, row.actorAccountId])).toEqual(
+      Array.from({ length: 4 }, () => [
+        ["recovery.code-requested", "success", null],
+        ["recovery.code-verified", "failure", null],
+      ]).flat(),
+    );
     await mailbox.untilReceived(existingEmail);
     const challenges = await manager.sql<{ identifierKey: string; resolved: boolean; coded: boolean }[]>`
       select identifier_key, resolved_at is not null as resolved, code_hmac is not null as coded
