@@ -29,6 +29,9 @@ export const AUDIT_EVENTS = [
   "session.others-revoked",
   "session.logged-out",
   "session.browser-logged-out",
+  "recovery.code-requested",
+  "recovery.code-verified",
+  "recovery.password-reset",
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 
