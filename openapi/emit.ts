@@ -44,6 +44,7 @@ const app = createApp({
     signInLimits: { accountLimit: 10, addressLimit: 100, windowSeconds: 900 },
     mfa: { secretKey: noIo, codeSendsPerHour: 5, issuer: "TJM", operatorSmsEmailAllowed: true },
   },
+  authentication: { recovery: noIo, trustedProxies: [] },
 });
 const document = app.getOpenAPI31Document(openApiInfo);
 const target = new URL("./openapi.json", import.meta.url);

@@ -1,5 +1,6 @@
 import type { Logger } from "@tjm/platform";
 import { type AccountDeps, accountApp } from "./account/index.ts";
+import { type AuthenticationDeps, authenticationApp } from "./authentication/index.ts";
 import { registerDocs } from "./docs/index.ts";
 import { createTokenHasher, enrollmentApp } from "./enrollment/index.ts";
 import { type EventHub, eventsApp } from "./events/index.ts";
@@ -47,6 +48,8 @@ export interface AppDeps {
   >;
   jobs: Pick<JobsDeps, "jobDeadlineHours" | "applyOperatorRequest" | "readLogTail">;
   account: Omit<AccountDeps, "sql" | "logger">;
+  /** The public recovery routes (/api/v1/authentication/recovery/…). */
+  authentication: AuthenticationDeps;
   /** Interval of the SSE keep-alive comment; 15 s unless a test shortens it. */
   sseKeepAliveMs?: number | undefined;
   /** How often open SSE streams re-check their tokens' standing (SSE_STANDING_CHECK_MS); 5 s by default. */
@@ -123,6 +126,7 @@ export function createApp(deps: AppDeps) {
   app.route("/api/v1/operations", workersOperationsApp(workers));
   app.route("/api/v1/worker", workerApp(workers));
   app.route("/api/v1", accountApp({ ...deps.account, sql: deps.sql, logger: deps.logger }));
+  app.route("/api/v1", authenticationApp(deps.authentication));
   registerDocs(app, deps.scalarBundle);
   return app;
 }

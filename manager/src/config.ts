@@ -224,6 +224,25 @@ export const configSchema = z
      * every replica shares; changing either voids the codes pending (10 minutes' worth).
      */
     ONE_TIME_CODE_HMAC_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+    /** Recovery codes asked for per identifier within the window before refusals (429). */
+    RECOVERY_REQUEST_IDENTIFIER_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(5),
+    /** Recovery codes asked for per client address within the window before refusals. */
+    RECOVERY_REQUEST_ADDRESS_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(30),
+    /** Recovery codes typed per identifier within the window, across its challenges, before refusals. */
+    RECOVERY_CODE_IDENTIFIER_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(10),
+    /** Recovery codes typed per client address within the window, across identifiers, before refusals. */
+    RECOVERY_CODE_ADDRESS_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(50),
+    /**
+     * Recovery messages sent to one e-mail address or phone within the window; past it a request is
+     * answered as usual and no code is sent (the destination is not flooded).
+     */
+    RECOVERY_DESTINATION_MESSAGE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(5),
+    /** Password resets tried per client address within the window before refusals. */
+    RECOVERY_RESET_ADDRESS_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(30),
+    /** The recovery limits' counting window, and how long a refusal lasts. */
+    RECOVERY_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
+    /** How long a recovery token (step 2's answer) works: at most the 10 minutes of its code. */
+    RECOVERY_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(600).default(600),
     /**
      * How recent the token's sign-in (auth_time) must be for the account actions that need it:
      * changing identifiers, password or factors, deleting the account. Older: 403

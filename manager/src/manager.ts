@@ -15,9 +15,11 @@ import { EventHub } from "./events/index.ts";
 import { createExecution, type Execution } from "./execution/index.ts";
 import { type AvatarStorage, startAvatarUploadSweep } from "./identity/accounts/index.ts";
 import type { SignInLimitSettings } from "./identity/accounts/sign-in-limits.ts";
+import { readCommonPasswords } from "./identity/common-passwords.ts";
 import { createDelivery, type Delivery, type DeliverySettings } from "./identity/delivery/index.ts";
 import { factorSecretKey } from "./identity/factors/secrets.ts";
 import { oneTimeCodeKey } from "./identity/one-time-codes.ts";
+import { createRecovery, type Recovery, type RecoverySettings } from "./identity/recovery/index.ts";
 import { BackchannelLogoutSender, type LogoutClients } from "./identity/sessions/index.ts";
 import { startJobCountCompaction } from "./jobs/count-compaction.ts";
 import { createManagerMetrics, type ManagerMetrics, type MetricsSettings } from "./metrics/index.ts";
@@ -83,6 +85,10 @@ export interface ManagerOptions
   mfa: AccountDeps["mfa"];
   /** AVATAR_BUCKET: where avatar uploads are staged and avatars stored, with the storage settings above. */
   avatarBucket: string;
+  /** Password recovery's limits and token lifetime. */
+  recovery: RecoverySettings;
+  /** TRUSTED_PROXY_ADDRESSES: whose X-Forwarded-For names the client address limits count. */
+  trustedProxies: readonly string[];
   /**
    * Run the background loops (default true). Only tests that drive the sweeps and monitors
    * by hand turn them off, so that nothing moves unless they call it.
@@ -180,6 +186,20 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
     oneTimeCodeKey: oneTimeCodeKey(config.ONE_TIME_CODE_HMAC_KEY ?? config.ENROLLMENT_TOKEN_SECRET),
     mfa: mfaSettingsFromConfig(config),
     avatarBucket: config.AVATAR_BUCKET,
+    recovery: {
+      limits: {
+        requestsPerIdentifier: config.RECOVERY_REQUEST_IDENTIFIER_LIMIT,
+        requestsPerAddress: config.RECOVERY_REQUEST_ADDRESS_LIMIT,
+        codesPerIdentifier: config.RECOVERY_CODE_IDENTIFIER_LIMIT,
+        codesPerAddress: config.RECOVERY_CODE_ADDRESS_LIMIT,
+        messagesPerDestination: config.RECOVERY_DESTINATION_MESSAGE_LIMIT,
+        resetsPerAddress: config.RECOVERY_RESET_ADDRESS_LIMIT,
+        windowSeconds: config.RECOVERY_LIMIT_WINDOW_SECONDS,
+      },
+      tokenTtlSeconds: config.RECOVERY_TOKEN_TTL_SECONDS,
+      pollMs: config.MESSAGE_POLL_MS,
+    },
+    trustedProxies: config.TRUSTED_PROXY_ADDRESSES,
   };
 }
 
@@ -241,6 +261,8 @@ export interface Manager {
   metrics: ManagerMetrics;
   /** Messages people receive: features enqueue them in their transactions, its sender sends them. */
   delivery: Delivery;
+  /** Password recovery's three steps (the provider's recovery pages call them too). */
+  recovery: Recovery;
   /** Sends queued back-channel logouts; wake it after ending sessions. Absent without the provider. */
   backchannelLogouts: BackchannelLogoutSender | undefined;
   /** Stops the background work; the caller stops serving first and closes sql and broker after. */
@@ -332,6 +354,14 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
       retryBaseMs: options.backchannelLogout.retryBaseMs,
       outcome: metrics.backchannelLogout,
     });
+  const recovery = createRecovery(options.recovery, {
+    sql,
+    logger,
+    delivery,
+    oneTimeCodeKey: options.oneTimeCodeKey,
+    commonPasswords: await readCommonPasswords(),
+    logoutsQueued: () => backchannelLogouts?.wake(),
+  });
   const background = options.background !== false;
   let avatarClient: S3Client | undefined;
   const avatars: AvatarStorage = {
@@ -353,6 +383,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     stopCompaction = startJobCountCompaction(sql, logger);
     stopAvatarSweep = startAvatarUploadSweep(sql, avatars, logger, AVATAR_SWEEP_INTERVAL_MS);
     delivery.start();
+    recovery.start();
   }
   const app = createApp({
     sql,
@@ -396,6 +427,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
       avatars,
       signInLimits: options.signInLimits,
     },
+    authentication: { recovery, trustedProxies: options.trustedProxies },
   });
   return {
     app,
@@ -406,9 +438,11 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     presence,
     metrics,
     delivery,
+    recovery,
     backchannelLogouts,
     async stop() {
       try {
+        await recovery.stop();
         await delivery.stop();
         await backchannelLogouts?.stop();
         await execution.stop();

@@ -4,6 +4,7 @@ import { createLogger, type Logger } from "@tjm/platform";
 import { type Config, parseEnv, redactConfig } from "./config.ts";
 // Types only: the module itself is imported when one of its commands runs (it loads the argon2 addon).
 import type { CommandContext } from "./identity/cli.ts";
+import type { Recovery } from "./identity/recovery/index.ts";
 import type { LogoutClients } from "./identity/sessions/index.ts";
 import { type Manager, managerOptionsFromConfig, startManager } from "./manager.ts";
 import { metricsApp } from "./metrics/index.ts";
@@ -28,11 +29,13 @@ export interface Runtime {
     provider?: ProviderMount,
   ): Promise<() => Promise<void>>;
   /** The built-in OpenID provider: oidc-provider is a Node (Koa) application, so Node only. */
-  startProvider?: (options: {
-    config: Config;
-    sql: Sql;
-    logger: Logger;
-  }) => Promise<ProviderMount & { logoutClients: LogoutClients; stop(): Promise<void> }>;
+  startProvider?: (options: { config: Config; sql: Sql; logger: Logger }) => Promise<
+    ProviderMount & {
+      logoutClients: LogoutClients;
+      attachRecovery(recovery: Recovery): void;
+      stop(): Promise<void>;
+    }
+  >;
   onShutdownSignal(handler: () => void): void;
   writeStdout(line: string): void;
   writeStderr(line: string): void;
@@ -166,6 +169,7 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
     runtime.writeStderr(err.message);
     runtime.exit(EXIT_PREFIX_TAKEN);
   });
+  provider?.attachRecovery(manager.recovery);
   stopServing = await runtime.serve(manager.app, config.HOST, config.PORT, provider);
   if (manager.metrics.endpoint === "own-port" && config.METRICS_PORT !== undefined) {
     // Only here, not on the API port: keep it on a network only Prometheus reaches.

@@ -38,6 +38,8 @@ describe("the error code list", () => {
       "job.not_cancellable": 409,
       "job.not_retryable": 409,
       "job.not_resumable": 409,
+      "recovery.code_invalid": 400,
+      "recovery.token_invalid": 400,
       "worker.already_registered": 409,
       "worker.pool_mismatch": 409,
       "worker.instance_superseded": 409,

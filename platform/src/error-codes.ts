@@ -119,6 +119,15 @@ export const errorCodes = {
   },
   "job.not_retryable": { status: 409, description: "The job has not failed, so it cannot be retried" },
   "job.not_resumable": { status: 409, description: "The job is not eligible for resume-uploads" },
+  "recovery.code_invalid": {
+    status: 400,
+    description:
+      "The code is wrong, expired or already used, its challenge has had its tries, or no code was asked for: ask for a new code",
+  },
+  "recovery.token_invalid": {
+    status: 400,
+    description: "The recovery token is unknown, expired or already used: start the recovery again",
+  },
   "worker.already_registered": {
     status: 409,
     description: "A Worker with this public key is already registered",
@@ -189,7 +198,6 @@ export const errorCodes = {
   "recovery.rate_limited": {
     status: 429,
     description: "Too many password recovery requests; retry after the Retry-After delay",
-    reserved: true,
   },
   "internal.error": {
     status: 500,

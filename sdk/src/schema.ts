@@ -769,6 +769,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/authentication/recovery/code-challenges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password recovery code
+         * @description Step 1 of password recovery (public). Always 202 with the same body, whether or not an account can receive a code at the identifier: when one can (an enabled account's e-mail address, or its verified phone for SMS), a code of 6 digits valid for 10 minutes is sent; a new request voids the previous code. Limited per identifier and per client address (429 with Retry-After), alike for every identifier.
+         */
+        post: operations["createRecoveryCodeChallenge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/authentication/recovery/code-verifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange a recovery code for a recovery token
+         * @description Step 2 of password recovery (public). A right code answers 200 with a recovery token valid for at most 10 minutes, once, bound to the code's challenge. Any other code answers 400 recovery.code_invalid, alike for every identifier. A challenge takes 5 codes at most (concurrent ones included); the codes typed per identifier and per client address are also limited across challenges (429 with Retry-After), so asking for new codes buys no more guesses.
+         */
+        post: operations["verifyRecoveryCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/authentication/recovery/password-resets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a recovery token
+         * @description Step 3 of password recovery (public). 204 once the password is set; the token is spent and the account is told by e-mail. With revoke_sessions every session and refresh token ends and every access token issued before is refused. The reset signs nobody in and leaves the account's factors as they are. A policy refusal answers 400 validation.failed (details at new_password) and leaves the token usable; an unknown, expired or spent token answers 400 recovery.token_invalid. Limited per client address (429 with Retry-After).
+         */
+        post: operations["resetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -816,7 +876,7 @@ export interface components {
              * @example job.not_found
              * @enum {string}
              */
-            code: "validation.failed" | "avatar.upload_unknown" | "avatar.upload_missing" | "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked" | "auth.session_missing" | "auth.reauthentication_required" | "auth.audience_missing" | "auth.token_refused" | "auth.project_forbidden" | "request.cross_site" | "request.json_required" | "enrollment.token_invalid" | "enrollment.pool_mismatch" | "worker.proof_invalid" | "worker.disabled" | "avatar.not_found" | "route.not_found" | "identifier.change_not_found" | "job.not_found" | "job.attempt_not_found" | "job.log_not_found" | "worker.not_found" | "session.not_found" | "session.client_not_found" | "job.not_cancellable" | "job.not_retryable" | "job.not_resumable" | "worker.already_registered" | "worker.pool_mismatch" | "worker.instance_superseded" | "worker.not_draining" | "identifier.taken" | "identifier.change_expired" | "request.body_too_large" | "avatar.too_large" | "avatar.too_many_pixels" | "request.unsupported_media_type" | "avatar.unsupported_type" | "avatar.upload_rate_limited" | "account.too_many_attempts" | "recovery.rate_limited" | "internal.error" | "dependency.manager_unavailable" | "dependency.unavailable" | "identifier.delivery_unavailable" | "auth.verification_unavailable";
+            code: "validation.failed" | "avatar.upload_unknown" | "avatar.upload_missing" | "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked" | "auth.session_missing" | "auth.reauthentication_required" | "auth.audience_missing" | "auth.token_refused" | "auth.project_forbidden" | "request.cross_site" | "request.json_required" | "enrollment.token_invalid" | "enrollment.pool_mismatch" | "worker.proof_invalid" | "worker.disabled" | "avatar.not_found" | "route.not_found" | "identifier.change_not_found" | "job.not_found" | "job.attempt_not_found" | "job.log_not_found" | "worker.not_found" | "session.not_found" | "session.client_not_found" | "job.not_cancellable" | "job.not_retryable" | "job.not_resumable" | "recovery.code_invalid" | "recovery.token_invalid" | "worker.already_registered" | "worker.pool_mismatch" | "worker.instance_superseded" | "worker.not_draining" | "identifier.taken" | "identifier.change_expired" | "request.body_too_large" | "avatar.too_large" | "avatar.too_many_pixels" | "request.unsupported_media_type" | "avatar.unsupported_type" | "avatar.upload_rate_limited" | "account.too_many_attempts" | "recovery.rate_limited" | "internal.error" | "dependency.manager_unavailable" | "dependency.unavailable" | "identifier.delivery_unavailable" | "auth.verification_unavailable";
             /**
              * @description The request's id, as in the x-request-id response header; the log names the failure under it
              * @example 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10
@@ -2307,6 +2367,70 @@ export interface components {
              * @example 2026-11-27T11:40:19.000Z
              */
             lastUsedAt: string | null;
+        };
+        RecoveryCodeChallengeAccepted: {
+            /** @example 6 */
+            codeLength: number;
+            /** @example 600 */
+            expiresInSeconds: number;
+        };
+        RecoveryCodeChallenge: {
+            /**
+             * @description The account's e-mail address (EMAIL) or phone number in international form (SMS)
+             * @example ada@example.com
+             */
+            identifier: string;
+            /**
+             * @description Where the code goes: EMAIL, or SMS to a verified phone
+             * @example EMAIL
+             * @enum {string}
+             */
+            channel: "EMAIL" | "SMS";
+            /**
+             * @description The language of the message: en, fa, fa-AF (prs) or ps. Accept-Language wins over it; an unknown one is English
+             * @example ps
+             */
+            locale?: string;
+        };
+        RecoveryToken: {
+            /**
+             * @description Single use, for POST /api/v1/authentication/recovery/password-resets; stored only as its hash
+             * @example tjm_rt_Hq3V9yN2xW8pL0sT4uR7eK1mZ6aB5cD3fG9hJ2kL4nP
+             */
+            recovery_token: string;
+            /** @example 600 */
+            expiresInSeconds: number;
+        };
+        RecoveryCodeVerification: {
+            /** @example ada@example.com */
+            identifier: string;
+            /**
+             * @example EMAIL
+             * @enum {string}
+             */
+            channel: "EMAIL" | "SMS";
+            /**
+             * @description The code received; Persian and Arabic-Indic digits, spaces and hyphens are accepted
+             * @example 482915
+             */
+            code: string;
+        };
+        RecoveryPasswordReset: {
+            /**
+             * @description From POST /api/v1/authentication/recovery/code-verifications
+             * @example tjm_rt_Hq3V9yN2xW8pL0sT4uR7eK1mZ6aB5cD3fG9hJ2kL4nP
+             */
+            recovery_token: string;
+            /**
+             * @description At least 8 characters (code points), at most 256, not among the most common passwords, without the e-mail's name
+             * @example violet tractor umbrella 19
+             */
+            new_password: string;
+            /**
+             * @description Also end every session and refresh token of the account and refuse every token issued before the reset
+             * @example true
+             */
+            revoke_sessions: boolean;
         };
     };
     responses: never;
@@ -9702,6 +9826,484 @@ export interface operations {
                         error?: "Service Unavailable";
                         /** @enum {string} */
                         code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    createRecoveryCodeChallenge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "identifier": "ada@example.com",
+                 *       "channel": "EMAIL",
+                 *       "locale": "ps"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RecoveryCodeChallenge"];
+            };
+        };
+        responses: {
+            /** @description The request was taken; a code is on its way if an account can receive it */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "codeLength": 6,
+                     *       "expiresInSeconds": 600
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RecoveryCodeChallengeAccepted"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
+                };
+            };
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `recovery.rate_limited`: Too many password recovery requests; retry after the Retry-After delay. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "message": "Too many password recovery requests; retry after the Retry-After delay",
+                     *       "code": "recovery.rate_limited",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 429;
+                        /** @enum {string} */
+                        error?: "Too Many Requests";
+                        /** @enum {string} */
+                        code?: "recovery.rate_limited";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+        };
+    };
+    verifyRecoveryCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "identifier": "ada@example.com",
+                 *       "channel": "EMAIL",
+                 *       "code": "482915"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RecoveryCodeVerification"];
+            };
+        };
+        responses: {
+            /** @description The recovery token */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "recovery_token": "tjm_rt_Hq3V9yN2xW8pL0sT4uR7eK1mZ6aB5cD3fG9hJ2kL4nP",
+                     *       "expiresInSeconds": 600
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RecoveryToken"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. `recovery.code_invalid`: The code is wrong, expired or already used, its challenge has had its tries, or no code was asked for: ask for a new code. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
+                };
+            };
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `recovery.rate_limited`: Too many password recovery requests; retry after the Retry-After delay. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "message": "Too many password recovery requests; retry after the Retry-After delay",
+                     *       "code": "recovery.rate_limited",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 429;
+                        /** @enum {string} */
+                        error?: "Too Many Requests";
+                        /** @enum {string} */
+                        code?: "recovery.rate_limited";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+        };
+    };
+    resetPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "recovery_token": "tjm_rt_Hq3V9yN2xW8pL0sT4uR7eK1mZ6aB5cD3fG9hJ2kL4nP",
+                 *       "new_password": "violet tractor umbrella 19",
+                 *       "revoke_sessions": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["RecoveryPasswordReset"];
+            };
+        };
+        responses: {
+            /** @description The password is set */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. `recovery.token_invalid`: The recovery token is unknown, expired or already used: start the recovery again. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
+                };
+            };
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `recovery.rate_limited`: Too many password recovery requests; retry after the Retry-After delay. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "message": "Too many password recovery requests; retry after the Retry-After delay",
+                     *       "code": "recovery.rate_limited",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 429;
+                        /** @enum {string} */
+                        error?: "Too Many Requests";
+                        /** @enum {string} */
+                        code?: "recovery.rate_limited";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
                     };
                 };
             };

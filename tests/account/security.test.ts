@@ -182,6 +182,16 @@ describe("recent authentication", () => {
         'error="insufficient_user_authentication", max_age=300',
       );
     }
+    expect(await auditRows(first.account.accountId)).toEqual(
+      expect.arrayContaining([
+        {
+          event: "account.identifier-change-requested",
+          result: "failure",
+          reason: "reauthentication required",
+        },
+        { event: "account.password-changed", result: "failure", reason: "reauthentication required" },
+      ]),
+    );
   });
 });
 

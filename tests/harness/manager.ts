@@ -299,6 +299,7 @@ export class TestManager {
         },
       }),
     );
+    provider?.attachRecovery(manager.recovery);
     listener = nodeListener(manager.app, provider);
     return new TestManager(
       baseUrl,

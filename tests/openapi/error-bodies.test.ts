@@ -37,6 +37,12 @@ const NOT_PROVOKED: Record<string, string> = {
   "POST /api/v1/worker/credentials 401": "a wrong signature from a registered Worker: tests/workers",
   "POST /api/v1/worker/credentials 403": "a disabled Worker: tests/workers",
   "POST /api/v1/worker/credentials 409": "a superseded instance: tests/workers",
+  "POST /api/v1/authentication/recovery/code-challenges 429":
+    "a recovery limit reached, alike for every identifier: tests/authentication/recovery.test.ts",
+  "POST /api/v1/authentication/recovery/code-verifications 429":
+    "codes typed past the limit across challenges: tests/authentication/recovery.test.ts",
+  "POST /api/v1/authentication/recovery/password-resets 429":
+    "resets from one address past RECOVERY_RESET_ADDRESS_LIMIT: tests/authentication/recovery.test.ts",
   "POST /api/v1/operations/workers/{workerId}/undrain 409":
     "a Worker that is not draining: tests/workers/operations.test.ts",
   "POST /api/v1/me/profile/avatar-upload-urls 429":

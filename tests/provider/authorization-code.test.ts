@@ -162,6 +162,27 @@ describe("the authorization request", () => {
   });
 
   it.each([
+    [
+      "signed out everywhere since its sign-in",
+      "update accounts set tokens_valid_after = now() + interval '1 hour'",
+    ],
+    ["disabled since", "update accounts set disabled_at = now()"],
+  ])(
+    "of a browser whose session's account was %s asks for a sign-in again (was a 500)",
+    async (_case, change) => {
+      const changed = await createTestAccount(manager.sql);
+      const pending = await start();
+      codeOf(await callbackAfterSignIn(pending, changed));
+      await manager.sql.unsafe(`${change} where id = $1`, [changed.accountId]);
+      const response = await pending.session.fetch(authorizationRequest(manager.issuerUrl, parameters({})));
+      expect(response.status).toBe(303);
+      expect(new URL(response.headers.get("location") as string, manager.baseUrl).pathname).toMatch(
+        /^\/oidc\/interaction\//,
+      );
+    },
+  );
+
+  it.each([
     ["PKCE plain", { code_challenge: randomVerifier(), code_challenge_method: "plain" }],
     ["no code_challenge", { code_challenge: undefined, code_challenge_method: undefined }],
     ["a code_challenge without its method", { code_challenge_method: undefined }],

@@ -19,6 +19,12 @@ import {
   loginPage,
   logoutConfirmPage,
 } from "../../manager/src/provider/interactions/pages.ts";
+import {
+  codePage,
+  identifierPage,
+  passwordPage,
+  recoveryDonePage,
+} from "../../manager/src/provider/interactions/recovery-pages.ts";
 
 /** Debian's chromium, which scripts/system-deps installs for the test profile. */
 const CHROMIUM = "/usr/bin/chromium";
@@ -73,6 +79,38 @@ function pages(catalogue: Catalogue): [string, string][] {
       }),
     ],
     ["logged out", loggedOutPage({ catalogue, clientName: "Render farm" })],
+    ["login with the recovery link", loginPage({ ...login, recoveryHref: "/oidc/interaction/u1/recovery" })],
+    ["recovery identifier", identifierPage({ catalogue, action: "/oidc/interaction/u1/recovery" })],
+    [
+      "recovery identifier, too many attempts",
+      identifierPage({
+        catalogue,
+        action: "/oidc/interaction/u1/recovery",
+        problem: "too-many-attempts",
+        retryAfterMinutes: 60,
+      }),
+    ],
+    [
+      "recovery code, wrong",
+      codePage({
+        catalogue,
+        action: "/oidc/interaction/u1/recovery/code",
+        restartHref: "/oidc/interaction/u1/recovery",
+        identifier: "someone@example.com",
+        channel: "EMAIL",
+        problem: "wrong-code",
+      }),
+    ],
+    [
+      "recovery password, refused",
+      passwordPage({
+        catalogue,
+        action: "/oidc/interaction/u1/recovery/password",
+        recoveryToken: "tjm_rt_x",
+        problems: ["too-short", "common"],
+      }),
+    ],
+    ["recovery done", recoveryDonePage({ catalogue, signInHref: "/oidc/interaction/u1" })],
   ];
 }
 

@@ -5,7 +5,7 @@ import { readCommonPasswords } from "../identity/common-passwords.ts";
 import { MAX_PASSWORD_LENGTH } from "../identity/input-bounds.ts";
 import type { PasswordProblem } from "../identity/passwords.ts";
 import { accountRoute } from "../identity/tokens/audiences.ts";
-import { requireRecentAuthentication } from "../identity/tokens/recent-authentication.ts";
+import { requireRecentAuthenticationFor } from "../identity/tokens/recent-authentication.ts";
 import { ApiError, type DetailCode, validationError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { BODY_ERRORS, jsonBody, jsonResponse } from "../platform/routes.ts";
@@ -74,7 +74,12 @@ export const changePassword = (deps: AccountDeps): AppRouteHandler<typeof change
   const limiter = createSignInLimiter(deps.sql, deps.signInLimits);
   return async (c) => {
     const principal = c.get("account");
-    requireRecentAuthentication(principal, deps.reauthenticationMaxAgeSeconds);
+    await requireRecentAuthenticationFor(
+      deps.sql,
+      { event: "account.password-changed", details: { via: "portal" } },
+      principal,
+      deps.reauthenticationMaxAgeSeconds,
+    );
     const body = c.req.valid("json");
     commonPasswords ??= readCommonPasswords();
     // Imported here, not at the top: it loads the argon2 addon, which a Deno Manager loads only

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { startEnrolment } from "../identity/factors/index.ts";
 import { accountRoute } from "../identity/tokens/audiences.ts";
-import { requireRecentAuthentication } from "../identity/tokens/recent-authentication.ts";
+import { requireRecentAuthenticationFor } from "../identity/tokens/recent-authentication.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { jsonResponse } from "../platform/routes.ts";
 import type { AccountDeps } from "./deps.ts";
@@ -49,7 +49,12 @@ export const startEmailHandler =
   (deps: AccountDeps): AppRouteHandler<typeof startEmailRoute> =>
   async (c) => {
     const principal = c.get("account");
-    requireRecentAuthentication(principal, deps.reauthenticationMaxAgeSeconds);
+    await requireRecentAuthenticationFor(
+      deps.sql,
+      { event: "mfa.enrolment-started", details: { accountId: principal.accountId, type: "email" } },
+      principal,
+      deps.reauthenticationMaxAgeSeconds,
+    );
     const outcome = await startEnrolment(
       { ...deps, ...deps.mfa },
       requesterOf(principal, c.req.header("accept-language")),

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { regenerateRecoveryCodes } from "../identity/factors/index.ts";
 import { accountRoute } from "../identity/tokens/audiences.ts";
-import { requireRecentAuthentication } from "../identity/tokens/recent-authentication.ts";
+import { requireRecentAuthenticationFor } from "../identity/tokens/recent-authentication.ts";
 import { ApiError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { jsonResponse } from "../platform/routes.ts";
@@ -32,7 +32,12 @@ export const regenerateRecoveryCodesHandler =
   (deps: AccountDeps): AppRouteHandler<typeof regenerateRecoveryCodesRoute> =>
   async (c) => {
     const principal = c.get("account");
-    requireRecentAuthentication(principal, deps.reauthenticationMaxAgeSeconds);
+    await requireRecentAuthenticationFor(
+      deps.sql,
+      { event: "mfa.recovery-codes-regenerated", details: { accountId: principal.accountId } },
+      principal,
+      deps.reauthenticationMaxAgeSeconds,
+    );
     const outcome = await regenerateRecoveryCodes(
       deps,
       requesterOf(principal, c.req.header("accept-language")),

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { removeFactor } from "../identity/factors/index.ts";
 import { accountRoute } from "../identity/tokens/audiences.ts";
-import { requireRecentAuthentication } from "../identity/tokens/recent-authentication.ts";
+import { requireRecentAuthenticationFor } from "../identity/tokens/recent-authentication.ts";
 import { ApiError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { jsonResponse } from "../platform/routes.ts";
@@ -44,7 +44,12 @@ export const removeFactorHandler =
   (deps: AccountDeps): AppRouteHandler<typeof removeFactorRoute> =>
   async (c) => {
     const principal = c.get("account");
-    requireRecentAuthentication(principal, deps.reauthenticationMaxAgeSeconds);
+    await requireRecentAuthenticationFor(
+      deps.sql,
+      { event: "mfa.factor-removed", details: { accountId: principal.accountId } },
+      principal,
+      deps.reauthenticationMaxAgeSeconds,
+    );
     const { factor_id: factorId } = c.req.valid("param");
     const { revoke_other_sessions: revoke } = c.req.valid("query");
     const outcome = await removeFactor(

@@ -9,7 +9,7 @@ import {
 } from "../identity/accounts/identifier-changes.ts";
 import { accountRoute } from "../identity/tokens/audiences.ts";
 import type { AccountPrincipal } from "../identity/tokens/principals.ts";
-import { requireRecentAuthentication } from "../identity/tokens/recent-authentication.ts";
+import { requireRecentAuthenticationFor } from "../identity/tokens/recent-authentication.ts";
 import { ApiError, validationError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { BODY_ERRORS, jsonBody, jsonResponse } from "../platform/routes.ts";
@@ -84,7 +84,12 @@ export const updateIdentifiers =
   (deps: AccountDeps): AppRouteHandler<typeof updateIdentifiersRoute> =>
   async (c) => {
     const principal = c.get("account");
-    requireRecentAuthentication(principal, deps.reauthenticationMaxAgeSeconds);
+    await requireRecentAuthenticationFor(
+      deps.sql,
+      { event: "account.identifier-change-requested" },
+      principal,
+      deps.reauthenticationMaxAgeSeconds,
+    );
     const { email, phone } = typedIdentifiers(c.req.valid("json"));
     const requester = identifierRequester(principal, c.req.header("accept-language"));
     const requests: [IdentifierChannel, string | null | undefined][] = [

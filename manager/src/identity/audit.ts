@@ -35,6 +35,9 @@ export const AUDIT_EVENTS = [
   "mfa.recovery-codes-regenerated",
   "auth.second-factor",
   "auth.second-factor-code-sent",
+  "recovery.code-requested",
+  "recovery.code-verified",
+  "recovery.password-reset",
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 

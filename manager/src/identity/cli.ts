@@ -1,6 +1,5 @@
 /**
- * `accounts create`, `accounts disable` and `clients create`. Loaded by runtime.ts only when one of them runs, so
- * serving never loads the argon2 addon (on Deno it would need --allow-ffi).
+ * `accounts create`, `accounts disable` and `clients create`. Loaded by runtime.ts only when one of them runs.
  */
 import process from "node:process";
 import type { Config } from "../config.ts";

@@ -1,6 +1,7 @@
 /**
  * Password hashes: argon2id through @node-rs/argon2 (a prebuilt addon; on Deno it needs
- * `--allow-ffi`). The parameters travel in the PHC string, so a hash made under older ones still
+ * `--allow-ffi`, which `npm run manager:deno` grants for node_modules/@node-rs only: the Manager
+ * hashes the password a recovery sets). The parameters travel in the PHC string, so a hash made under older ones still
  * verifies, and needsRehash says when to replace it after a successful sign-in.
  */
 import { type Algorithm, hash, parseOptions, type Version, verify } from "@node-rs/argon2";

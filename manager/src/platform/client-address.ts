@@ -32,3 +32,14 @@ export function clientAddress(
   }
   return address;
 }
+
+/**
+ * The socket's address from a request's runtime bindings: Node's (@hono/node-server's
+ * `incoming`) or Deno's (`Deno.serve`'s info, `remoteAddr`). Undefined where neither is given.
+ */
+export function socketAddress(bindings: unknown): string | undefined {
+  const env = bindings as
+    | { incoming?: { socket?: { remoteAddress?: string } }; remoteAddr?: { hostname?: string } }
+    | undefined;
+  return env?.incoming?.socket?.remoteAddress ?? env?.remoteAddr?.hostname;
+}

@@ -8,6 +8,8 @@ export interface DatabaseOptions {
   schema: string;
   poolMax: number;
   applicationName?: string;
+  /** Told each statement's text as it is sent (postgres.js `debug`): tests compare what requests issue. */
+  onStatement?: (statement: string) => void;
 }
 
 /**
@@ -31,6 +33,9 @@ export function createSql(options: DatabaseOptions): Sql {
     // Column names only: JSON values (the stored plan) are returned exactly as stored.
     transform: { column: { from: postgres.toCamel, to: postgres.fromCamel } },
     onnotice: () => {},
+    ...(options.onStatement
+      ? { debug: (_connection: number, statement: string) => options.onStatement?.(statement) }
+      : {}),
     connection: {
       search_path: options.schema,
       application_name: options.applicationName ?? "tjm-manager",

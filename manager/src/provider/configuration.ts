@@ -127,6 +127,21 @@ function grantResourcesByRole(
  */
 function interactionPolicyWithResourceConsent() {
   const policy = interactionPolicy.base();
+  // findAccount refuses a session's account that is disabled, deleted or signed out everywhere
+  // since the session's sign-in; oidc-provider then has no account and no grant, and its consent
+  // checks failed with a 500. Such a session signs in again instead.
+  policy
+    .get("login")
+    ?.checks.add(
+      new interactionPolicy.Check(
+        "tjm_account_unavailable",
+        "the session's account can no longer use it; sign in again",
+        (ctx) =>
+          ctx.oidc.session?.accountId && !ctx.oidc.account
+            ? interactionPolicy.Check.REQUEST_PROMPT
+            : interactionPolicy.Check.NO_NEED_TO_PROMPT,
+      ),
+    );
   const consent = policy.get("consent");
   consent?.checks.add(
     new interactionPolicy.Check(

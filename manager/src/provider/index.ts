@@ -11,6 +11,7 @@ import type { Config } from "../config.ts";
 import { createSignInLimiter, createSignIns } from "../identity/accounts/index.ts";
 import { writeAuditEvent } from "../identity/audit.ts";
 import { verifyClientSecret } from "../identity/clients/index.ts";
+import type { Recovery } from "../identity/recovery/index.ts";
 import { type TjmResource, tjmResources } from "../identity/resources.ts";
 import {
   BROWSER_COOKIE,
@@ -305,9 +306,14 @@ function logoutClientsOf(identity: IdentityProvider): LogoutClients {
 }
 
 /** The provider as the Node listener mounts it: the provider, its interaction pages, and how to stop. */
-export async function startProviderMount(
-  options: IdentityProviderOptions,
-): Promise<ProviderMount & { logoutClients: LogoutClients; stop(): Promise<void> }> {
+export async function startProviderMount(options: IdentityProviderOptions): Promise<
+  ProviderMount & {
+    logoutClients: LogoutClients;
+    /** The Manager's recovery domain, for the recovery pages: the Manager starts after the provider. */
+    attachRecovery(recovery: Recovery): void;
+    stop(): Promise<void>;
+  }
+> {
   const { config, sql, logger } = options;
   const identity = await IdentityProvider.start(options);
   const limiter = createSignInLimiter(sql, {
@@ -315,17 +321,22 @@ export async function startProviderMount(
     addressLimit: config.SIGN_IN_ADDRESS_FAILURE_LIMIT,
     windowSeconds: config.SIGN_IN_FAILURE_WINDOW_SECONDS,
   });
+  let recovery: Recovery | undefined;
   const interactions = interactionsApp({
     identity,
     logger,
     signIns: createSignIns({ sql, limiter, logger }),
     trustedProxies: config.TRUSTED_PROXY_ADDRESSES,
+    recovery: () => recovery,
   });
   return {
     identity,
     interactions,
     trustedProxies: config.TRUSTED_PROXY_ADDRESSES,
     logoutClients: logoutClientsOf(identity),
+    attachRecovery: (started) => {
+      recovery = started;
+    },
     stop: () => identity.stop(),
   };
 }

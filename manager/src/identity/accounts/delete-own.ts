@@ -4,9 +4,8 @@
  * is deleteAccount's one transaction with its success row.
  */
 import type { Sql } from "../../platform/db.ts";
-import { writeAuditEvent } from "../audit.ts";
 import type { AccountPrincipal } from "../tokens/principals.ts";
-import { requireRecentAuthentication } from "../tokens/recent-authentication.ts";
+import { requireRecentAuthenticationFor } from "../tokens/recent-authentication.ts";
 import { type DeletedAccount, deleteAccount, UnknownAccountError } from "./store.ts";
 
 export async function deleteOwnAccount(
@@ -15,18 +14,12 @@ export async function deleteOwnAccount(
   reauthenticationMaxAgeSeconds: number,
   logoutsQueued: () => void,
 ): Promise<DeletedAccount> {
-  try {
-    requireRecentAuthentication(principal, reauthenticationMaxAgeSeconds);
-  } catch (err) {
-    await writeAuditEvent(sql, {
-      event: "account.deleted",
-      result: "failure",
-      actorAccountId: principal.accountId,
-      clientId: principal.clientId,
-      details: { via: "portal", accountId: principal.accountId, reason: "reauthentication required" },
-    });
-    throw err;
-  }
+  await requireRecentAuthenticationFor(
+    sql,
+    { event: "account.deleted", details: { via: "portal", accountId: principal.accountId } },
+    principal,
+    reauthenticationMaxAgeSeconds,
+  );
   const deleted = await deleteAccount(sql, principal.accountId, {
     via: "portal",
     clientId: principal.clientId,

@@ -72,8 +72,12 @@ export {
   deleteAccount,
   disableAccount,
   findAccount,
+  findRecoverableAccount,
+  findRecoveryRecipient,
   findSignInCandidate,
   issuedBeforeRevocation,
   type NewAccount,
+  type RecoveryRecipient,
+  storeRecoveredPassword,
   UnknownAccountError,
 } from "./store.ts";

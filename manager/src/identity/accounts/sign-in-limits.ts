@@ -1,14 +1,16 @@
 /**
  * Failed sign-ins slowed per account and per client address, counted in sign_in_failures so
- * every replica shares the counts. An attempt is reserved (counted) before its password is
- * verified, by one statement per scope (STYLE 13): concurrent wrong passwords for one account
- * get at most the limit's worth of verifications, never one each. A limit reached refuses for
- * one window, then counting starts afresh: never a permanent lock an attacker could cause.
+ * every replica shares the counts (identity/windowed-counts.ts). An attempt is reserved (counted)
+ * before its password is verified, by one statement per scope (STYLE 13): concurrent wrong
+ * passwords for one account get at most the limit's worth of verifications, never one each. A
+ * limit reached refuses for one window, then counting starts afresh: never a permanent lock an
+ * attacker could cause.
  */
-import { createHash } from "node:crypto";
 import type { Sql } from "../../platform/db.ts";
 import { emailKey } from "../identifiers.ts";
-import { hasControlCharacter } from "../input-bounds.ts";
+import { addressKey, type Counted, checkLimitSettings, countAttempt, refusalOf } from "../windowed-counts.ts";
+
+export { addressKey, retryAfterSeconds, storedKey } from "../windowed-counts.ts";
 
 export interface SignInLimitSettings {
   /** Failures per account in a window before refusals. */
@@ -28,14 +30,7 @@ export const DEFAULT_SIGN_IN_LIMITS: SignInLimitSettings = {
 
 type Scope = "account" | "address";
 
-interface Counted {
-  key: string;
-  /**
-   * The window the attempt was counted in, so a late success leaves a newer one alone. Text, as
-   * PostgreSQL prints it: a Date would lose the microseconds and never compare equal.
-   */
-  windowStartedAt: string;
-}
+const SIGN_IN_FAILURES = { table: "sign_in_failures", countColumn: "failures" };
 
 /** An attempt counted against both scopes, to be settled by succeeded() or failed(). */
 export interface Reservation {
@@ -76,73 +71,13 @@ export function accountKey(email: string): string {
   return emailKey(email);
 }
 
-/** The address key: its text, with an IPv4-mapped IPv6 address (dual-stack sockets) as IPv4. */
-export function addressKey(address: string): string {
-  const text = address.trim().toLowerCase();
-  const mapped = /^::ffff:(\d{1,3}(\.\d{1,3}){3})$/.exec(text);
-  return mapped ? (mapped[1] as string) : text;
-}
-
-/**
- * Keys longer than this are stored as their hash: PostgreSQL refuses an index entry past ~2.7 kB
- * (a third of a page), and the key is part of the primary key.
- */
-const MAX_STORED_KEY_BYTES = 512;
-
-/**
- * The key as stored: itself when it is short text, else its SHA-256. Callers bound what they
- * pass (an e-mail is at most 254 characters), but no key may turn a counted attempt into a
- * database error: an over-long or NUL-carrying key counts under its hash.
- */
-export function storedKey(key: string): string {
-  if (Buffer.byteLength(key) <= MAX_STORED_KEY_BYTES && !hasControlCharacter(key)) return key;
-  return `sha256:${createHash("sha256").update(key).digest("hex")}`;
-}
-
-/** Seconds until a refusal ends, as a Retry-After wants them: whole, and at least one. */
-export function retryAfterSeconds(refusedForSeconds: number | null | undefined): number {
-  return Math.max(1, Math.ceil(refusedForSeconds ?? 0));
-}
-
-function checkSettings(settings: SignInLimitSettings): void {
-  for (const [name, value] of Object.entries(settings)) {
-    if (!Number.isSafeInteger(value) || value < 1) {
-      throw new Error(`sign-in limit setting ${name} must be a positive integer, got ${value}`);
-    }
-  }
-}
-
 export function createSignInLimiter(sql: Sql, settings: SignInLimitSettings): SignInLimiter {
-  checkSettings(settings);
+  checkLimitSettings("sign-in limit", settings);
   const limits: Record<Scope, number> = { account: settings.accountLimit, address: settings.addressLimit };
   const window = settings.windowSeconds;
 
-  /**
-   * One statement counts and decides. A row still refusing is left alone and returns nothing.
-   * A window that has passed, or a refusal that has ended, starts afresh at one failure. Else
-   * the count goes up, and past the limit refused_until is set: this attempt is the first refused.
-   */
-  async function count(scope: Scope, typedKey: string): Promise<Counted | { refusedForSeconds: number }> {
-    const key = storedKey(typedKey);
-    const windowLength = sql`make_interval(secs => ${window})`;
-    const startsAfresh = sql`(f.window_started_at <= now() - ${windowLength} or coalesce(f.refused_until <= now(), false))`;
-    const [row] = await sql<{ windowStartedAt: string; refusedForSeconds: number | null }[]>`
-      insert into sign_in_failures as f (scope, key) values (${scope}, ${key})
-      on conflict (scope, key) do update set
-        failures = case when ${startsAfresh} then 1 else f.failures + 1 end,
-        window_started_at = case when ${startsAfresh} then now() else f.window_started_at end,
-        refused_until = case when not ${startsAfresh} and f.failures + 1 > ${limits[scope]} then now() + ${windowLength} end
-      where f.refused_until is null or f.refused_until <= now()
-      returning window_started_at::text, extract(epoch from refused_until - now())::float8 as refused_for_seconds`;
-    if (row && row.refusedForSeconds === null) return { key, windowStartedAt: row.windowStartedAt };
-    if (row) return { refusedForSeconds: retryAfterSeconds(row.refusedForSeconds) };
-    // Read in a statement of its own: the refusal may have been committed by a concurrent
-    // attempt after the statement above took its snapshot.
-    const [refusal] = await sql<{ seconds: number | null }[]>`
-      select extract(epoch from refused_until - now())::float8 as seconds
-      from sign_in_failures where scope = ${scope} and key = ${key}`;
-    return { refusedForSeconds: retryAfterSeconds(refusal?.seconds) };
-  }
+  const count = (scope: Scope, key: string) =>
+    countAttempt(sql, SIGN_IN_FAILURES, scope, key, limits[scope], window);
 
   return {
     async reserve(attempt) {
@@ -171,12 +106,6 @@ export function createSignInLimiter(sql: Sql, settings: SignInLimitSettings): Si
 
     async failed() {},
 
-    async addressRefusal(address) {
-      const [refusal] = await sql<{ seconds: number }[]>`
-        select extract(epoch from refused_until - now())::float8 as seconds
-        from sign_in_failures
-        where scope = 'address' and key = ${storedKey(addressKey(address))} and refused_until > now()`;
-      return refusal === undefined ? undefined : retryAfterSeconds(refusal.seconds);
-    },
+    addressRefusal: (address) => refusalOf(sql, SIGN_IN_FAILURES, "address", addressKey(address)),
   };
 }

@@ -239,3 +239,62 @@ export async function deleteAccount(
 export function issuedBeforeRevocation(issuedAt: number, tokensValidAfter: number): boolean {
   return issuedAt <= Math.floor(tokensValidAfter);
 }
+
+/** An account that can receive a recovery code on a channel, by the identifier's key. */
+export interface RecoveryRecipient {
+  accountId: string;
+  /** The e-mail address or the phone number, as stored. */
+  recipient: string;
+  /** The locale the account chose in its profile, if it did. */
+  locale: string | null;
+}
+
+/**
+ * The account a recovery code may go to: by its e-mail key (the address it signs in with), or by
+ * a verified phone. A disabled account, an unverified phone or no account at all: undefined.
+ */
+export async function findRecoveryRecipient(
+  sql: Sql | TransactionSql,
+  channel: "email" | "sms",
+  key: string,
+): Promise<RecoveryRecipient | undefined> {
+  const [row] =
+    channel === "email"
+      ? await sql<RecoveryRecipient[]>`
+          select id as account_id, email as recipient, locale from accounts
+          where email_key = ${key} and disabled_at is null`
+      : await sql<RecoveryRecipient[]>`
+          select id as account_id, phone as recipient, locale from accounts
+          where phone = ${key} and phone_verified and disabled_at is null`;
+  return row;
+}
+
+/** The address a reset's notice goes to, and what the password policy compares against. */
+export async function findRecoverableAccount(
+  sql: Sql | TransactionSql,
+  accountId: string,
+): Promise<{ email: string } | undefined> {
+  const [row] = await sql<{ email: string }[]>`
+    select email from accounts where id = ${accountId} and disabled_at is null`;
+  return row;
+}
+
+/**
+ * A password set through recovery, in the caller's transaction (with the spent token and the
+ * ended sessions). `revokeTokens` moves tokens_valid_after, refusing every token issued until
+ * now. Nothing else changes: no factor, no sign-in state, so a second factor is still asked at
+ * the next sign-in. False when the account is gone or disabled.
+ */
+export async function storeRecoveredPassword(
+  tx: TransactionSql,
+  accountId: string,
+  passwordHash: string,
+  revokeTokens: boolean,
+): Promise<boolean> {
+  const updated = await tx`
+    update accounts set password_hash = ${passwordHash}, updated_at = now(),
+      tokens_valid_after = case when ${revokeTokens} then now() else tokens_valid_after end
+    where id = ${accountId} and disabled_at is null
+    returning id`;
+  return updated.length === 1;
+}

@@ -4,7 +4,9 @@
  * read from the token's auth_time. The refusal names the max_age the client sends to the
  * provider to get one (RFC 9470's step-up challenge).
  */
+import type { Sql } from "../../platform/db.ts";
 import { ApiError } from "../../platform/errors.ts";
+import { type AuditDetails, type AuditEvent, writeAuditEvent } from "../audit.ts";
 import type { AccountPrincipal } from "./principals.ts";
 
 export function requireRecentAuthentication(
@@ -29,5 +31,29 @@ export function requireRecentAuthentication(
       undefined,
       { maxAge: maxAgeSeconds },
     );
+  }
+}
+
+/**
+ * requireRecentAuthentication for a change the audit trail records: a refusal writes the
+ * change's failure row (with the reason) before it is answered.
+ */
+export async function requireRecentAuthenticationFor(
+  sql: Sql,
+  change: { event: AuditEvent; details?: AuditDetails },
+  principal: Pick<AccountPrincipal, "accountId" | "clientId" | "authenticatedAt">,
+  maxAgeSeconds: number,
+): Promise<void> {
+  try {
+    requireRecentAuthentication(principal, maxAgeSeconds);
+  } catch (error) {
+    await writeAuditEvent(sql, {
+      event: change.event,
+      result: "failure",
+      actorAccountId: principal.accountId,
+      clientId: principal.clientId,
+      details: { ...change.details, reason: "reauthentication required" },
+    });
+    throw error;
   }
 }

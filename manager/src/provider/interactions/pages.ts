@@ -41,6 +41,10 @@ label{display:block;font-weight:600;margin-block-end:.25rem}
 .required{font-weight:400;color:#4b5563}
 input{display:block;inline-size:100%;padding-block:.625rem;padding-inline:.75rem;font:inherit;color:inherit;background:#fff;border:1px solid #6b7280;border-radius:.25rem}
 input[aria-invalid="true"]{border-color:#a4161a}
+input[type="radio"],input[type="checkbox"]{display:inline-block;inline-size:auto;margin-inline-end:.5rem;vertical-align:middle}
+fieldset{border:0;margin-inline:0;padding:0}
+legend{font-weight:600;margin-block-end:.25rem;padding:0}
+fieldset label{font-weight:400}
 .actions{display:flex;flex-wrap:wrap;gap:.75rem;margin-block-start:1.5rem}
 button{flex:1 1 10rem;min-block-size:2.75rem;padding-block:.625rem;padding-inline:1rem;font:inherit;font-weight:600;border-radius:.25rem;border:2px solid #1d4ed8;cursor:pointer}
 .primary{background:#1d4ed8;color:#fff}
@@ -71,14 +75,14 @@ function languageSwitch(catalogue: Catalogue, pageHref: string): string {
  * Where a form posts, keeping the page's language: the answer (a failed sign-in shown again)
  * is in the language the person chose on the page, whatever their browser asks for.
  */
-function withLocale(catalogue: Catalogue, action: string): string {
+export function withLocale(catalogue: Catalogue, action: string): string {
   return `${action}${action.includes("?") ? "&" : "?"}locale=${encodeURIComponent(catalogue.locale)}`;
 }
 
 /** The interaction's page for a form action `<page>/<step>` (login, consent): where the switch leads. */
 const interactionPageOf = (action: string) => action.slice(0, action.lastIndexOf("/"));
 
-function htmlDocument(catalogue: Catalogue, title: string, body: string, switchHref?: string): string {
+export function htmlDocument(catalogue: Catalogue, title: string, body: string, switchHref?: string): string {
   return `<!doctype html>
 <html lang="${escapeHtml(catalogue.locale)}" dir="${catalogue.direction}">
 <head>
@@ -106,6 +110,8 @@ export interface LoginPageData {
   problem?: LoginProblem;
   /** With too-many-attempts: rounded up by the caller; at least 1 is shown. */
   retryAfterMinutes?: number;
+  /** The "Forgot password?" link: the interaction's recovery page. */
+  recoveryHref?: string;
 }
 
 function problemText(catalogue: Catalogue, problem: LoginProblem, retryAfterMinutes: number | undefined) {
@@ -144,7 +150,11 @@ ${problem}
 <div class="actions">
 <button type="submit" class="primary">${escapeHtml(catalogue.text("login.submit"))}</button>
 </div>
-</form>`,
+</form>${
+      p.recoveryHref === undefined
+        ? ""
+        : `\n<p><a href="${escapeHtml(withLocale(catalogue, p.recoveryHref))}">${escapeHtml(catalogue.text("login.forgotPassword"))}</a></p>`
+    }`,
     interactionPageOf(p.action),
   );
 }

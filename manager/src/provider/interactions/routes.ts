@@ -10,6 +10,7 @@ import { pageHeaders } from "@tjm/platform/page-headers";
 import type { Context } from "hono";
 import { Hono } from "hono";
 import type { SignIns } from "../../identity/accounts/index.ts";
+import type { Recovery } from "../../identity/recovery/index.ts";
 import type { ResourceName } from "../../identity/resources.ts";
 import { clientAddress } from "../../platform/client-address.ts";
 import { closeWhenBodyUnread, limitBody, SMALL_BODY_MAX_BYTES } from "../../platform/http.ts";
@@ -17,6 +18,7 @@ import { RESOURCE_ACCESS_SCOPE } from "../configuration.ts";
 import type { IdentityProvider } from "../index.ts";
 import { catalogueFor } from "./messages.ts";
 import { consentPage, errorPage, loginPage, PAGE_SOURCES } from "./pages.ts";
+import { registerRecoveryPages } from "./recovery.ts";
 
 export interface InteractionDeps {
   identity: IdentityProvider;
@@ -24,6 +26,8 @@ export interface InteractionDeps {
   /** The sign-in decision (identity/accounts): this page only renders its outcome. */
   signIns: SignIns;
   trustedProxies: readonly string[];
+  /** The recovery domain behind the recovery pages; undefined until the Manager has started. */
+  recovery: () => Recovery | undefined;
 }
 
 type Env = { Bindings: HttpBindings };
@@ -35,7 +39,12 @@ const PAGE_HEADERS = {
   ...pageHeaders(PAGE_SOURCES),
 };
 
-function page(c: Context<Env>, html: string, status: 200 | 400 | 429 = 200, retryAfterSeconds?: number) {
+function page(
+  c: Context<Env>,
+  html: string,
+  status: 200 | 400 | 429 | 503 = 200,
+  retryAfterSeconds?: number,
+) {
   const headers =
     retryAfterSeconds === undefined
       ? PAGE_HEADERS
@@ -111,7 +120,12 @@ export function interactionsApp(deps: InteractionDeps) {
     if (interaction.prompt.name === "login") {
       return page(
         c,
-        loginPage({ catalogue: catalogue(c), action: `${base}/${interaction.uid}/login`, clientName: name }),
+        loginPage({
+          catalogue: catalogue(c),
+          action: `${base}/${interaction.uid}/login`,
+          clientName: name,
+          recoveryHref: `${base}/${interaction.uid}/recovery`,
+        }),
       );
     }
     const missing = interaction.prompt.details as { missingOIDCScope?: string[] };
@@ -147,6 +161,7 @@ export function interactionsApp(deps: InteractionDeps) {
           catalogue: catalogue(c),
           action: `${base}/${interaction.uid}/login`,
           clientName: name,
+          recoveryHref: `${base}/${interaction.uid}/recovery`,
           email,
           problem,
           retryAfterMinutes: retryAfterSeconds === undefined ? undefined : Math.ceil(retryAfterSeconds / 60),
@@ -188,6 +203,21 @@ export function interactionsApp(deps: InteractionDeps) {
       case "signed-in":
         return finish(c, { login: { accountId: outcome.accountId, amr: ["pwd"], remember: true } });
     }
+  });
+
+  registerRecoveryPages(app, {
+    base,
+    recovery: deps.recovery,
+    catalogue,
+    address,
+    signingIn: async (c) => {
+      const interaction = await details(c);
+      const live =
+        interaction && interaction.uid === c.req.param("uid") && interaction.prompt.name === "login";
+      return live ? interaction.uid : undefined;
+    },
+    page,
+    expired,
   });
 
   app.post(`${base}/:uid/consent`, async (c) => {
