@@ -31,7 +31,7 @@ import {
   WWWAuthenticateChallengeError,
 } from "openid-client";
 import { BrowserSession } from "./browser-session.ts";
-import { alertText, type HtmlForm, parseForms } from "./html-forms.ts";
+import { alertText, type HtmlForm, parseForms, unescapeHtml } from "./html-forms.ts";
 
 export { BrowserSession, type BrowserSessionOptions, type StoredCookie } from "./browser-session.ts";
 export { alertText, type HtmlForm, parseForms, unescapeHtml } from "./html-forms.ts";
@@ -72,6 +72,10 @@ export interface AuthorizationOptions extends ClientOptions {
   prompt?: string;
   /** Reuse a session (its cookies) across sign-ins or replicas; a fresh one by default. */
   session?: BrowserSession;
+  /** The `claims` parameter (OIDC Core §5.5), e.g. an essential acr; JSON. */
+  claims?: string;
+  /** The `max_age` parameter: a sign-in older than this many seconds is asked again. */
+  maxAge?: number;
 }
 
 export interface Credentials {
@@ -84,6 +88,12 @@ export interface Credentials {
    * test of a sign-in started on one replica and finished on another.
    */
   providerOrigin?: string;
+  /**
+   * The answer to the second step's page (an account with a factor): the method (`totp`, `sms`,
+   * `email` or `recovery`) and its code, asked for when the page is shown. An SMS or e-mail
+   * method first presses its send button.
+   */
+  secondFactor?: { method: "totp" | "sms" | "email" | "recovery"; code: () => string | Promise<string> };
 }
 
 export interface Tokens {
@@ -244,6 +254,8 @@ export async function startAuthorization(options: AuthorizationOptions): Promise
     state,
     ...(options.resource === undefined ? {} : { resource: options.resource }),
     ...(options.prompt === undefined ? {} : { prompt: options.prompt }),
+    ...(options.claims === undefined ? {} : { claims: options.claims }),
+    ...(options.maxAge === undefined ? {} : { max_age: String(options.maxAge) }),
   });
   const pending: PendingAuthorization = {
     session: options.session ?? new BrowserSession(),
@@ -289,6 +301,15 @@ async function submit(
   );
 }
 
+/** The value of the second step's method radio for `method` (`<type>:<id>`, or `recovery`). */
+function methodValue(html: string, method: string): string | undefined {
+  for (const match of html.matchAll(/name="method" value="([^"]+)"/g)) {
+    const value = match[1] as string;
+    if (value === method || value.startsWith(`${method}:`)) return value;
+  }
+  return undefined;
+}
+
 /** Step 2: posts the credentials, answers a consent page, and exchanges the code for tokens. */
 export async function finishAuthorization(
   pending: PendingAuthorization,
@@ -297,6 +318,8 @@ export async function finishAuthorization(
   const origin = credentials.providerOrigin;
   let signedIn = false;
   let consented = false;
+  let secondStep = false;
+  let codeSent = false;
   // Each form is answered at most once: the same page again means the provider refused it.
   for (let page = pending.page; page !== undefined; page = pending.page) {
     const alert = alertText(page.html);
@@ -304,7 +327,29 @@ export async function finishAuthorization(
     const forms = parseForms(page.html, page.url);
     const login = forms.find((form) => "password" in form.fields);
     const consent = forms.find((form) => form.submits.some((button) => button.name === "decision"));
-    if (login !== undefined && !signedIn) {
+    const factor = forms.find((form) => "code" in form.fields && page.html.includes('name="method"'));
+    if (factor !== undefined && credentials.secondFactor !== undefined && !secondStep) {
+      const { method, code } = credentials.secondFactor;
+      const value = methodValue(page.html, method);
+      if (value === undefined) throw pageError(page, `the second step offers no ${method} method`);
+      if ((method === "sms" || method === "email") && !codeSent) {
+        codeSent = true;
+        const send = factor.submits.find((button) => button.name === "method" && button.value === value);
+        const sendAction = /formaction="([^"]+)"/.exec(
+          page.html.slice(page.html.indexOf(`value="${value}" formaction`)),
+        )?.[1];
+        if (send === undefined || sendAction === undefined) throw pageError(page, "no send button");
+        await submit(
+          pending,
+          { ...factor, action: new URL(unescapeHtml(sendAction), page.url).toString() },
+          { method: value },
+          origin,
+        );
+        continue;
+      }
+      secondStep = true;
+      await submit(pending, factor, { method: value, code: await code() }, origin);
+    } else if (login !== undefined && !signedIn) {
       signedIn = true;
       await submit(pending, login, { email: credentials.email, password: credentials.password }, origin);
     } else if (consent !== undefined && !consented) {

@@ -33,6 +33,7 @@ export interface Runtime {
     ProviderMount & {
       logoutClients: LogoutClients;
       attachRecovery(recovery: Recovery): void;
+      attachDelivery(delivery: Manager["delivery"]): void;
       stop(): Promise<void>;
     }
   >;
@@ -170,6 +171,7 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
     runtime.exit(EXIT_PREFIX_TAKEN);
   });
   provider?.attachRecovery(manager.recovery);
+  provider?.attachDelivery(manager.delivery);
   stopServing = await runtime.serve(manager.app, config.HOST, config.PORT, provider);
   if (manager.metrics.endpoint === "own-port" && config.METRICS_PORT !== undefined) {
     // Only here, not on the API port: keep it on a network only Prometheus reaches.

@@ -2,7 +2,14 @@
  * Accounts and OAuth clients for tests, written with the same store functions the CLI uses,
  * and tokens got from the real built-in provider through the headless sign-in client.
  */
-import { type BrowserSession, clientCredentialsToken, signIn, type Tokens } from "@tjm/devstack/oidc-client";
+import {
+  type AuthorizationOptions,
+  type BrowserSession,
+  type Credentials,
+  clientCredentialsToken,
+  signIn,
+  type Tokens,
+} from "@tjm/devstack/oidc-client";
 import { type AccountRole, createAccount } from "../../manager/src/identity/accounts/index.ts";
 import {
   createClient,
@@ -97,8 +104,11 @@ export function signInAs(
   resource: string,
   scope = "openid offline_access",
   session?: BrowserSession,
+  /** The second step's answer (an account with a factor), and an essential acr or max_age to ask for. */
+  more: Pick<Credentials, "secondFactor"> & Pick<AuthorizationOptions, "claims" | "maxAge"> = {},
 ) {
   return signIn({
+    ...more,
     session,
     issuer,
     clientId: client.clientId,

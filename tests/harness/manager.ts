@@ -300,6 +300,7 @@ export class TestManager {
       }),
     );
     provider?.attachRecovery(manager.recovery);
+    provider?.attachDelivery(manager.delivery);
     listener = nodeListener(manager.app, provider);
     return new TestManager(
       baseUrl,

@@ -19,9 +19,9 @@ export const TotpEnrolmentSchema = z
       example: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
     }),
     uri: z.string().openapi({
-      description: "The otpauth:// URI (SHA-1, 6 digits, 30 seconds)",
+      description: "The otpauth:// URI; SHA-1, 6 digits and 30 seconds are the format's defaults, so they are not named",
       example:
-        "otpauth://totp/TJM:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=TJM&algorithm=SHA1&digits=6&period=30",
+        "otpauth://totp/TJM:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=TJM",
     }),
     qrCode: z.string().openapi({
       description: "The URI as a QR code: an SVG image in a data: URI",
@@ -43,7 +43,7 @@ export const startTotpRoute = accountRoute({
       enrolmentId: ENROLMENT_ID_EXAMPLE,
       expiresAt: "2026-11-27T12:10:00.000Z",
       secret: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
-      uri: "otpauth://totp/TJM:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=TJM&algorithm=SHA1&digits=6&period=30",
+      uri: "otpauth://totp/TJM:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=TJM",
       qrCode: "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmci…",
     }),
   },

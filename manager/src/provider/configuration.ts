@@ -11,6 +11,7 @@ import Provider, {
 } from "oidc-provider";
 import { findAccount, issuedBeforeRevocation } from "../identity/accounts/index.ts";
 import { TJM_CLIENT_METADATA } from "../identity/clients/index.ts";
+import { ACR_VALUES } from "../identity/factors/sign-in.ts";
 import { accountMayHold, requiredRole, type TjmResource } from "../identity/resources.ts";
 import { GRANT_CLAIM } from "../identity/tokens/standing.ts";
 import type { Sql } from "../platform/db.ts";
@@ -188,8 +189,10 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
       authorizationSigningAlgValues: ["RS256"],
     },
     scopes: ["openid", "offline_access", "email", "profile"],
+    // amr and acr say how the account signed in (a password, a second factor: docs/mfa.md); amr
+    // is in no default claim set, so the ID token would leave it out.
     claims: {
-      openid: ["sub"],
+      openid: ["sub", "acr", "amr"],
       email: ["email", "email_verified"],
       profile: ["name"],
     },
@@ -221,8 +224,12 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
     issueRefreshToken: async (_ctx, client, code) =>
       client.grantTypeAllowed("refresh_token") &&
       (code.scopes.has("offline_access") || tjmMetadata(client).first_party === true),
+    // Without acr values the provider drops acr altogether; asked for as essential (the claims
+    // parameter), urn:tjm:acr:mfa makes a session signed in with a password alone sign in again.
+    acrValues: [...ACR_VALUES],
     features: {
       devInteractions: { enabled: false },
+      claimsParameter: { enabled: true },
       clientCredentials: { enabled: true },
       // A client revokes only its own tokens; another's is ignored (RFC 7009 answers 200 either
       // way), so a leaked client cannot log a different client's users out.
@@ -331,6 +338,7 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
         claims[GRANT_CLAIM] = (token as { grantId?: string }).grantId;
         claims.auth_time = source?.authTime;
         claims.amr = source?.amr;
+        claims.acr = source?.acr;
       }
       const audience = (token as { resourceServer?: { audience?: string } }).resourceServer?.audience;
       if (token.kind === "ClientCredentials" && tenant && audience === tenant.audience) {

@@ -11,6 +11,8 @@ import type { Config } from "../config.ts";
 import { createSignInLimiter, createSignIns } from "../identity/accounts/index.ts";
 import { writeAuditEvent } from "../identity/audit.ts";
 import { verifyClientSecret } from "../identity/clients/index.ts";
+import type { FactorDeps } from "../identity/factors/index.ts";
+import { oneTimeCodeKey } from "../identity/one-time-codes.ts";
 import type { Recovery } from "../identity/recovery/index.ts";
 import { type TjmResource, tjmResources } from "../identity/resources.ts";
 import {
@@ -23,6 +25,7 @@ import {
   rememberSignIn,
   touchSession,
 } from "../identity/sessions/index.ts";
+import { mfaSettingsFromConfig } from "../manager.ts";
 import type { Sql } from "../platform/db.ts";
 import { TickingTask } from "../platform/loop.ts";
 import { purgeExpiredRecords } from "./adapter.ts";
@@ -311,6 +314,8 @@ export async function startProviderMount(options: IdentityProviderOptions): Prom
     logoutClients: LogoutClients;
     /** The Manager's recovery domain, for the recovery pages: the Manager starts after the provider. */
     attachRecovery(recovery: Recovery): void;
+    /** The Manager's message delivery, for the codes of the second step's SMS and e-mail factors. */
+    attachDelivery(delivery: FactorDeps["delivery"]): void;
     stop(): Promise<void>;
   }
 > {
@@ -322,12 +327,24 @@ export async function startProviderMount(options: IdentityProviderOptions): Prom
     windowSeconds: config.SIGN_IN_FAILURE_WINDOW_SECONDS,
   });
   let recovery: Recovery | undefined;
+  let delivery: FactorDeps["delivery"] | undefined;
+  const mfa = mfaSettingsFromConfig(config);
+  const secondFactors = {
+    sql,
+    limiter,
+    failureWindowSeconds: config.SIGN_IN_FAILURE_WINDOW_SECONDS,
+    oneTimeCodeKey: oneTimeCodeKey(config.ONE_TIME_CODE_HMAC_KEY ?? config.ENROLLMENT_TOKEN_SECRET),
+    secretKey: mfa.secretKey,
+    codeSendsPerHour: mfa.codeSendsPerHour,
+  };
   const interactions = interactionsApp({
     identity,
     logger,
     signIns: createSignIns({ sql, limiter, logger }),
     trustedProxies: config.TRUSTED_PROXY_ADDRESSES,
     recovery: () => recovery,
+    secondFactors: () => (delivery ? { ...secondFactors, delivery } : undefined),
+    operatorSmsEmailAllowed: mfa.operatorSmsEmailAllowed,
   });
   return {
     identity,
@@ -336,6 +353,9 @@ export async function startProviderMount(options: IdentityProviderOptions): Prom
     logoutClients: logoutClientsOf(identity),
     attachRecovery: (started) => {
       recovery = started;
+    },
+    attachDelivery: (started) => {
+      delivery = started;
     },
     stop: () => identity.stop(),
   };

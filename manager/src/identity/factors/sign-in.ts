@@ -59,18 +59,22 @@ export interface SecondStep {
 }
 
 /**
- * The factors the account may use now. `lowerAssuranceRefused` (MFA_OPERATOR_SMS_EMAIL_ALLOWED
- * false, for an operator) leaves out SMS and e-mail factors.
+ * The factors the account may use now; undefined when it has none (the password is enough).
+ * With MFA_OPERATOR_SMS_EMAIL_ALLOWED false, an account holding the operator role is offered
+ * neither its SMS nor its e-mail factors.
  */
 export async function secondStepOf(
   sql: Sql,
   accountId: string,
-  lowerAssuranceRefused: boolean,
+  operatorSmsEmailAllowed: boolean,
 ): Promise<SecondStep | undefined> {
   const all = await listFactors(sql, accountId);
   if (all.length === 0) return undefined;
+  const [operator] = operatorSmsEmailAllowed
+    ? []
+    : await sql`select from account_roles where account_id = ${accountId} and role = 'operator'`;
   return {
-    factors: all.filter((factor) => factor.type === "totp" || !lowerAssuranceRefused),
+    factors: all.filter((factor) => factor.type === "totp" || !operator),
     recoveryCodesRemaining: await recoveryCodesRemaining(sql, accountId),
   };
 }

@@ -10,6 +10,7 @@ import { pageHeaders } from "@tjm/platform/page-headers";
 import type { Context } from "hono";
 import { Hono } from "hono";
 import type { SignIns } from "../../identity/accounts/index.ts";
+import type { SignInFactorDeps } from "../../identity/factors/index.ts";
 import type { Recovery } from "../../identity/recovery/index.ts";
 import type { ResourceName } from "../../identity/resources.ts";
 import { clientAddress } from "../../platform/client-address.ts";
@@ -19,6 +20,7 @@ import type { IdentityProvider } from "../index.ts";
 import { catalogueFor } from "./messages.ts";
 import { consentPage, errorPage, loginPage, PAGE_SOURCES } from "./pages.ts";
 import { registerRecoveryPages } from "./recovery.ts";
+import { registerSecondFactorPages, type StoredInteraction } from "./second-factor.ts";
 
 export interface InteractionDeps {
   identity: IdentityProvider;
@@ -28,6 +30,10 @@ export interface InteractionDeps {
   trustedProxies: readonly string[];
   /** The recovery domain behind the recovery pages; undefined until the Manager has started. */
   recovery: () => Recovery | undefined;
+  /** The factor domain behind the second step; undefined until the Manager has started. */
+  secondFactors: () => SignInFactorDeps | undefined;
+  /** MFA_OPERATOR_SMS_EMAIL_ALLOWED. */
+  operatorSmsEmailAllowed: boolean;
 }
 
 type Env = { Bindings: HttpBindings };
@@ -113,11 +119,32 @@ export function interactionsApp(deps: InteractionDeps) {
     return client?.clientName ?? clientId ?? "";
   }
 
+  /** The interaction when it is live, in this browser, and at its sign-in prompt. */
+  async function signingIn(c: Context<Env>) {
+    const interaction = await details(c);
+    const live = interaction && interaction.uid === c.req.param("uid") && interaction.prompt.name === "login";
+    return live ? interaction : undefined;
+  }
+
+  const secondFactor = registerSecondFactorPages(app, {
+    base,
+    factors: deps.secondFactors,
+    operatorSmsEmailAllowed: deps.operatorSmsEmailAllowed,
+    catalogue,
+    address,
+    signingIn: async (c) => (await signingIn(c)) as StoredInteraction | undefined,
+    page,
+    expired,
+    finish,
+  });
+
   app.get(`${base}/:uid`, async (c) => {
     const interaction = await details(c);
     if (!interaction || interaction.uid !== c.req.param("uid")) return expired(c);
     const name = await clientName(interaction.params.client_id as string | undefined);
     if (interaction.prompt.name === "login") {
+      const asking = await secondFactor.show(c, interaction as unknown as StoredInteraction);
+      if (asking) return asking;
       return page(
         c,
         loginPage({
@@ -201,7 +228,10 @@ export function interactionsApp(deps: InteractionDeps) {
       case "role-missing":
         return finish(c, { error: "access_denied", error_description: outcome.description });
       case "signed-in":
-        return finish(c, { login: { accountId: outcome.accountId, amr: ["pwd"], remember: true } });
+        return secondFactor.passwordAccepted(c, interaction as unknown as StoredInteraction, {
+          accountId: outcome.accountId,
+          email,
+        });
     }
   });
 
