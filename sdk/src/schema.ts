@@ -769,6 +769,186 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/me/security/mfa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's second factors of sign-in
+         * @description The account's factors, oldest first: id, type, label, the masked phone or address of SMS and e-mail factors, when each was added and last used. Secrets and destinations are never answered in full. How many recovery codes remain is in GET /api/v1/me (`mfa.recoveryCodesRemaining`).
+         */
+        get: operations["listMfaFactors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/security/mfa/recovery-codes/regeneration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the account's recovery codes
+         * @description Needs a sign-in within REAUTHENTICATION_MAX_AGE_SECONDS. Ten new single-use codes replace the whole set (the old ones, used or not, stop working at once); they are answered this once, with Cache-Control: no-store, and stored only as HMAC-SHA-256. 409 `mfa.not_enabled` while the account has no factor.
+         */
+        post: operations["regenerateMfaRecoveryCodes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/security/mfa/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start enrolling an authenticator app (TOTP)
+         * @description Needs a sign-in within REAUTHENTICATION_MAX_AGE_SECONDS. Answers a new secret, its otpauth:// URI and a QR code of it, this once (Cache-Control: no-store); the secret is stored encrypted (AES-256-GCM under MFA_SECRET_ENCRYPTION_KEY) and never logged. The factor is added once a first code from the app is verified with POST /api/v1/me/security/mfa/totp/verification within 10 minutes. A new start replaces an enrolment under way. One TOTP factor per account: 409 `mfa.factor_exists`.
+         */
+        post: operations["startMfaTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/security/mfa/totp/verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish enrolling a totp factor with a first code from the authenticator app
+         * @description Verifies a first code from the authenticator app against the enrolment started with POST /api/v1/me/security/mfa/totp and adds the factor. Each try counts (5 per enrolment, counted before the code is compared, so concurrent tries get no more). The account's first factor creates its 10 recovery codes, answered this once (Cache-Control: no-store). The account's e-mail address is told. `revoke_other_sessions` ends every other session of the account.
+         */
+        post: operations["verifyMfaTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/security/mfa/sms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start enrolling SMS codes as a second factor
+         * @description Needs a sign-in within REAUTHENTICATION_MAX_AGE_SECONDS. Sends a 6-digit code by SMS to the account's verified phone number (409 `mfa.destination_unverified` without one); the factor is added once the code is verified with POST /api/v1/me/security/mfa/sms/verification. Lower assurance than TOTP (NIST SP 800-63B restricts SMS; a mailbox is often guarded by a password alone): its sign-ins carry amr `sms`, and MFA_OPERATOR_SMS_EMAIL_ALLOWED=false refuses it to operators (403 `mfa.factor_refused`). At most MFA_CODE_SENDS_PER_HOUR codes go to one destination in an hour (429 `mfa.too_many_codes_sent` with Retry-After).
+         */
+        post: operations["startMfaSms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/security/mfa/sms/verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish enrolling a sms factor with the code sent by SMS
+         * @description Verifies the code sent by SMS against the enrolment started with POST /api/v1/me/security/mfa/sms and adds the factor. Each try counts (5 per enrolment, counted before the code is compared, so concurrent tries get no more). The account's first factor creates its 10 recovery codes, answered this once (Cache-Control: no-store). The account's e-mail address is told. `revoke_other_sessions` ends every other session of the account.
+         */
+        post: operations["verifyMfaSms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/security/mfa/email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start enrolling e-mail codes as a second factor
+         * @description Needs a sign-in within REAUTHENTICATION_MAX_AGE_SECONDS. Sends a 6-digit code by e-mail to the account's verified e-mail address (409 `mfa.destination_unverified` without one); the factor is added once the code is verified with POST /api/v1/me/security/mfa/email/verification. Lower assurance than TOTP (NIST SP 800-63B restricts SMS; a mailbox is often guarded by a password alone): its sign-ins carry amr `email`, and MFA_OPERATOR_SMS_EMAIL_ALLOWED=false refuses it to operators (403 `mfa.factor_refused`). At most MFA_CODE_SENDS_PER_HOUR codes go to one destination in an hour (429 `mfa.too_many_codes_sent` with Retry-After).
+         */
+        post: operations["startMfaEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/security/mfa/email/verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish enrolling a email factor with the code sent by e-mail
+         * @description Verifies the code sent by e-mail against the enrolment started with POST /api/v1/me/security/mfa/email and adds the factor. Each try counts (5 per enrolment, counted before the code is compared, so concurrent tries get no more). The account's first factor creates its 10 recovery codes, answered this once (Cache-Control: no-store). The account's e-mail address is told. `revoke_other_sessions` ends every other session of the account.
+         */
+        post: operations["verifyMfaEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/security/mfa/{factor_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove one of the account's second factors
+         * @description Needs a sign-in within REAUTHENTICATION_MAX_AGE_SECONDS (403 `auth.reauthentication_required` names the `max_age`). Removing the last factor also deletes the recovery codes: the account signs in with its password alone again. The account's e-mail address is told. Another account's factor answers 404 exactly like one that does not exist, and nothing changes.
+         */
+        delete: operations["removeMfaFactor"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/authentication/recovery/code-challenges": {
         parameters: {
             query?: never;
@@ -876,7 +1056,7 @@ export interface components {
              * @example job.not_found
              * @enum {string}
              */
-            code: "validation.failed" | "avatar.upload_unknown" | "avatar.upload_missing" | "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked" | "auth.session_missing" | "auth.reauthentication_required" | "auth.audience_missing" | "auth.token_refused" | "auth.project_forbidden" | "request.cross_site" | "request.json_required" | "enrollment.token_invalid" | "enrollment.pool_mismatch" | "worker.proof_invalid" | "worker.disabled" | "avatar.not_found" | "route.not_found" | "identifier.change_not_found" | "job.not_found" | "job.attempt_not_found" | "job.log_not_found" | "worker.not_found" | "session.not_found" | "session.client_not_found" | "job.not_cancellable" | "job.not_retryable" | "job.not_resumable" | "recovery.code_invalid" | "recovery.token_invalid" | "worker.already_registered" | "worker.pool_mismatch" | "worker.instance_superseded" | "worker.not_draining" | "identifier.taken" | "identifier.change_expired" | "request.body_too_large" | "avatar.too_large" | "avatar.too_many_pixels" | "request.unsupported_media_type" | "avatar.unsupported_type" | "avatar.upload_rate_limited" | "account.too_many_attempts" | "recovery.rate_limited" | "internal.error" | "dependency.manager_unavailable" | "dependency.unavailable" | "identifier.delivery_unavailable" | "auth.verification_unavailable";
+            code: "validation.failed" | "avatar.upload_unknown" | "avatar.upload_missing" | "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked" | "auth.session_missing" | "auth.reauthentication_required" | "auth.audience_missing" | "auth.token_refused" | "auth.project_forbidden" | "auth.mfa_required" | "mfa.factor_refused" | "request.cross_site" | "request.json_required" | "enrollment.token_invalid" | "enrollment.pool_mismatch" | "worker.proof_invalid" | "worker.disabled" | "avatar.not_found" | "route.not_found" | "identifier.change_not_found" | "mfa.factor_not_found" | "mfa.enrolment_not_found" | "job.not_found" | "job.attempt_not_found" | "job.log_not_found" | "worker.not_found" | "session.not_found" | "session.client_not_found" | "job.not_cancellable" | "job.not_retryable" | "job.not_resumable" | "recovery.code_invalid" | "recovery.token_invalid" | "worker.already_registered" | "worker.pool_mismatch" | "worker.instance_superseded" | "worker.not_draining" | "identifier.taken" | "identifier.change_expired" | "mfa.enrolment_expired" | "mfa.factor_exists" | "mfa.destination_unverified" | "mfa.not_enabled" | "request.body_too_large" | "avatar.too_large" | "avatar.too_many_pixels" | "request.unsupported_media_type" | "avatar.unsupported_type" | "avatar.upload_rate_limited" | "account.too_many_attempts" | "mfa.too_many_codes_sent" | "recovery.rate_limited" | "internal.error" | "dependency.manager_unavailable" | "dependency.unavailable" | "identifier.delivery_unavailable" | "mfa.delivery_unavailable" | "auth.verification_unavailable";
             /**
              * @description The request's id, as in the x-request-id response header; the log names the failure under it
              * @example 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10
@@ -999,7 +1179,7 @@ export interface components {
              * @example validation.custom
              * @enum {string}
              */
-            code: "validation.required" | "validation.invalid_type" | "validation.invalid_format" | "validation.invalid_value" | "validation.too_small" | "validation.too_big" | "validation.not_multiple_of" | "validation.unrecognized_keys" | "validation.invalid_union" | "validation.invalid_key" | "validation.invalid_element" | "validation.custom" | "validation.malformed_json" | "job.requirements_unsatisfiable" | "job.project_unknown" | "worker.public_key_invalid" | "password.too_short" | "password.too_long" | "password.too_common" | "password.contains_email" | "password.incorrect" | "identifier.email_invalid" | "identifier.phone_invalid" | "identifier.unchanged" | "identifier.code_invalid" | "client.redirect_uri_invalid";
+            code: "validation.required" | "validation.invalid_type" | "validation.invalid_format" | "validation.invalid_value" | "validation.too_small" | "validation.too_big" | "validation.not_multiple_of" | "validation.unrecognized_keys" | "validation.invalid_union" | "validation.invalid_key" | "validation.invalid_element" | "validation.custom" | "validation.malformed_json" | "job.requirements_unsatisfiable" | "job.project_unknown" | "worker.public_key_invalid" | "password.too_short" | "password.too_long" | "password.too_common" | "password.contains_email" | "password.incorrect" | "identifier.email_invalid" | "identifier.phone_invalid" | "identifier.unchanged" | "identifier.code_invalid" | "mfa.code_invalid" | "client.redirect_uri_invalid";
         };
         SubmitJob: {
             /**
@@ -2054,6 +2234,7 @@ export interface components {
                 id: string;
                 /** @enum {string} */
                 type: "totp" | "sms" | "email";
+                maskedDestination: string | null;
                 /** Format: date-time */
                 createdAt: string;
                 /** Format: date-time */
@@ -2368,6 +2549,169 @@ export interface components {
              */
             lastUsedAt: string | null;
         };
+        MfaFactorList: {
+            factors: components["schemas"]["MfaFactor"][];
+        };
+        MfaFactor: {
+            /**
+             * Format: uuid
+             * @example 5d1f0c3a-8b7e-4f2d-9a6c-3e4b5a6c7d8e
+             */
+            id: string;
+            /**
+             * @description totp: an authenticator app (RFC 6238). sms and email: a code sent to the account's verified phone or address, lower assurance than TOTP (NIST SP 800-63B restricts SMS)
+             * @example totp
+             * @enum {string}
+             */
+            type: "totp" | "sms" | "email";
+            /**
+             * @description What the factor is, for people
+             * @example Authenticator app
+             */
+            label: string;
+            /**
+             * @description SMS and e-mail: the phone or address the codes go to, mostly hidden; null for TOTP
+             * @example null
+             */
+            maskedDestination: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-27T12:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description The last sign-in it was used for; null: never
+             * @example null
+             */
+            lastUsedAt: string | null;
+        };
+        MfaRecoveryCodes: {
+            /**
+             * @description Ten single-use recovery codes (120 bits each), shown this once: each signs in once in place of a factor. Stored only as HMACs
+             * @example [
+             *       "K7QF-3XWA-9PZT-LM2E-R4VB-HN6C",
+             *       "D2JH-8WQE-5TXK-P3MA-7VLC-ZR9F",
+             *       "Q6NB-4EYT-2KPW-XH7D-M5RA-C8LJ",
+             *       "T3VL-9CQA-6MXE-B2HP-W7KF-N4RD",
+             *       "F8ZP-2LKW-4HRT-Q7EX-C3NB-J6MA",
+             *       "W5EA-7QNK-3XPH-L9DT-R2CF-V8MB",
+             *       "H4MR-6TCJ-8WBQ-2ZNL-E7XK-P3AF",
+             *       "B9XK-3FWP-5NRE-7HTC-Q2LA-M6DV",
+             *       "L2CE-8VRN-4KHB-6QMW-T9XP-A3FJ",
+             *       "R7PW-5BLM-2XFC-9JQE-H4NT-K8VA"
+             *     ]
+             */
+            recoveryCodes: string[];
+        };
+        MfaTotpEnrolment: {
+            /**
+             * Format: uuid
+             * @example 7a2e4c6b-1d3f-4a5b-8c9d-0e1f2a3b4c5d
+             */
+            enrolmentId: string;
+            /**
+             * Format: date-time
+             * @description Verify a first code before this (10 minutes)
+             * @example 2026-11-27T12:10:00.000Z
+             */
+            expiresAt: string;
+            /**
+             * @description The secret (base32, 160 bits), shown this once, for apps that cannot scan the QR code
+             * @example JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP
+             */
+            secret: string;
+            /**
+             * @description The otpauth:// URI; SHA-1, 6 digits and 30 seconds are the format's defaults, so they are not named
+             * @example otpauth://totp/TJM:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=TJM
+             */
+            uri: string;
+            /**
+             * @description The URI as a QR code: an SVG image in a data: URI
+             * @example data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmci…
+             */
+            qrCode: string;
+        };
+        MfaFactorEnrolled: {
+            factor: components["schemas"]["MfaFactor"];
+            /**
+             * @description The account's first factor creates its recovery codes: shown here once (Cache-Control: no-store). Null for later factors
+             * @example [
+             *       "K7QF-3XWA-9PZT-LM2E-R4VB-HN6C",
+             *       "D2JH-8WQE-5TXK-P3MA-7VLC-ZR9F",
+             *       "Q6NB-4EYT-2KPW-XH7D-M5RA-C8LJ",
+             *       "T3VL-9CQA-6MXE-B2HP-W7KF-N4RD",
+             *       "F8ZP-2LKW-4HRT-Q7EX-C3NB-J6MA",
+             *       "W5EA-7QNK-3XPH-L9DT-R2CF-V8MB",
+             *       "H4MR-6TCJ-8WBQ-2ZNL-E7XK-P3AF",
+             *       "B9XK-3FWP-5NRE-7HTC-Q2LA-M6DV",
+             *       "L2CE-8VRN-4KHB-6QMW-T9XP-A3FJ",
+             *       "R7PW-5BLM-2XFC-9JQE-H4NT-K8VA"
+             *     ]
+             */
+            recoveryCodes: string[] | null;
+            /** @example 0 */
+            otherSessionsEnded: number;
+        };
+        MfaEnrolmentVerification: {
+            /**
+             * Format: uuid
+             * @description The enrolment's id, from its start
+             * @example 7a2e4c6b-1d3f-4a5b-8c9d-0e1f2a3b4c5d
+             */
+            enrolmentId: string;
+            /**
+             * @description The 6-digit code (from the authenticator app, or the message sent); Persian and Arabic-Indic digits, spaces and hyphens are accepted
+             * @example 493027
+             */
+            code: string;
+            /**
+             * @description End every other sign-in session of the account once the factor is added (this token's session stays)
+             * @default false
+             * @example false
+             */
+            revoke_other_sessions?: boolean;
+        };
+        MfaSmsEnrolment: {
+            /**
+             * Format: uuid
+             * @example 7a2e4c6b-1d3f-4a5b-8c9d-0e1f2a3b4c5d
+             */
+            enrolmentId: string;
+            /**
+             * Format: date-time
+             * @description The code works until then (10 minutes, 5 tries)
+             * @example 2026-11-27T12:10:00.000Z
+             */
+            expiresAt: string;
+            /**
+             * @description Where the code went, mostly hidden
+             * @example +98•••••••89
+             */
+            maskedDestination: string;
+        };
+        MfaEmailEnrolment: {
+            /**
+             * Format: uuid
+             * @example 7a2e4c6b-1d3f-4a5b-8c9d-0e1f2a3b4c5d
+             */
+            enrolmentId: string;
+            /**
+             * Format: date-time
+             * @description The code works until then (10 minutes, 5 tries)
+             * @example 2026-11-27T12:10:00.000Z
+             */
+            expiresAt: string;
+            /**
+             * @description Where the code went, mostly hidden
+             * @example a•••@example.com
+             */
+            maskedDestination: string;
+        };
+        MfaFactorRemoved: {
+            /** @example 0 */
+            otherSessionsEnded: number;
+        };
         RecoveryCodeChallengeAccepted: {
             /** @example 6 */
             codeLength: number;
@@ -2644,7 +2988,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.mfa_required`: OPERATOR_REQUIRE_MFA: the token's sign-in used no second factor (its amr lacks mfa); sign in again with the acr urn:tjm:acr:mfa asked for as essential. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2665,7 +3009,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Forbidden";
                         /** @enum {string} */
-                        code?: "auth.audience_missing" | "auth.token_refused";
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.mfa_required";
                     };
                 };
             };
@@ -2893,7 +3237,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.mfa_required`: OPERATOR_REQUIRE_MFA: the token's sign-in used no second factor (its amr lacks mfa); sign in again with the acr urn:tjm:acr:mfa asked for as essential. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2914,7 +3258,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Forbidden";
                         /** @enum {string} */
-                        code?: "auth.audience_missing" | "auth.token_refused";
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.mfa_required";
                     };
                 };
             };
@@ -3090,7 +3434,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.mfa_required`: OPERATOR_REQUIRE_MFA: the token's sign-in used no second factor (its amr lacks mfa); sign in again with the acr urn:tjm:acr:mfa asked for as essential. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3111,7 +3455,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Forbidden";
                         /** @enum {string} */
-                        code?: "auth.audience_missing" | "auth.token_refused";
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.mfa_required";
                     };
                 };
             };
@@ -3263,7 +3607,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.mfa_required`: OPERATOR_REQUIRE_MFA: the token's sign-in used no second factor (its amr lacks mfa); sign in again with the acr urn:tjm:acr:mfa asked for as essential. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3284,7 +3628,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Forbidden";
                         /** @enum {string} */
-                        code?: "auth.audience_missing" | "auth.token_refused";
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.mfa_required";
                     };
                 };
             };
@@ -3435,7 +3779,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.mfa_required`: OPERATOR_REQUIRE_MFA: the token's sign-in used no second factor (its amr lacks mfa); sign in again with the acr urn:tjm:acr:mfa asked for as essential. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3456,7 +3800,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Forbidden";
                         /** @enum {string} */
-                        code?: "auth.audience_missing" | "auth.token_refused";
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.mfa_required";
                     };
                 };
             };
@@ -3632,7 +3976,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.mfa_required`: OPERATOR_REQUIRE_MFA: the token's sign-in used no second factor (its amr lacks mfa); sign in again with the acr urn:tjm:acr:mfa asked for as essential. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3653,7 +3997,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Forbidden";
                         /** @enum {string} */
-                        code?: "auth.audience_missing" | "auth.token_refused";
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.mfa_required";
                     };
                 };
             };
@@ -3829,7 +4173,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.mfa_required`: OPERATOR_REQUIRE_MFA: the token's sign-in used no second factor (its amr lacks mfa); sign in again with the acr urn:tjm:acr:mfa asked for as essential. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3850,7 +4194,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Forbidden";
                         /** @enum {string} */
-                        code?: "auth.audience_missing" | "auth.token_refused";
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.mfa_required";
                     };
                 };
             };
@@ -4226,7 +4570,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.mfa_required`: OPERATOR_REQUIRE_MFA: the token's sign-in used no second factor (its amr lacks mfa); sign in again with the acr urn:tjm:acr:mfa asked for as essential. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4247,7 +4591,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Forbidden";
                         /** @enum {string} */
-                        code?: "auth.audience_missing" | "auth.token_refused";
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.mfa_required";
                     };
                 };
             };
@@ -4426,7 +4770,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.mfa_required`: OPERATOR_REQUIRE_MFA: the token's sign-in used no second factor (its amr lacks mfa); sign in again with the acr urn:tjm:acr:mfa asked for as essential. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4447,7 +4791,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Forbidden";
                         /** @enum {string} */
-                        code?: "auth.audience_missing" | "auth.token_refused";
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.mfa_required";
                     };
                 };
             };
@@ -4576,7 +4920,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.mfa_required`: OPERATOR_REQUIRE_MFA: the token's sign-in used no second factor (its amr lacks mfa); sign in again with the acr urn:tjm:acr:mfa asked for as essential. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4597,7 +4941,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Forbidden";
                         /** @enum {string} */
-                        code?: "auth.audience_missing" | "auth.token_refused";
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.mfa_required";
                     };
                 };
             };
@@ -4725,7 +5069,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.mfa_required`: OPERATOR_REQUIRE_MFA: the token's sign-in used no second factor (its amr lacks mfa); sign in again with the acr urn:tjm:acr:mfa asked for as essential. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4746,7 +5090,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Forbidden";
                         /** @enum {string} */
-                        code?: "auth.audience_missing" | "auth.token_refused";
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.mfa_required";
                     };
                 };
             };
@@ -4933,7 +5277,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.mfa_required`: OPERATOR_REQUIRE_MFA: the token's sign-in used no second factor (its amr lacks mfa); sign in again with the acr urn:tjm:acr:mfa asked for as essential. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4954,7 +5298,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Forbidden";
                         /** @enum {string} */
-                        code?: "auth.audience_missing" | "auth.token_refused";
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.mfa_required";
                     };
                 };
             };
@@ -5080,7 +5424,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.mfa_required`: OPERATOR_REQUIRE_MFA: the token's sign-in used no second factor (its amr lacks mfa); sign in again with the acr urn:tjm:acr:mfa asked for as essential. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5101,7 +5445,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Forbidden";
                         /** @enum {string} */
-                        code?: "auth.audience_missing" | "auth.token_refused";
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.mfa_required";
                     };
                 };
             };
@@ -5252,7 +5596,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.mfa_required`: OPERATOR_REQUIRE_MFA: the token's sign-in used no second factor (its amr lacks mfa); sign in again with the acr urn:tjm:acr:mfa asked for as essential. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5273,7 +5617,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Forbidden";
                         /** @enum {string} */
-                        code?: "auth.audience_missing" | "auth.token_refused";
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.mfa_required";
                     };
                 };
             };
@@ -5424,7 +5768,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.mfa_required`: OPERATOR_REQUIRE_MFA: the token's sign-in used no second factor (its amr lacks mfa); sign in again with the acr urn:tjm:acr:mfa asked for as essential. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5445,7 +5789,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Forbidden";
                         /** @enum {string} */
-                        code?: "auth.audience_missing" | "auth.token_refused";
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.mfa_required";
                     };
                 };
             };
@@ -5621,7 +5965,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.mfa_required`: OPERATOR_REQUIRE_MFA: the token's sign-in used no second factor (its amr lacks mfa); sign in again with the acr urn:tjm:acr:mfa asked for as essential. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5642,7 +5986,7 @@ export interface operations {
                         /** @enum {string} */
                         error?: "Forbidden";
                         /** @enum {string} */
-                        code?: "auth.audience_missing" | "auth.token_refused";
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.mfa_required";
                     };
                 };
             };
@@ -9776,6 +10120,1957 @@ export interface operations {
                         error?: "Not Found";
                         /** @enum {string} */
                         code?: "session.client_not_found";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    listMfaFactors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The factors */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "factors": [
+                     *         {
+                     *           "id": "5d1f0c3a-8b7e-4f2d-9a6c-3e4b5a6c7d8e",
+                     *           "type": "totp",
+                     *           "label": "Authenticator app",
+                     *           "maskedDestination": null,
+                     *           "createdAt": "2026-11-27T12:00:00.000Z",
+                     *           "lastUsedAt": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MfaFactorList"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    regenerateMfaRecoveryCodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new codes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "recoveryCodes": [
+                     *         "K7QF-3XWA-9PZT-LM2E-R4VB-HN6C",
+                     *         "D2JH-8WQE-5TXK-P3MA-7VLC-ZR9F",
+                     *         "Q6NB-4EYT-2KPW-XH7D-M5RA-C8LJ",
+                     *         "T3VL-9CQA-6MXE-B2HP-W7KF-N4RD",
+                     *         "F8ZP-2LKW-4HRT-Q7EX-C3NB-J6MA",
+                     *         "W5EA-7QNK-3XPH-L9DT-R2CF-V8MB",
+                     *         "H4MR-6TCJ-8WBQ-2ZNL-E7XK-P3AF",
+                     *         "B9XK-3FWP-5NRE-7HTC-Q2LA-M6DV",
+                     *         "L2CE-8VRN-4KHB-6QMW-T9XP-A3FJ",
+                     *         "R7PW-5BLM-2XFC-9JQE-H4NT-K8VA"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MfaRecoveryCodes"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.reauthentication_required`: The action needs a sign-in within the last `maxAge` seconds: sign in again with that max_age and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.reauthentication_required";
+                    };
+                };
+            };
+            /** @description `mfa.not_enabled`: The account has no factor, so it has no recovery codes to replace. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "The account has no factor, so it has no recovery codes to replace",
+                     *       "code": "mfa.not_enabled",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 409;
+                        /** @enum {string} */
+                        error?: "Conflict";
+                        /** @enum {string} */
+                        code?: "mfa.not_enabled";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    startMfaTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The enrolment is under way */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enrolmentId": "7a2e4c6b-1d3f-4a5b-8c9d-0e1f2a3b4c5d",
+                     *       "expiresAt": "2026-11-27T12:10:00.000Z",
+                     *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+                     *       "uri": "otpauth://totp/TJM:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=TJM",
+                     *       "qrCode": "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmci…"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MfaTotpEnrolment"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.reauthentication_required`: The action needs a sign-in within the last `maxAge` seconds: sign in again with that max_age and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.reauthentication_required";
+                    };
+                };
+            };
+            /** @description `mfa.factor_exists`: The account has this factor already (one TOTP factor; one factor per phone or address). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "The account has this factor already (one TOTP factor; one factor per phone or address)",
+                     *       "code": "mfa.factor_exists",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 409;
+                        /** @enum {string} */
+                        error?: "Conflict";
+                        /** @enum {string} */
+                        code?: "mfa.factor_exists";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    verifyMfaTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enrolmentId": "7a2e4c6b-1d3f-4a5b-8c9d-0e1f2a3b4c5d",
+                 *       "code": "493027",
+                 *       "revoke_other_sessions": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["MfaEnrolmentVerification"];
+            };
+        };
+        responses: {
+            /** @description The factor is added */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "factor": {
+                     *         "id": "5d1f0c3a-8b7e-4f2d-9a6c-3e4b5a6c7d8e",
+                     *         "type": "totp",
+                     *         "label": "Authenticator app",
+                     *         "maskedDestination": null,
+                     *         "createdAt": "2026-11-27T12:00:00.000Z",
+                     *         "lastUsedAt": null
+                     *       },
+                     *       "recoveryCodes": [
+                     *         "K7QF-3XWA-9PZT-LM2E-R4VB-HN6C",
+                     *         "D2JH-8WQE-5TXK-P3MA-7VLC-ZR9F",
+                     *         "Q6NB-4EYT-2KPW-XH7D-M5RA-C8LJ",
+                     *         "T3VL-9CQA-6MXE-B2HP-W7KF-N4RD",
+                     *         "F8ZP-2LKW-4HRT-Q7EX-C3NB-J6MA",
+                     *         "W5EA-7QNK-3XPH-L9DT-R2CF-V8MB",
+                     *         "H4MR-6TCJ-8WBQ-2ZNL-E7XK-P3AF",
+                     *         "B9XK-3FWP-5NRE-7HTC-Q2LA-M6DV",
+                     *         "L2CE-8VRN-4KHB-6QMW-T9XP-A3FJ",
+                     *         "R7PW-5BLM-2XFC-9JQE-H4NT-K8VA"
+                     *       ],
+                     *       "otherSessionsEnded": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MfaFactorEnrolled"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `mfa.enrolment_not_found`: The account has no enrolment under way with this id (verified, replaced by a newer start, or another account's). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "The account has no enrolment under way with this id (verified, replaced by a newer start, or another account's)",
+                     *       "code": "mfa.enrolment_not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "mfa.enrolment_not_found";
+                    };
+                };
+            };
+            /** @description `mfa.enrolment_expired`: The enrolment is past its 10 minutes or its 5 tries are spent: start again. `mfa.factor_exists`: The account has this factor already (one TOTP factor; one factor per phone or address). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "The enrolment is past its 10 minutes or its 5 tries are spent: start again",
+                     *       "code": "mfa.enrolment_expired",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 409;
+                        /** @enum {string} */
+                        error?: "Conflict";
+                        /** @enum {string} */
+                        code?: "mfa.enrolment_expired" | "mfa.factor_exists";
+                    };
+                };
+            };
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
+                };
+            };
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    startMfaSms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The code is sent */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enrolmentId": "7a2e4c6b-1d3f-4a5b-8c9d-0e1f2a3b4c5d",
+                     *       "expiresAt": "2026-11-27T12:10:00.000Z",
+                     *       "maskedDestination": "+98•••••••89"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MfaSmsEnrolment"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.reauthentication_required`: The action needs a sign-in within the last `maxAge` seconds: sign in again with that max_age and retry. `mfa.factor_refused`: MFA_OPERATOR_SMS_EMAIL_ALLOWED=false: an account holding the operator role may not enrol an SMS or e-mail factor. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.reauthentication_required" | "mfa.factor_refused";
+                    };
+                };
+            };
+            /** @description `mfa.factor_exists`: The account has this factor already (one TOTP factor; one factor per phone or address). `mfa.destination_unverified`: The account's phone (SMS) or e-mail address is missing or not verified: verify it first (PATCH /api/v1/me/identifiers). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "The account has this factor already (one TOTP factor; one factor per phone or address)",
+                     *       "code": "mfa.factor_exists",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 409;
+                        /** @enum {string} */
+                        error?: "Conflict";
+                        /** @enum {string} */
+                        code?: "mfa.factor_exists" | "mfa.destination_unverified";
+                    };
+                };
+            };
+            /** @description `mfa.too_many_codes_sent`: MFA_CODE_SENDS_PER_HOUR codes were sent to this phone or address in the last hour; retry after the Retry-After delay. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "message": "MFA_CODE_SENDS_PER_HOUR codes were sent to this phone or address in the last hour; retry after the Retry-After delay",
+                     *       "code": "mfa.too_many_codes_sent",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 429;
+                        /** @enum {string} */
+                        error?: "Too Many Requests";
+                        /** @enum {string} */
+                        code?: "mfa.too_many_codes_sent";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. `mfa.delivery_unavailable`: No transport sends SMS (SMS_TRANSPORT) or e-mail (EMAIL_TRANSPORT), so no code can be sent. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable" | "mfa.delivery_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    verifyMfaSms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enrolmentId": "7a2e4c6b-1d3f-4a5b-8c9d-0e1f2a3b4c5d",
+                 *       "code": "493027",
+                 *       "revoke_other_sessions": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["MfaEnrolmentVerification"];
+            };
+        };
+        responses: {
+            /** @description The factor is added */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "factor": {
+                     *         "id": "5d1f0c3a-8b7e-4f2d-9a6c-3e4b5a6c7d8e",
+                     *         "type": "sms",
+                     *         "label": "Authenticator app",
+                     *         "maskedDestination": null,
+                     *         "createdAt": "2026-11-27T12:00:00.000Z",
+                     *         "lastUsedAt": null
+                     *       },
+                     *       "recoveryCodes": [
+                     *         "K7QF-3XWA-9PZT-LM2E-R4VB-HN6C",
+                     *         "D2JH-8WQE-5TXK-P3MA-7VLC-ZR9F",
+                     *         "Q6NB-4EYT-2KPW-XH7D-M5RA-C8LJ",
+                     *         "T3VL-9CQA-6MXE-B2HP-W7KF-N4RD",
+                     *         "F8ZP-2LKW-4HRT-Q7EX-C3NB-J6MA",
+                     *         "W5EA-7QNK-3XPH-L9DT-R2CF-V8MB",
+                     *         "H4MR-6TCJ-8WBQ-2ZNL-E7XK-P3AF",
+                     *         "B9XK-3FWP-5NRE-7HTC-Q2LA-M6DV",
+                     *         "L2CE-8VRN-4KHB-6QMW-T9XP-A3FJ",
+                     *         "R7PW-5BLM-2XFC-9JQE-H4NT-K8VA"
+                     *       ],
+                     *       "otherSessionsEnded": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MfaFactorEnrolled"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `mfa.enrolment_not_found`: The account has no enrolment under way with this id (verified, replaced by a newer start, or another account's). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "The account has no enrolment under way with this id (verified, replaced by a newer start, or another account's)",
+                     *       "code": "mfa.enrolment_not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "mfa.enrolment_not_found";
+                    };
+                };
+            };
+            /** @description `mfa.enrolment_expired`: The enrolment is past its 10 minutes or its 5 tries are spent: start again. `mfa.factor_exists`: The account has this factor already (one TOTP factor; one factor per phone or address). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "The enrolment is past its 10 minutes or its 5 tries are spent: start again",
+                     *       "code": "mfa.enrolment_expired",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 409;
+                        /** @enum {string} */
+                        error?: "Conflict";
+                        /** @enum {string} */
+                        code?: "mfa.enrolment_expired" | "mfa.factor_exists";
+                    };
+                };
+            };
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
+                };
+            };
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    startMfaEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The code is sent */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enrolmentId": "7a2e4c6b-1d3f-4a5b-8c9d-0e1f2a3b4c5d",
+                     *       "expiresAt": "2026-11-27T12:10:00.000Z",
+                     *       "maskedDestination": "a•••@example.com"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MfaEmailEnrolment"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.reauthentication_required`: The action needs a sign-in within the last `maxAge` seconds: sign in again with that max_age and retry. `mfa.factor_refused`: MFA_OPERATOR_SMS_EMAIL_ALLOWED=false: an account holding the operator role may not enrol an SMS or e-mail factor. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.reauthentication_required" | "mfa.factor_refused";
+                    };
+                };
+            };
+            /** @description `mfa.factor_exists`: The account has this factor already (one TOTP factor; one factor per phone or address). `mfa.destination_unverified`: The account's phone (SMS) or e-mail address is missing or not verified: verify it first (PATCH /api/v1/me/identifiers). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "The account has this factor already (one TOTP factor; one factor per phone or address)",
+                     *       "code": "mfa.factor_exists",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 409;
+                        /** @enum {string} */
+                        error?: "Conflict";
+                        /** @enum {string} */
+                        code?: "mfa.factor_exists" | "mfa.destination_unverified";
+                    };
+                };
+            };
+            /** @description `mfa.too_many_codes_sent`: MFA_CODE_SENDS_PER_HOUR codes were sent to this phone or address in the last hour; retry after the Retry-After delay. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "message": "MFA_CODE_SENDS_PER_HOUR codes were sent to this phone or address in the last hour; retry after the Retry-After delay",
+                     *       "code": "mfa.too_many_codes_sent",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 429;
+                        /** @enum {string} */
+                        error?: "Too Many Requests";
+                        /** @enum {string} */
+                        code?: "mfa.too_many_codes_sent";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. `mfa.delivery_unavailable`: No transport sends SMS (SMS_TRANSPORT) or e-mail (EMAIL_TRANSPORT), so no code can be sent. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable" | "mfa.delivery_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    verifyMfaEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enrolmentId": "7a2e4c6b-1d3f-4a5b-8c9d-0e1f2a3b4c5d",
+                 *       "code": "493027",
+                 *       "revoke_other_sessions": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["MfaEnrolmentVerification"];
+            };
+        };
+        responses: {
+            /** @description The factor is added */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "factor": {
+                     *         "id": "5d1f0c3a-8b7e-4f2d-9a6c-3e4b5a6c7d8e",
+                     *         "type": "email",
+                     *         "label": "Authenticator app",
+                     *         "maskedDestination": null,
+                     *         "createdAt": "2026-11-27T12:00:00.000Z",
+                     *         "lastUsedAt": null
+                     *       },
+                     *       "recoveryCodes": [
+                     *         "K7QF-3XWA-9PZT-LM2E-R4VB-HN6C",
+                     *         "D2JH-8WQE-5TXK-P3MA-7VLC-ZR9F",
+                     *         "Q6NB-4EYT-2KPW-XH7D-M5RA-C8LJ",
+                     *         "T3VL-9CQA-6MXE-B2HP-W7KF-N4RD",
+                     *         "F8ZP-2LKW-4HRT-Q7EX-C3NB-J6MA",
+                     *         "W5EA-7QNK-3XPH-L9DT-R2CF-V8MB",
+                     *         "H4MR-6TCJ-8WBQ-2ZNL-E7XK-P3AF",
+                     *         "B9XK-3FWP-5NRE-7HTC-Q2LA-M6DV",
+                     *         "L2CE-8VRN-4KHB-6QMW-T9XP-A3FJ",
+                     *         "R7PW-5BLM-2XFC-9JQE-H4NT-K8VA"
+                     *       ],
+                     *       "otherSessionsEnded": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MfaFactorEnrolled"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `mfa.enrolment_not_found`: The account has no enrolment under way with this id (verified, replaced by a newer start, or another account's). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "The account has no enrolment under way with this id (verified, replaced by a newer start, or another account's)",
+                     *       "code": "mfa.enrolment_not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "mfa.enrolment_not_found";
+                    };
+                };
+            };
+            /** @description `mfa.enrolment_expired`: The enrolment is past its 10 minutes or its 5 tries are spent: start again. `mfa.factor_exists`: The account has this factor already (one TOTP factor; one factor per phone or address). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "The enrolment is past its 10 minutes or its 5 tries are spent: start again",
+                     *       "code": "mfa.enrolment_expired",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 409;
+                        /** @enum {string} */
+                        error?: "Conflict";
+                        /** @enum {string} */
+                        code?: "mfa.enrolment_expired" | "mfa.factor_exists";
+                    };
+                };
+            };
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
+                };
+            };
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    removeMfaFactor: {
+        parameters: {
+            query?: {
+                /** @description End every other sign-in session of the account too (this token's session stays) */
+                revoke_other_sessions?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                factor_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The factor is removed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "otherSessionsEnded": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MfaFactorRemoved"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). `auth.reauthentication_required`: The action needs a sign-in within the last `maxAge` seconds: sign in again with that max_age and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused" | "auth.reauthentication_required";
+                    };
+                };
+            };
+            /** @description `mfa.factor_not_found`: The account has no factor with this id (removed, or another account's). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "The account has no factor with this id (removed, or another account's)",
+                     *       "code": "mfa.factor_not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "mfa.factor_not_found";
                     };
                 };
             };

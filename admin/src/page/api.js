@@ -12,10 +12,13 @@ export class ApiError extends Error {
   }
 }
 
-/** The session ended: sign in again, then come back here. */
-function signInAgain() {
+/**
+ * The session ended, or (`stepUp`) the Manager wants a sign-in with a second factor
+ * (auth.mfa_required): sign in again, then come back here.
+ */
+function signInAgain(stepUp = false) {
   const returnTo = `${location.pathname}${location.search}`;
-  location.assign(`/auth/sign-in?returnTo=${encodeURIComponent(returnTo)}`);
+  location.assign(`/auth/sign-in?returnTo=${encodeURIComponent(returnTo)}${stepUp ? "&stepUp=mfa" : ""}`);
 }
 
 async function send(method, path, body) {
@@ -34,6 +37,7 @@ async function send(method, path, body) {
     parsed = { message: text };
   }
   if (response.status === 401 && path.startsWith("/api/")) signInAgain();
+  if (response.status === 403 && parsed?.code === "auth.mfa_required") signInAgain(true);
   if (!response.ok) throw new ApiError(response.status, parsed);
   return parsed;
 }

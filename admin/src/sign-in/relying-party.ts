@@ -76,6 +76,9 @@ export function resourceIndicator(audience: string): string {
   return /^[a-z][a-z0-9+.-]*:/i.test(audience) && URL.canParse(audience) ? audience : `urn:tjm:${audience}`;
 }
 
+/** The built-in provider's acr of a sign-in with a second factor (docs/mfa.md). */
+export const MFA_ACR = "urn:tjm:acr:mfa";
+
 export class RelyingParty {
   private configuration: Promise<oidc.Configuration> | undefined;
   private jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
@@ -118,7 +121,13 @@ export class RelyingParty {
     return this.jwks;
   }
 
-  async authorizationRequest(redirectUri: string): Promise<AuthorizationRequest> {
+  /**
+   * `stepUp`: the operator's last request was refused for want of a second factor
+   * (OPERATOR_REQUIRE_MFA): the acr of a sign-in with one is asked for as essential, which makes
+   * the provider ask again for the password and the factor even in a signed-in session (an acr
+   * only in acr_values would not).
+   */
+  async authorizationRequest(redirectUri: string, stepUp = false): Promise<AuthorizationRequest> {
     const configuration = await this.discover();
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
@@ -132,6 +141,9 @@ export class RelyingParty {
       nonce,
     });
     for (const resource of CONSOLE_RESOURCES) parameters.append("resource", this.indicator(resource));
+    if (stepUp) {
+      parameters.set("claims", JSON.stringify({ id_token: { acr: { essential: true, value: MFA_ACR } } }));
+    }
     const url = oidc.buildAuthorizationUrl(configuration, parameters);
     return { url, codeVerifier, state, nonce };
   }

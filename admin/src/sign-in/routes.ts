@@ -29,7 +29,7 @@ export function registerSignIn(app: Hono<AdminEnv>, deps: AdminDeps) {
     if (previous !== undefined) await sessions.end(idHash(previous));
     let request: Awaited<ReturnType<typeof relyingParty.authorizationRequest>>;
     try {
-      request = await relyingParty.authorizationRequest(redirectUri);
+      request = await relyingParty.authorizationRequest(redirectUri, c.req.query("stepUp") === "mfa");
     } catch (err) {
       logger.error("sign-in unavailable: the OpenID provider did not answer", { err });
       return c.html(providerUnavailablePage(pageContext(c)), 503, { "retry-after": "30" });

@@ -19,9 +19,9 @@ export const TotpEnrolmentSchema = z
       example: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
     }),
     uri: z.string().openapi({
-      description: "The otpauth:// URI; SHA-1, 6 digits and 30 seconds are the format's defaults, so they are not named",
-      example:
-        "otpauth://totp/TJM:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=TJM",
+      description:
+        "The otpauth:// URI; SHA-1, 6 digits and 30 seconds are the format's defaults, so they are not named",
+      example: "otpauth://totp/TJM:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=TJM",
     }),
     qrCode: z.string().openapi({
       description: "The URI as a QR code: an SVG image in a data: URI",
