@@ -60,6 +60,26 @@ const NOT_PROVOKED: Record<string, string> = {
   "POST /api/v1/me/logout/all 400": "no input: the route's validation is the other account routes'",
   "GET /api/v1/me/connected-apps 400": "no input: the route's validation is the other account routes'",
   "DELETE /api/v1/me 400": "no input: the route's validation is the other account routes'",
+  "GET /api/v1/me/security/mfa 400": "no input: the route's validation is the other account routes'",
+  "POST /api/v1/me/security/mfa/totp 400": "no input: the route's validation is the other account routes'",
+  "POST /api/v1/me/security/mfa/sms 400": "no input: the route's validation is the other account routes'",
+  "POST /api/v1/me/security/mfa/email 400": "no input: the route's validation is the other account routes'",
+  "POST /api/v1/me/security/mfa/recovery-codes/regeneration 400":
+    "no input: the route's validation is the other account routes'",
+  "POST /api/v1/me/security/mfa/recovery-codes/regeneration 409":
+    "an account without a factor: tests/account/mfa.test.ts",
+  "POST /api/v1/me/security/mfa/totp 409": "a second TOTP factor: tests/account/mfa.test.ts",
+  "POST /api/v1/me/security/mfa/sms 409": "no verified phone: tests/account/mfa.test.ts (its e-mail twin)",
+  "POST /api/v1/me/security/mfa/email 409": "an unverified address: tests/account/mfa.test.ts",
+  "POST /api/v1/me/security/mfa/sms 429":
+    "past MFA_CODE_SENDS_PER_HOUR: tests/account/mfa.test.ts (its e-mail twin)",
+  "POST /api/v1/me/security/mfa/email 429": "past MFA_CODE_SENDS_PER_HOUR: tests/account/mfa.test.ts",
+  "POST /api/v1/me/security/mfa/totp/verification 409":
+    "spent tries: the identifier verification's twin in tests/account/security.test.ts",
+  "POST /api/v1/me/security/mfa/sms/verification 409":
+    "spent tries: the identifier verification's twin in tests/account/security.test.ts",
+  "POST /api/v1/me/security/mfa/email/verification 409":
+    "spent tries: the identifier verification's twin in tests/account/security.test.ts",
 };
 
 let manager: TestManager;
@@ -232,13 +252,17 @@ function provocations(operation: Operation, status: string): Provocation[] {
               ? "job.attempt_not_found"
               : operation.path.startsWith("/api/v1/me/identifiers")
                 ? "identifier.change_not_found"
-                : operation.path.startsWith("/api/v1/me/sessions/")
-                  ? "session.not_found"
-                  : operation.path.startsWith("/api/v1/me/connected-apps/")
-                    ? "session.client_not_found"
-                    : jobRoute
-                      ? "job.not_found"
-                      : "worker.not_found",
+                : operation.path === "/api/v1/me/security/mfa/{factor_id}"
+                  ? "mfa.factor_not_found"
+                  : operation.path.startsWith("/api/v1/me/security/mfa/")
+                    ? "mfa.enrolment_not_found"
+                    : operation.path.startsWith("/api/v1/me/sessions/")
+                      ? "session.not_found"
+                      : operation.path.startsWith("/api/v1/me/connected-apps/")
+                        ? "session.client_not_found"
+                        : jobRoute
+                          ? "job.not_found"
+                          : "worker.not_found",
           send: () => send(operation, { body: exampleBody(operation) }),
         },
       ];
