@@ -28,6 +28,7 @@ import {
 } from "../harness/identity.ts";
 import { Mailbox } from "../harness/mailbox.ts";
 import { TestManager } from "../harness/manager.ts";
+import { SmsWebhook } from "../harness/sms-webhook.ts";
 
 const PORTAL = resourceIndicator(ACCOUNT_PORTAL_AUDIENCE);
 const SENDS_PER_HOUR = 3;
@@ -37,6 +38,8 @@ const ESSENTIAL_MFA = JSON.stringify({
 
 let manager: TestManager;
 let mailbox: Mailbox;
+let sms: SmsWebhook;
+const WEBHOOK_SECRET = "sms-webhook-secret-for-tests-0123456789";
 let portal: TestClient;
 const logLines: string[] = [];
 /** Every TOTP secret answered in this file: none may be in a log line or an audit row. */
@@ -44,7 +47,7 @@ const secrets = new Set<string>();
 const otherAudiences: Record<string, string> = {};
 
 beforeAll(async () => {
-  mailbox = await Mailbox.start();
+  [mailbox, sms] = await Promise.all([Mailbox.start(), SmsWebhook.start(WEBHOOK_SECRET)]);
   manager = await TestManager.start({
     logger: createLogger("debug", (line) => logLines.push(line)),
     env: {
@@ -53,7 +56,11 @@ beforeAll(async () => {
       SMTP_PORT: String(mailbox.port),
       SMTP_TLS: "none",
       EMAIL_FROM: "no-reply@tjm.example",
+      SMS_TRANSPORT: "webhook",
+      SMS_WEBHOOK_URL: sms.url,
+      SMS_WEBHOOK_SECRET: WEBHOOK_SECRET,
       MESSAGE_POLL_MS: "100",
+      MFA_OPERATOR_SMS_EMAIL_ALLOWED: "false",
       MFA_CODE_SENDS_PER_HOUR: String(SENDS_PER_HOUR),
       OPERATOR_REQUIRE_MFA: "true",
     },
@@ -77,7 +84,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await manager?.close();
-  await mailbox?.stop();
+  await Promise.all([mailbox?.stop(), sms?.close()]);
 });
 
 async function call(token: string | undefined, method: string, path: string, json?: unknown) {
@@ -339,6 +346,38 @@ describe("e-mail factor", () => {
       code: "mfa.too_many_codes_sent",
     });
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(3500);
+  });
+});
+
+describe("SMS factor", () => {
+  it("enrols the verified phone and signs in with amr sms; refused to operators by MFA_OPERATOR_SMS_EMAIL_ALLOWED=false", async () => {
+    const account = await createTestAccount(manager.sql);
+    const phone = `+98912${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`;
+    await manager.sql`update accounts set phone = ${phone}, phone_verified = true where id = ${account.accountId}`;
+    const { accessToken: token } = await portalSignIn(account);
+    const start = await call(token, "POST", "/me/security/mfa/sms");
+    expect(start.status).toBe(202);
+    expect(start.body.maskedDestination).toBe(
+      `${phone.slice(0, 3)}${"•".repeat(phone.length - 5)}${phone.slice(-2)}`,
+    );
+    const texted = async (count: number) =>
+      /(\d{6})/.exec((await sms.untilReceived(phone, count))[count - 1]?.text ?? "")?.[1] as string;
+    const verified = await call(token, "POST", "/me/security/mfa/sms/verification", {
+      enrolmentId: start.body.enrolmentId,
+      code: await texted(1),
+    });
+    expect(verified.body.factor).toMatchObject({ type: "sms" });
+    const signedIn = await portalSignIn(account, { secondFactor: { method: "sms", code: () => texted(2) } });
+    expect(signedIn.claims.amr).toEqual(["pwd", "sms", "mfa"]);
+
+    const operator = await createTestAccount(manager.sql, { roles: ["operator"] });
+    await manager.sql`update accounts set email_verified = true where id = ${operator.accountId}`;
+    const { accessToken: operatorToken } = await portalSignIn(operator);
+    const refused = await call(operatorToken, "POST", "/me/security/mfa/email");
+    expect({ status: refused.status, code: refused.body.code }).toEqual({
+      status: 403,
+      code: "mfa.factor_refused",
+    });
   });
 });
 

@@ -343,6 +343,7 @@ export async function startProviderMount(options: IdentityProviderOptions): Prom
     signIns: createSignIns({ sql, limiter, logger }),
     trustedProxies: config.TRUSTED_PROXY_ADDRESSES,
     recovery: () => recovery,
+    sql,
     secondFactors: () => (delivery ? { ...secondFactors, delivery } : undefined),
     operatorSmsEmailAllowed: mfa.operatorSmsEmailAllowed,
   });

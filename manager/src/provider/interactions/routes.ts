@@ -14,6 +14,7 @@ import type { SignInFactorDeps } from "../../identity/factors/index.ts";
 import type { Recovery } from "../../identity/recovery/index.ts";
 import type { ResourceName } from "../../identity/resources.ts";
 import { clientAddress } from "../../platform/client-address.ts";
+import type { Sql } from "../../platform/db.ts";
 import { closeWhenBodyUnread, limitBody, SMALL_BODY_MAX_BYTES } from "../../platform/http.ts";
 import { RESOURCE_ACCESS_SCOPE } from "../configuration.ts";
 import type { IdentityProvider } from "../index.ts";
@@ -30,6 +31,8 @@ export interface InteractionDeps {
   trustedProxies: readonly string[];
   /** The recovery domain behind the recovery pages; undefined until the Manager has started. */
   recovery: () => Recovery | undefined;
+  /** Reads the accounts' factors. */
+  sql: Sql;
   /** The factor domain behind the second step; undefined until the Manager has started. */
   secondFactors: () => SignInFactorDeps | undefined;
   /** MFA_OPERATOR_SMS_EMAIL_ALLOWED. */
@@ -128,6 +131,7 @@ export function interactionsApp(deps: InteractionDeps) {
 
   const secondFactor = registerSecondFactorPages(app, {
     base,
+    sql: deps.sql,
     factors: deps.secondFactors,
     operatorSmsEmailAllowed: deps.operatorSmsEmailAllowed,
     catalogue,

@@ -17,6 +17,7 @@ import {
   sendSignInCode,
   verifySecondFactor,
 } from "../../identity/factors/index.ts";
+import type { Sql } from "../../platform/db.ts";
 import type { Catalogue } from "./messages.ts";
 import { errorPage } from "./pages.ts";
 import { RECOVERY_METHOD, type SecondFactorPageData, secondFactorPage } from "./second-factor-pages.ts";
@@ -40,6 +41,8 @@ export interface StoredInteraction {
 
 export interface SecondFactorContext<E extends object> {
   base: string;
+  /** Reads the account's factors: whether it has one does not wait for the Manager. */
+  sql: Sql;
   /** The Manager's factor domain: set once the Manager has started (the provider starts first). */
   factors: () => SignInFactorDeps | undefined;
   /** MFA_OPERATOR_SMS_EMAIL_ALLOWED. */
@@ -201,9 +204,7 @@ export function registerSecondFactorPages<E extends object>(app: Hono<E>, contex
      * factor is kept in the interaction and asked for it.
      */
     async passwordAccepted(c: Context<E>, interaction: StoredInteraction, account: PendingSecondFactor) {
-      const factors = context.factors();
-      if (!factors) return unavailable(c);
-      const step = await secondStepOf(factors.sql, account.accountId, context.operatorSmsEmailAllowed);
+      const step = await secondStepOf(context.sql, account.accountId, context.operatorSmsEmailAllowed);
       if (!step) {
         return context.finish(c, {
           login: { accountId: account.accountId, amr: ["pwd"], acr: ACR_PASSWORD, remember: true },
@@ -216,9 +217,8 @@ export function registerSecondFactorPages<E extends object>(app: Hono<E>, contex
     /** The interaction's page while its account is asked for a factor. */
     async show(c: Context<E>, interaction: StoredInteraction) {
       const pending = pendingSecondFactor(interaction);
-      const factors = context.factors();
-      if (!pending || !factors) return undefined;
-      const step = await secondStepOf(factors.sql, pending.accountId, context.operatorSmsEmailAllowed);
+      if (!pending) return undefined;
+      const step = await secondStepOf(context.sql, pending.accountId, context.operatorSmsEmailAllowed);
       return step ? render(c, interaction.uid, step) : undefined;
     },
   };
