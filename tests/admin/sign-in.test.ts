@@ -60,6 +60,20 @@ describe("sign-in", () => {
     },
   );
 
+  it("asks for the mfa acr as essential after auth.mfa_required (stepUp=mfa), and only then", async () => {
+    const claimsOf = async (query: string) => {
+      const response = await fetch(`${admin.baseUrl}/auth/sign-in?returnTo=%2Fjobs${query}`, {
+        redirect: "manual",
+      });
+      expect(response.status).toBe(303);
+      return new URL(response.headers.get("location") as string).searchParams.get("claims");
+    };
+    expect(JSON.parse((await claimsOf("&stepUp=mfa")) as string)).toEqual({
+      id_token: { acr: { essential: true, value: "urn:tjm:acr:mfa" } },
+    });
+    expect(await claimsOf("")).toBeNull();
+  });
+
   it("sets a CSP without inline scripts that forbids framing", async () => {
     const response = await fetch(`${admin.baseUrl}/`);
     const csp = response.headers.get("content-security-policy") ?? "";

@@ -237,20 +237,23 @@ async function useRecoveryCode(
 
 /**
  * The second step's decision: `factorId` names a factor of the account, or "recovery" a
- * recovery code. Counted against the account and address first (the sign-in limiter), then
+ * recovery code; `offered` says whether the page offered that method. Counted against the account and address first (the sign-in limiter), then
  * the factor; a right code gives the account's count back.
  */
 export async function verifySecondFactor(
   deps: SignInFactorDeps,
   context: SignInContext,
-  attempt: { factorId: string | "recovery"; code: string },
+  attempt: { factorId: string | "recovery"; code: string; offered: boolean },
 ): Promise<SecondFactorOutcome> {
   const reserved = await deps.limiter.reserve({ email: context.email, address: context.address });
   const outcome: SecondFactorOutcome = !reserved.allowed
     ? { outcome: "too-many-attempts", retryAfterSeconds: reserved.retryAfterSeconds }
-    : attempt.factorId === "recovery"
-      ? await useRecoveryCode(deps, context, attempt.code)
-      : await checkFactor(deps, context, attempt.factorId, attempt.code);
+    : // A method the page did not offer (an operator's SMS factor) is tried as a wrong code.
+      !attempt.offered
+      ? { outcome: "code-wrong" }
+      : attempt.factorId === "recovery"
+        ? await useRecoveryCode(deps, context, attempt.code)
+        : await checkFactor(deps, context, attempt.factorId, attempt.code);
   if (reserved.allowed && outcome.outcome === "verified") await deps.limiter.succeeded(reserved.reservation);
   await writeAuditEvent(deps.sql, {
     event: "auth.second-factor",

@@ -139,10 +139,10 @@ export function registerSecondFactorPages<E extends object>(app: Hono<E>, contex
     const offered =
       (method === RECOVERY_METHOD && state.step.recoveryCodesRemaining > 0) ||
       state.step.factors.some((factor) => `${factor.type}:${factor.id}` === method);
-    if (!offered) return render(c, state.interaction.uid, state.step, { problem: "wrong-code" });
     const outcome = await verifySecondFactor(state.factors, state.signIn, {
       factorId: factorIdOf(method),
       code: field(form, "code"),
+      offered,
     });
     switch (outcome.outcome) {
       case "verified":
