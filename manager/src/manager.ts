@@ -17,7 +17,7 @@ import { type AvatarStorage, startAvatarUploadSweep } from "./identity/accounts/
 import type { SignInLimitSettings } from "./identity/accounts/sign-in-limits.ts";
 import { readCommonPasswords } from "./identity/common-passwords.ts";
 import { createDelivery, type Delivery, type DeliverySettings } from "./identity/delivery/index.ts";
-import { factorSecretKey } from "./identity/factors/secrets.ts";
+import { factorSettingsFromConfig } from "./identity/factors/settings.ts";
 import { oneTimeCodeKey } from "./identity/one-time-codes.ts";
 import { createRecovery, type Recovery, type RecoverySettings } from "./identity/recovery/index.ts";
 import { BackchannelLogoutSender, type LogoutClients } from "./identity/sessions/index.ts";
@@ -184,7 +184,7 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
       windowSeconds: config.SIGN_IN_FAILURE_WINDOW_SECONDS,
     },
     oneTimeCodeKey: oneTimeCodeKey(config.ONE_TIME_CODE_HMAC_KEY ?? config.ENROLLMENT_TOKEN_SECRET),
-    mfa: mfaSettingsFromConfig(config),
+    mfa: factorSettingsFromConfig(config),
     avatarBucket: config.AVATAR_BUCKET,
     recovery: {
       limits: {
@@ -203,17 +203,7 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
   };
 }
 
-/** The factor settings the account portal and the provider's second step share. */
-export function mfaSettingsFromConfig(config: Config): AccountDeps["mfa"] {
-  return {
-    secretKey: factorSecretKey(config.MFA_SECRET_ENCRYPTION_KEY ?? config.ENROLLMENT_TOKEN_SECRET),
-    codeSendsPerHour: config.MFA_CODE_SENDS_PER_HOUR,
-    issuer: config.MESSAGE_SERVICE_NAME,
-    operatorSmsEmailAllowed: config.MFA_OPERATOR_SMS_EMAIL_ALLOWED,
-  };
-}
-
-export function deliverySettingsFromConfig(config: Config): DeliverySettings {
+function deliverySettingsFromConfig(config: Config): DeliverySettings {
   const timeoutMs = config.MESSAGE_SEND_TIMEOUT_MS;
   return {
     email:

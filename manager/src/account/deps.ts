@@ -2,6 +2,7 @@ import type { Logger } from "@tjm/platform";
 import type { AvatarStorage } from "../identity/accounts/index.ts";
 import type { SignInLimitSettings } from "../identity/accounts/sign-in-limits.ts";
 import type { Delivery } from "../identity/delivery/index.ts";
+import type { FactorSettings } from "../identity/factors/settings.ts";
 import type { Sql } from "../platform/db.ts";
 
 /** What the account portal's routes (/api/v1/me…) work with. */
@@ -20,15 +21,6 @@ export interface AccountDeps {
   avatars: AvatarStorage;
   /** The sign-in limit (SIGN_IN_*): a wrong current password of a password change counts toward it. */
   signInLimits: SignInLimitSettings;
-  /** Second factors of sign-in (identity/factors). */
-  mfa: {
-    /** MFA_SECRET_ENCRYPTION_KEY (factorSecretKey): TOTP secrets are encrypted under it. */
-    secretKey: Buffer;
-    /** MFA_CODE_SENDS_PER_HOUR. */
-    codeSendsPerHour: number;
-    /** The issuer authenticator apps show (MESSAGE_SERVICE_NAME). */
-    issuer: string;
-    /** MFA_OPERATOR_SMS_EMAIL_ALLOWED. */
-    operatorSmsEmailAllowed: boolean;
-  };
+  /** Second factors of sign-in (identity/factors): keys and limits. */
+  mfa: FactorSettings;
 }

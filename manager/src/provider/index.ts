@@ -12,6 +12,7 @@ import { createSignInLimiter, createSignIns } from "../identity/accounts/index.t
 import { writeAuditEvent } from "../identity/audit.ts";
 import { verifyClientSecret } from "../identity/clients/index.ts";
 import type { FactorDeps } from "../identity/factors/index.ts";
+import { factorSettingsFromConfig } from "../identity/factors/settings.ts";
 import { oneTimeCodeKey } from "../identity/one-time-codes.ts";
 import type { Recovery } from "../identity/recovery/index.ts";
 import { type TjmResource, tjmResources } from "../identity/resources.ts";
@@ -25,7 +26,6 @@ import {
   rememberSignIn,
   touchSession,
 } from "../identity/sessions/index.ts";
-import { mfaSettingsFromConfig } from "../manager.ts";
 import type { Sql } from "../platform/db.ts";
 import { TickingTask } from "../platform/loop.ts";
 import { purgeExpiredRecords } from "./adapter.ts";
@@ -328,7 +328,7 @@ export async function startProviderMount(options: IdentityProviderOptions): Prom
   });
   let recovery: Recovery | undefined;
   let delivery: FactorDeps["delivery"] | undefined;
-  const mfa = mfaSettingsFromConfig(config);
+  const mfa = factorSettingsFromConfig(config);
   const secondFactors = {
     sql,
     limiter,
