@@ -25,6 +25,7 @@ import {
   passwordPage,
   recoveryDonePage,
 } from "../../manager/src/provider/interactions/recovery-pages.ts";
+import { secondFactorPage } from "../../manager/src/provider/interactions/second-factor-pages.ts";
 
 /** Debian's chromium, which scripts/system-deps installs for the test profile. */
 const CHROMIUM = "/usr/bin/chromium";
@@ -111,6 +112,28 @@ function pages(catalogue: Catalogue): [string, string][] {
       }),
     ],
     ["recovery done", recoveryDonePage({ catalogue, signInHref: "/oidc/interaction/u1" })],
+    [
+      "second factor, a code sent, wrong",
+      secondFactorPage({
+        catalogue,
+        action: "/oidc/interaction/u1/second-factor",
+        sendAction: "/oidc/interaction/u1/second-factor/code",
+        factors: [
+          { id: "f1", type: "totp", maskedDestination: null, createdAt: new Date(), lastUsedAt: null },
+          {
+            id: "f2",
+            type: "email",
+            maskedDestination: "s•••@example.com",
+            createdAt: new Date(),
+            lastUsedAt: null,
+          },
+        ],
+        recoveryCodesRemaining: 4,
+        selected: "email:f2",
+        sentTo: "s•••@example.com",
+        problem: "wrong-code",
+      }),
+    ],
   ];
 }
 
