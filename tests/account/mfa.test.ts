@@ -320,6 +320,7 @@ describe("e-mail factor", () => {
       const mails = await mailbox.untilReceived(account.email, count);
       return /(\d{6})/.exec(mails[count - 1]?.parsed.text ?? "")?.[1] as string;
     };
+    const elsewhere = await portalSignIn(account);
     const verified = await call(token, "POST", "/me/security/mfa/email/verification", {
       enrolmentId: start.body.enrolmentId,
       code: persianDigits(await codeIn(1)),
@@ -327,9 +328,11 @@ describe("e-mail factor", () => {
     });
     expect(verified.status).toBe(201);
     expect(verified.body.recoveryCodes).toHaveLength(10);
-    // Mail 2 is the notice; mail 3 the sign-in code.
+    expect(verified.body.otherSessionsEnded).toBe(1);
+    expect((await call(elsewhere.accessToken, "GET", "/me/security/mfa")).status).toBe(401);
+    // Mail 2 is the notice; mail 3 the sign-in code, typed in Persian digits.
     const signedIn = await portalSignIn(account, {
-      secondFactor: { method: "email", code: () => codeIn(3) },
+      secondFactor: { method: "email", code: async () => persianDigits(await codeIn(3)) },
     });
     expect(signedIn.claims.amr).toEqual(["pwd", "email", "mfa"]);
 
