@@ -78,7 +78,7 @@ async function lockAccount(tx: TransactionSql, accountId: string): Promise<Locke
   return row;
 }
 
-/** The issuer named in authenticator apps: MESSAGE_SERVICE_NAME's sibling, given by the caller. */
+/** The issuer authenticator apps show beside the account (MESSAGE_SERVICE_NAME). */
 export interface TotpIssuer {
   issuer: string;
 }

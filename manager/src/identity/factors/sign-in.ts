@@ -6,6 +6,7 @@
  * limiter the password step uses, so concurrent guesses get at most the limit's comparisons.
  * Every outcome writes one audit row.
  */
+import type { Locale } from "@tjm/platform/locale";
 import type { Sql } from "../../platform/db.ts";
 import type { SignInLimiter } from "../accounts/sign-in-limits.ts";
 import { writeAuditEvent } from "../audit.ts";
@@ -85,7 +86,7 @@ export interface SignInContext {
   email: string;
   address: string | undefined;
   clientId: string | undefined;
-  locale: import("@tjm/platform/locale").Locale;
+  locale: Locale;
 }
 
 export type SendOutcome =
@@ -166,7 +167,7 @@ async function countFactorTry(deps: SignInFactorDeps, accountId: string, factorI
       failures_window_started_at = case when ${fresh} then now() else failures_window_started_at end
     where id = ${factorId} and account_id = ${accountId}
       and (failures < ${FACTOR_FAILURE_LIMIT} or ${fresh})
-    returning type, secret_ciphertext, last_time_step::text, 0 as refused_for_seconds`;
+    returning type, secret_ciphertext, last_time_step::text`;
   return row;
 }
 

@@ -5,7 +5,6 @@
 import type { Sql, TransactionSql } from "../../platform/db.ts";
 import { messageLocale, storedLocale } from "../accounts/message-locale.ts";
 import type { Delivery } from "../delivery/index.ts";
-import type { LogoutsQueued } from "../sessions/end.ts";
 
 export const FACTOR_TYPES = ["totp", "sms", "email"] as const;
 export type FactorType = (typeof FACTOR_TYPES)[number];
@@ -136,5 +135,3 @@ export async function tellFactorChanged(
   });
   return true;
 }
-
-export type { LogoutsQueued };
