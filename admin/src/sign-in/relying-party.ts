@@ -64,6 +64,12 @@ export interface SignedIn {
   sid: string | undefined;
 }
 
+/** What a sign-in may ask of the provider beyond the defaults (see authorizationRequest). */
+export interface Reauthentication {
+  maxAge?: number;
+  prompt?: "login";
+}
+
 export interface AuthorizationRequest {
   url: URL;
   codeVerifier: string;
@@ -118,7 +124,15 @@ export class RelyingParty {
     return this.jwks;
   }
 
-  async authorizationRequest(redirectUri: string): Promise<AuthorizationRequest> {
+  /**
+   * `reauthentication` asks the provider for a fresh sign-in (OIDC Core §3.1.2.1): `maxAge`
+   * seconds at most since the last one (`max_age`, as a 403 `auth.reauthentication_required`
+   * names it), or `prompt=login`, the sign-in page whatever the provider's session says.
+   */
+  async authorizationRequest(
+    redirectUri: string,
+    reauthentication: Reauthentication = {},
+  ): Promise<AuthorizationRequest> {
     const configuration = await this.discover();
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
@@ -132,6 +146,8 @@ export class RelyingParty {
       nonce,
     });
     for (const resource of CONSOLE_RESOURCES) parameters.append("resource", this.indicator(resource));
+    if (reauthentication.maxAge !== undefined) parameters.set("max_age", String(reauthentication.maxAge));
+    if (reauthentication.prompt !== undefined) parameters.set("prompt", reauthentication.prompt);
     const url = oidc.buildAuthorizationUrl(configuration, parameters);
     return { url, codeVerifier, state, nonce };
   }
