@@ -11,10 +11,12 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestAccount } from "../harness/identity.ts";
+import { Mailbox } from "../harness/mailbox.ts";
 import { TestAdmin } from "./admin-harness.ts";
 import { CHROMIUM, screenshots, seriousViolations } from "./chromium.ts";
 
 let swift: SwiftServer;
+let mailbox: Mailbox;
 let admin: TestAdmin;
 let account: TestAccount;
 let browser: Browser;
@@ -23,10 +25,22 @@ let shoot: Awaited<ReturnType<typeof screenshots>>;
 const cspViolations: string[] = [];
 
 beforeAll(async () => {
-  swift = await startSwift();
+  [swift, mailbox] = await Promise.all([startSwift(), Mailbox.start()]);
   await swift.createBucket("tjm-avatars");
   [admin, browser, shoot] = await Promise.all([
-    TestAdmin.start({ manager: { storage: swift.settings } }),
+    TestAdmin.start({
+      manager: {
+        storage: swift.settings,
+        env: {
+          EMAIL_TRANSPORT: "smtp",
+          SMTP_HOST: "127.0.0.1",
+          SMTP_PORT: String(mailbox.port),
+          SMTP_TLS: "none",
+          EMAIL_FROM: "no-reply@tjm.example",
+          MESSAGE_POLL_MS: "100",
+        },
+      },
+    }),
     chromium.launch({ executablePath: CHROMIUM }),
     screenshots("account-page"),
   ]);
@@ -40,7 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await admin?.close();
-  await swift?.stop();
+  await Promise.all([swift?.stop(), mailbox?.stop()]);
 });
 
 async function expectAccessible(view: string): Promise<void> {
@@ -79,6 +93,22 @@ describe("the account page", () => {
     await expect.poll(() => status("profile")).toBe("Profile saved.");
     const [row] = await admin.manager.sql`select display_name from accounts where id = ${account.accountId}`;
     expect(row?.displayName).toBe("Farida Noori");
+  });
+
+  it("changes the e-mail address once the code sent to the new one is typed in", async () => {
+    const address = `farida-${account.accountId}@example.org`;
+    await page.getByLabel("New e-mail address").fill(address);
+    await page.getByRole("button", { name: "Send a code" }).click();
+    await expect.poll(() => status("identifiers")).toBe(`Waiting for the code sent to ${address}.`);
+    const code = page.getByLabel("Code", { exact: true });
+    expect(await code.evaluate((input) => input === document.activeElement)).toBe(true);
+    const [mail] = await mailbox.untilReceived(address);
+    await code.fill(/Your code: (\d{6})/.exec(mail?.parsed.text ?? "")?.[1] ?? "");
+    await page.getByRole("button", { name: "Verify" }).click();
+    await expect.poll(() => status("identifiers")).toBe(`${address} is now your e-mail address.`);
+    expect(await page.locator("#identifiers-summary dd").first().textContent()).toBe(`${address} (verified)`);
+    expect(await page.locator("#code-form").isHidden()).toBe(true);
+    account = { ...account, email: address };
   });
 
   it("uploads an avatar through the console and shows it, in the switcher too", async () => {
