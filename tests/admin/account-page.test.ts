@@ -217,6 +217,7 @@ describe("the account page", () => {
     expect(new URL(page.url()).pathname).toMatch(/^\/oidc\/interaction\//);
     await signInOnProviderPage();
     expect(new URL(page.url()).hash).toBe("#delete");
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("delete-heading");
     await page.getByLabel("I understand that this cannot be undone").check();
     page.once("dialog", (dialog) => void dialog.accept());
     await page.getByRole("button", { name: "Delete my account" }).click();

@@ -282,14 +282,14 @@ function startIdentifiers() {
   const cancel = document.getElementById("cancel-change");
   cancel.addEventListener("click", () => {
     const [change, ...rest] = pendingChanges;
-    void act("identifiers", cancel, t("account.identifiers.requesting"), async () => {
+    void act("identifiers", cancel, t("account.identifiers.cancelling"), async () => {
       try {
         await deleteJson(`/api/me/identifiers/changes/${encodeURIComponent(change.id)}`);
         showPending(rest);
         setStatus("identifiers-status", t("account.identifiers.cancelled"));
         form.elements.email.focus();
       } catch (error) {
-        reportFailure("identifiers", "account.identifiers.notVerified", error);
+        reportFailure("identifiers", "account.identifiers.notCancelled", error);
       }
     });
   });
@@ -463,7 +463,7 @@ async function loadApps() {
 
 function revokeApp(button, app, name) {
   if (!window.confirm(t("account.apps.revokeQuestion", { name }))) return;
-  void act("apps", button, t("account.logout.working"), async () => {
+  void act("apps", button, t("account.apps.revoking"), async () => {
     try {
       await deleteJson(`/api/me/connected-apps/${encodeURIComponent(app.clientId)}`);
       setStatus("apps-status", t("account.apps.revoked", { name }));
@@ -535,4 +535,6 @@ export async function start() {
   });
   await Promise.all([loaded, loadSessions(), loadRemembered(), loadApps()]);
   setStatus("view-status", "");
+  // Back from signing in again for a section's action: that section's heading has the focus.
+  document.getElementById(`${location.hash.slice(1)}-heading`)?.focus();
 }
