@@ -1,6 +1,7 @@
 /**
  * The account's own page (/account) in headless Chromium, one person from sign-in to deletion:
- * change the name, upload an avatar (the console streams it to Swift's s3api, which checks the
+ * change the name, the e-mail address (with the code mailed to the new one) and the password,
+ * upload an avatar (the console streams it to Swift's s3api, which checks the
  * presigned signature), see a second sign-in among the sessions and sign it out (its console
  * session ends too), log out everywhere, use the page in Pashto (right to left), and delete the
  * account: refused for want of a recent sign-in, then signed in again with max_age and deleted.
@@ -109,6 +110,25 @@ describe("the account page", () => {
     expect(await page.locator("#identifiers-summary dd").first().textContent()).toBe(`${address} (verified)`);
     expect(await page.locator("#code-form").isHidden()).toBe(true);
     account = { ...account, email: address };
+  });
+
+  it("changes the password, showing a wrong current one at its field", async () => {
+    const newPassword = "a quiet river at dawn 2026";
+    await page.getByLabel("Current password").fill("not the password at all");
+    await page.getByLabel("New password").fill(newPassword);
+    await page.getByRole("button", { name: "Change the password" }).click();
+    await expect.poll(() => status("password")).toMatch(/^The password was not changed: /);
+    const current = page.getByLabel("Current password");
+    expect(await current.getAttribute("aria-invalid")).toBe("true");
+    expect(await page.locator("#password-current-errors li").allTextContents()).toEqual([
+      "the current password is wrong",
+    ]);
+    expect(await current.evaluate((input) => input === document.activeElement)).toBe(true);
+    await current.fill(account.password);
+    await page.getByRole("button", { name: "Change the password" }).click();
+    await expect.poll(() => status("password")).toBe("Password changed.");
+    expect(await current.getAttribute("aria-invalid")).toBeNull();
+    account = { ...account, password: newPassword };
   });
 
   it("uploads an avatar through the console and shows it, in the switcher too", async () => {
