@@ -70,6 +70,13 @@ async function signInOnProviderPage(): Promise<void> {
   await page.waitForURL((url) => url.origin === admin.baseUrl && url.pathname === "/account");
 }
 
+/**
+ * Polls until the page shows what is expected: argon2id, sharp and the provider's round trips
+ * can take seconds on a loaded machine, longer than expect.poll's default second.
+ */
+const until = <T>(read: () => Promise<T> | T, options: { timeout?: number } = {}) =>
+  expect.poll(read, { timeout: 10_000, ...options });
+
 const sessionRows = () => page.locator("#sessions-table tbody tr");
 const status = (section: string) => page.locator(`#${section}-status`).textContent();
 
@@ -77,13 +84,13 @@ describe("the account page", () => {
   it("signs in and shows the account's profile, sessions, remembered accounts and apps", async () => {
     await page.goto(`${admin.baseUrl}/account`);
     await signInOnProviderPage();
-    await expect.poll(() => page.getByLabel("Name").inputValue()).toBe("Test account");
+    await until(() => page.getByLabel("Name").inputValue()).toBe("Test account");
     expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Your account");
-    await expect.poll(() => sessionRows().count()).toBe(1);
-    await expect.poll(() => page.locator("#remembered-list li").count()).toBe(1);
-    await expect
-      .poll(() => page.locator("#apps-list li").allTextContents())
-      .toEqual([expect.stringContaining("Admin console")]);
+    await until(() => sessionRows().count()).toBe(1);
+    await until(() => page.locator("#remembered-list li").count()).toBe(1);
+    await until(() => page.locator("#apps-list li").allTextContents()).toEqual([
+      expect.stringContaining("Admin console"),
+    ]);
     await shoot(page, "account-01-signed-in");
     await expectAccessible("the account page");
   });
@@ -91,7 +98,7 @@ describe("the account page", () => {
   it("changes the name", async () => {
     await page.getByLabel("Name").fill("Farida Noori");
     await page.getByRole("button", { name: "Save the profile" }).click();
-    await expect.poll(() => status("profile")).toBe("Profile saved.");
+    await until(() => status("profile")).toBe("Profile saved.");
     const [row] = await admin.manager.sql`select display_name from accounts where id = ${account.accountId}`;
     expect(row?.displayName).toBe("Farida Noori");
   });
@@ -100,13 +107,13 @@ describe("the account page", () => {
     const address = `farida-${account.accountId}@example.org`;
     await page.getByLabel("New e-mail address").fill(address);
     await page.getByRole("button", { name: "Send a code" }).click();
-    await expect.poll(() => status("identifiers")).toBe(`Waiting for the code sent to ${address}.`);
+    await until(() => status("identifiers")).toBe(`Waiting for the code sent to ${address}.`);
     const code = page.getByLabel("Code", { exact: true });
     expect(await code.evaluate((input) => input === document.activeElement)).toBe(true);
     const [mail] = await mailbox.untilReceived(address);
     await code.fill(/Your code: (\d{6})/.exec(mail?.parsed.text ?? "")?.[1] ?? "");
     await page.getByRole("button", { name: "Verify" }).click();
-    await expect.poll(() => status("identifiers")).toBe(`${address} is now your e-mail address.`);
+    await until(() => status("identifiers")).toBe(`${address} is now your e-mail address.`);
     expect(await page.locator("#identifiers-summary dd").first().textContent()).toBe(`${address} (verified)`);
     expect(await page.locator("#code-form").isHidden()).toBe(true);
     account = { ...account, email: address };
@@ -117,7 +124,7 @@ describe("the account page", () => {
     await page.getByLabel("Current password").fill("not the password at all");
     await page.getByLabel("New password").fill(newPassword);
     await page.getByRole("button", { name: "Change the password" }).click();
-    await expect.poll(() => status("password")).toMatch(/^The password was not changed: /);
+    await until(() => status("password")).toMatch(/^The password was not changed: /);
     const current = page.getByLabel("Current password");
     expect(await current.getAttribute("aria-invalid")).toBe("true");
     expect(await page.locator("#password-current-errors li").allTextContents()).toEqual([
@@ -126,7 +133,7 @@ describe("the account page", () => {
     expect(await current.evaluate((input) => input === document.activeElement)).toBe(true);
     await current.fill(account.password);
     await page.getByRole("button", { name: "Change the password" }).click();
-    await expect.poll(() => status("password")).toBe("Password changed.");
+    await until(() => status("password")).toBe("Password changed.");
     expect(await current.getAttribute("aria-invalid")).toBeNull();
     account = { ...account, password: newPassword };
   });
@@ -141,12 +148,12 @@ describe("the account page", () => {
       buffer: png,
     });
     await page.getByRole("button", { name: "Upload the avatar" }).click();
-    await expect.poll(() => status("profile")).toBe("Avatar updated.");
+    await until(() => status("profile")).toBe("Avatar updated.");
     const avatar = page.getByRole("img", { name: "Your avatar" });
     expect(await avatar.getAttribute("src")).toMatch(/^\/api\/me\/profile\/avatar\?v=[0-9a-f-]{36}$/);
-    await expect.poll(() => avatar.evaluate((image: HTMLImageElement) => image.naturalWidth)).toBe(256);
+    await until(() => avatar.evaluate((image: HTMLImageElement) => image.naturalWidth)).toBe(256);
     const inSwitcher = page.getByRole("img", { name: "Avatar of Farida Noori" });
-    await expect.poll(() => inSwitcher.evaluate((image: HTMLImageElement) => image.naturalWidth)).toBe(256);
+    await until(() => inSwitcher.evaluate((image: HTMLImageElement) => image.naturalWidth)).toBe(256);
     await shoot(page, "account-02-avatar");
     await expectAccessible("the account page with an avatar");
   });
@@ -155,18 +162,18 @@ describe("the account page", () => {
     const elsewhere = await admin.signIn(account);
     expect((await admin.request(elsewhere.browser, "/api/me")).status).toBe(200);
     await page.reload();
-    await expect.poll(() => sessionRows().count()).toBe(2);
+    await until(() => sessionRows().count()).toBe(2);
     const other = page.locator("#sessions-table tbody tr:not([data-current])");
     await shoot(page, "account-03-two-sessions");
     page.once("dialog", (dialog) => void dialog.accept());
     await other.getByRole("button", { name: /^Sign out the session signed in / }).click();
-    await expect.poll(() => status("sessions")).toBe("The session was signed out.");
-    await expect.poll(() => sessionRows().count()).toBe(1);
+    await until(() => status("sessions")).toBe("The session was signed out.");
+    await until(() => sessionRows().count()).toBe(1);
     expect(await page.locator("#sessions-table tbody tr[data-current]").count()).toBe(1);
     // The provider tells the console by back-channel logout: that browser's session ends there.
-    await expect
-      .poll(async () => (await admin.request(elsewhere.browser, "/api/me")).status, { timeout: 5000 })
-      .toBe(401);
+    await until(async () => (await admin.request(elsewhere.browser, "/api/me")).status, {
+      timeout: 5000,
+    }).toBe(401);
   });
 
   it("logs out everywhere: the provider's sessions and the console's end", async () => {
@@ -192,12 +199,12 @@ describe("the account page", () => {
     expect(await page.locator("html").getAttribute("lang")).toBe("ps");
     expect(await page.locator("html").getAttribute("dir")).toBe("rtl");
     expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("ستاسو حساب");
-    await expect.poll(() => page.getByLabel("نوم", { exact: true }).inputValue()).toBe("Farida Noori");
+    await until(() => page.getByLabel("نوم", { exact: true }).inputValue()).toBe("Farida Noori");
     // The script's texts: the current session's marker and the switcher's state.
-    await expect
-      .poll(() => page.locator("#sessions-table tbody tr[data-current]").textContent())
-      .toContain("همدا ناسته");
-    await expect.poll(() => page.locator("#remembered-list li").textContent()).toContain("همدا حساب");
+    await until(() => page.locator("#sessions-table tbody tr[data-current]").textContent()).toContain(
+      "همدا ناسته",
+    );
+    await until(() => page.locator("#remembered-list li").textContent()).toContain("همدا حساب");
     const heading = await page.getByRole("heading", { name: "پېژندپاڼه" }).boundingBox();
     const avatar = await page.getByRole("img", { name: "ستاسو انځور" }).boundingBox();
     // Mirrored: the avatar starts its row on the right.
@@ -217,16 +224,16 @@ describe("the account page", () => {
       where model = 'Session' and payload->>'accountId' = ${account.accountId}`;
     await page.goto(`${admin.baseUrl}/auth/sign-in?returnTo=/account`);
     await page.waitForURL(`${admin.baseUrl}/account`);
-    await expect.poll(() => page.getByLabel("Name").inputValue()).toBe("Farida Noori");
+    await until(() => page.getByLabel("Name").inputValue()).toBe("Farida Noori");
 
     await page.getByRole("button", { name: "Delete my account" }).click();
-    await expect.poll(() => status("delete")).toBe("Tick the box to confirm first.");
+    await until(() => status("delete")).toBe("Tick the box to confirm first.");
     await page.getByLabel("I understand that this cannot be undone").check();
     page.once("dialog", (dialog) => void dialog.accept());
     await page.getByRole("button", { name: "Delete my account" }).click();
-    await expect
-      .poll(() => status("delete"))
-      .toBe("This needs a recent sign-in: sign in again, then try once more.");
+    await until(() => status("delete")).toBe(
+      "This needs a recent sign-in: sign in again, then try once more.",
+    );
     const again = page.locator('[data-reauth="delete"] button');
     expect(await again.evaluate((button) => button === document.activeElement)).toBe(true);
     await shoot(page, "account-06-reauthentication-needed");
@@ -237,7 +244,7 @@ describe("the account page", () => {
     expect(new URL(page.url()).pathname).toMatch(/^\/oidc\/interaction\//);
     await signInOnProviderPage();
     expect(new URL(page.url()).hash).toBe("#delete");
-    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("delete-heading");
+    await until(() => page.evaluate(() => document.activeElement?.id)).toBe("delete-heading");
     await page.getByLabel("I understand that this cannot be undone").check();
     page.once("dialog", (dialog) => void dialog.accept());
     await page.getByRole("button", { name: "Delete my account" }).click();
