@@ -461,7 +461,7 @@ export interface paths {
         post?: never;
         /**
          * Delete the account
-         * @description Needs a sign-in within REAUTHENTICATION_MAX_AGE_SECONDS (the token's auth_time); otherwise 403 `auth.reauthentication_required` with the `maxAge` to send to the provider. Deletes the account with its roles, factors, remembered browsers and developer apps, then its avatar objects in storage (stored and staged); ends every session (each client with a sid in one is sent a back-channel logout), grant and refresh token; every token of the account is refused from the next request on. The audit trail is kept and names the account by id; the e-mail address can be used by a new account. See docs/account-deletion.md.
+         * @description Needs a sign-in within REAUTHENTICATION_MAX_AGE_SECONDS (the token's auth_time); otherwise 403 `auth.reauthentication_required` with the `maxAge` to send to the provider. Deletes the account with its roles, factors, remembered browsers and developer apps, then, after the answer, its avatar objects in storage (stored and staged); ends every session (each client with a sid in one is sent a back-channel logout), grant and refresh token; every token of the account is refused from the next request on. The audit trail is kept and names the account by id; the e-mail address can be used by a new account. See docs/account-deletion.md.
          */
         delete: operations["deleteMe"];
         options?: never;

@@ -503,8 +503,9 @@ describe("deleting the account", () => {
     expect(await keysUnder(`avatar-staging/${doomed.accountId}/`)).toHaveLength(1);
 
     expect((await call(accessToken, "DELETE", "/me")).status).toBe(204);
-    expect(await keysUnder(`avatars/${doomed.accountId}/`)).toEqual([]);
-    expect(await keysUnder(`avatar-staging/${doomed.accountId}/`)).toEqual([]);
+    // Deleted after the answer: the answer does not wait on storage.
+    await expect.poll(() => keysUnder(`avatars/${doomed.accountId}/`), { timeout: 5000 }).toEqual([]);
+    await expect.poll(() => keysUnder(`avatar-staging/${doomed.accountId}/`)).toEqual([]);
     expect(await staged(survivor, accountB.accountId)).toBe(true);
   });
 });

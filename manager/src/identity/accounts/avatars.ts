@@ -193,19 +193,21 @@ export async function deleteAvatarObject(storage: AvatarStorage, key: string, lo
 /**
  * Every avatar object of a deleted account, stored or staged. Called after the deletion's commit:
  * storage cannot take part in the transaction, and a failure must not bring the account back,
- * so it is logged with the prefix left behind for an operator to remove.
+ * so it is logged with the prefix left behind for an operator to remove. Never throws.
  */
 export async function deleteAvatarsOf(
   storage: AvatarStorage,
   accountId: string,
   logger: Logger,
 ): Promise<void> {
-  for (const key of [`avatars/${accountId}/`, `avatar-staging/${accountId}/`]) {
-    const prefix = formatS3Uri({ bucket: storage.bucket, key });
-    await deletePrefix(storage.client(), prefix).catch((error: unknown) =>
-      logger.error("a deleted account's avatar objects were not deleted", { prefix, error: String(error) }),
-    );
-  }
+  await Promise.all(
+    [`avatars/${accountId}/`, `avatar-staging/${accountId}/`].map(async (key) => {
+      const prefix = formatS3Uri({ bucket: storage.bucket, key });
+      await deletePrefix(storage.client(), prefix).catch((error: unknown) =>
+        logger.error("a deleted account's avatar objects were not deleted", { prefix, error: String(error) }),
+      );
+    }),
+  );
 }
 
 /** The stored avatar's bytes (AVATAR_STORED_TYPE). */
