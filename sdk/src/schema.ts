@@ -461,7 +461,7 @@ export interface paths {
         post?: never;
         /**
          * Delete the account
-         * @description Needs a sign-in within REAUTHENTICATION_MAX_AGE_SECONDS (the token's auth_time); otherwise 403 `auth.reauthentication_required` with the `maxAge` to send to the provider. Deletes the account with its roles, factors, remembered browsers and developer apps; ends every session (each client with a sid in one is sent a back-channel logout), grant and refresh token; every token of the account is refused from the next request on. The audit trail is kept and names the account by id; the e-mail address can be used by a new account. See docs/account-deletion.md.
+         * @description Needs a sign-in within REAUTHENTICATION_MAX_AGE_SECONDS (the token's auth_time); otherwise 403 `auth.reauthentication_required` with the `maxAge` to send to the provider. Deletes the account with its roles, factors, remembered browsers and developer apps, then, after the answer, its avatar objects in storage (stored and staged); ends every session (each client with a sid in one is sent a back-channel logout), grant and refresh token; every token of the account is refused from the next request on. The audit trail is kept and names the account by id; the e-mail address can be used by a new account. See docs/account-deletion.md.
          */
         delete: operations["deleteMe"];
         options?: never;
@@ -484,7 +484,7 @@ export interface paths {
         head?: never;
         /**
          * Update the profile
-         * @description Changes the fields given: name, date of birth, gender (with the person's own words for self-described), locale, and the avatar. `avatarUploadId` makes an uploaded file the avatar only after the Manager has read it, checked that its bytes are the declared image type, decoded it (at most 4096 × 4096 pixels) and re-encoded it as a 256 × 256 WebP without its metadata; a file refused (413, 415) is deleted, and nothing else of the request is stored. Answers the new snapshot. Every change, and every refusal, writes one audit row.
+         * @description Changes the fields given: name, date of birth, gender (with the person's own words for self-described), locale, and the avatar. `avatarUploadId` makes an uploaded file the avatar only after the Manager has read it, checked that its bytes are the declared image type, decoded it (at most 4096 × 4096 pixels) and re-encoded it as a 256 × 256 WebP without its metadata; a file refused (413, 415) is deleted, and nothing else of the request is stored. Answers the new snapshot. Every change, and every refusal, writes one audit row; a body naming no field (empty, or only unknown fields) changes nothing, writes no row and answers the snapshot as it is.
          */
         patch: operations["updateProfile"];
         trace?: never;
@@ -678,9 +678,29 @@ export interface paths {
         };
         /**
          * List the accounts remembered in this browser
-         * @description The accounts that signed in to the built-in provider in the browser holding the token's session (each with a session of its own there), for an account switcher: the current account first, then in the order they signed in. `signedIn` is false for one whose session there expired. Only the current account when the browser was not recorded.
+         * @description The accounts that signed in to the built-in provider in the browser holding the token's session (each with a session of its own there), for an account switcher (each with its avatar's URL): the current account first, then in the order they signed in. `signedIn` is false for one whose session there expired. Only the current account when the browser was not recorded.
          */
         get: operations["listMyRememberedAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/accounts/{accountId}/avatar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the avatar of an account remembered in this browser
+         * @description The avatar (a 256 × 256 WebP) of one of the accounts GET /api/v1/me/accounts lists, whose `avatarUrl` names this route with a version that changes with the avatar. Any other account, remembered in another browser or not at all, answers 404 `avatar.not_found`, the same as one without an avatar.
+         */
+        get: operations["readRememberedAccountAvatar"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2469,6 +2489,11 @@ export interface components {
              * @example ada@example.com
              */
             email: string;
+            /**
+             * @description Path of its avatar on this API (GET /api/v1/me/accounts/{accountId}/avatar, read with the token that listed it), versioned so it changes with the avatar; null: none
+             * @example /api/v1/me/accounts/3b241101-e2bb-4255-8caf-4136c566a962/avatar?v=0d6c2f7e-1b9a-4f3e-8c2d-5a7b9e1f3c4d
+             */
+            avatarUrl: string | null;
             /**
              * @description Its session in this browser is still live
              * @example true
@@ -9328,6 +9353,7 @@ export interface operations {
                      *           "id": "3b241101-e2bb-4255-8caf-4136c566a962",
                      *           "name": "Ada Lovelace",
                      *           "email": "ada@example.com",
+                     *           "avatarUrl": "/api/v1/me/accounts/3b241101-e2bb-4255-8caf-4136c566a962/avatar?v=0d6c2f7e-1b9a-4f3e-8c2d-5a7b9e1f3c4d",
                      *           "signedIn": true,
                      *           "current": true
                      *         },
@@ -9335,6 +9361,7 @@ export interface operations {
                      *           "id": "9c5b94b1-35ad-49bb-b118-8e8fc24abf80",
                      *           "name": "Ada (work)",
                      *           "email": "ada@work.example",
+                     *           "avatarUrl": null,
                      *           "signedIn": false,
                      *           "current": false
                      *         }
@@ -9466,6 +9493,181 @@ export interface operations {
                         error?: "Service Unavailable";
                         /** @enum {string} */
                         code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    readRememberedAccountAvatar: {
+        parameters: {
+            query?: {
+                /** @description The avatar's version */
+                v?: string;
+            };
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The avatar */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/webp": string;
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `avatar.not_found`: The account has no avatar. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "The account has no avatar",
+                     *       "code": "avatar.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "avatar.not_found";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. `dependency.unavailable`: A dependency this answer needs (database, broker, storage) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable" | "dependency.unavailable";
                     };
                 };
             };

@@ -64,6 +64,7 @@ describe("the accounts a browser remembers, logged out together", () => {
       id: who.accountId,
       name: "Test account",
       email: who.email,
+      avatarUrl: null,
       signedIn: true,
       current,
     });

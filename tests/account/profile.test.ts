@@ -6,7 +6,7 @@
  * neither see nor claim the first one's uploads; every change and refusal writes one audit row.
  */
 import { crc32, deflateSync } from "node:zlib";
-import { HeadObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { HeadObjectCommand, ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
 import { type SwiftServer, startSwift } from "@tjm/devstack/swift";
 import { silentLogger } from "@tjm/platform";
 import sharp from "sharp";
@@ -20,6 +20,7 @@ import {
   resourceIndicator,
   signInAs,
   type TestAccount,
+  type TestClient,
 } from "../harness/identity.ts";
 
 const BUCKET = "tjm-avatars";
@@ -34,6 +35,7 @@ let tokenA: string;
 let tokenB: string;
 /** A token of each other audience, all refused by the account routes. */
 let otherTokens: Record<string, string>;
+let portalClient: TestClient;
 
 beforeAll(async () => {
   swift = await startSwift();
@@ -42,6 +44,7 @@ beforeAll(async () => {
   admin = await TestAdmin.start({ manager: { storage: swift.settings } });
   const { sql, issuerUrl } = admin.manager;
   const client = await createTestClient(sql, { resources: ["account-portal", ADMIN_CONSOLE_AUDIENCE] });
+  portalClient = client;
   [accountA, accountB] = await Promise.all([createTestAccount(sql), createTestAccount(sql)]);
   const clientAdmin = await createTestAccount(sql, { roles: ["client-admin"] });
   const [a, b, adminConsole, operations, tenant] = await Promise.all([
@@ -166,6 +169,7 @@ const ROUTES = [
   ["PATCH", "/me/profile", { name: "Someone" }],
   ["POST", "/me/profile/avatar-upload-urls", { contentType: "image/png", contentLength: 10 }],
   ["GET", "/me/profile/avatar", undefined],
+  ["GET", "/me/accounts/3b241101-e2bb-4255-8caf-4136c566a962/avatar", undefined],
 ] as const;
 
 describe.each(ROUTES)("%s %s", (method, path, body) => {
@@ -300,6 +304,27 @@ describe("PATCH /api/v1/me/profile", () => {
     });
   });
 });
+
+describe("a PATCH /api/v1/me/profile naming no field", () => {
+  it.each([
+    ["an empty body", {}],
+    ["only unknown fields", { email: "x@example.com", roles: ["operator"] }],
+  ])("with %s changes nothing, answers the snapshot and writes no audit row", async (_, body) => {
+    const before = await json(await call(tokenA, "GET", "/me"));
+    const rows = await auditRowsOf(accountA, async () => {
+      const response = await call(tokenA, "PATCH", "/me/profile", body);
+      expect(response.status).toBe(200);
+      expect(await json(response)).toEqual(before);
+    });
+    expect(rows).toEqual([]);
+  });
+});
+
+/** The keys under `prefix` in the avatar bucket. */
+async function keysUnder(prefix: string): Promise<string[]> {
+  const listed = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
+  return (listed.Contents ?? []).map((object) => object.Key as string);
+}
 
 describe("avatar upload", () => {
   it("refuses another type (415) or over 2 MiB (413), each with a failure audit row", async () => {
@@ -457,6 +482,34 @@ describe("avatar upload", () => {
   });
 });
 
+describe("deleting the account", () => {
+  it("deletes its stored avatar and its staged uploads after the commit, and no other account's", async () => {
+    const doomed = await createTestAccount(admin.manager.sql);
+    const { accessToken } = await signInAs(admin.manager.issuerUrl, portalClient, doomed, PORTAL);
+    const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: "#00aa00" } })
+      .png()
+      .toBuffer();
+    const claimedUpload = await uploadUrl(accessToken, "image/png", png.byteLength);
+    expect((await put(claimedUpload, png)).status).toBe(200);
+    const claimed = await call(accessToken, "PATCH", "/me/profile", {
+      avatarUploadId: claimedUpload.avatarUploadId,
+    });
+    expect(claimed.status).toBe(200);
+    const unclaimed = await uploadUrl(accessToken, "image/png", png.byteLength);
+    expect((await put(unclaimed, png)).status).toBe(200);
+    const survivor = await uploadUrl(tokenB, "image/png", png.byteLength);
+    expect((await put(survivor, png)).status).toBe(200);
+    expect(await keysUnder(`avatars/${doomed.accountId}/`)).toHaveLength(1);
+    expect(await keysUnder(`avatar-staging/${doomed.accountId}/`)).toHaveLength(1);
+
+    expect((await call(accessToken, "DELETE", "/me")).status).toBe(204);
+    // Deleted after the answer: the answer does not wait on storage.
+    await expect.poll(() => keysUnder(`avatars/${doomed.accountId}/`), { timeout: 5000 }).toEqual([]);
+    await expect.poll(() => keysUnder(`avatar-staging/${doomed.accountId}/`)).toEqual([]);
+    expect(await staged(survivor, accountB.accountId)).toBe(true);
+  });
+});
+
 describe("the Admin console's /api/me", () => {
   it("forwards the portal with the session's token, takes an avatar file and serves the avatar", async () => {
     const account = await admin.account();
@@ -493,6 +546,24 @@ describe("the Admin console's /api/me", () => {
     const avatar = await browser.fetch(`${admin.baseUrl}${avatarUrl}`);
     expect([avatar.status, avatar.headers.get("content-type")]).toEqual([200, "image/webp"]);
     expect((await sharp(new Uint8Array(await avatar.arrayBuffer())).metadata()).width).toBe(256);
+
+    // The account switcher's list carries each account's avatar, on the console's path too.
+    const listed = (await (await admin.request(browser, "/api/me/accounts")).json()) as {
+      accounts: { id: string; avatarUrl: string | null }[];
+    };
+    const version = new URL(avatarUrl, admin.baseUrl).searchParams.get("v");
+    expect(listed.accounts).toEqual([
+      expect.objectContaining({
+        id: account.accountId,
+        avatarUrl: `/api/me/accounts/${account.accountId}/avatar?v=${version}`,
+      }),
+    ]);
+    const remembered = await browser.fetch(`${admin.baseUrl}${listed.accounts[0]?.avatarUrl}`);
+    expect([remembered.status, remembered.headers.get("content-type")]).toEqual([200, "image/webp"]);
+    await remembered.body?.cancel();
+    // Another account, not remembered in B's browser, cannot read it there.
+    const fromB = await call(tokenB, "GET", `/me/accounts/${account.accountId}/avatar`);
+    expect([fromB.status, (await json(fromB)).code]).toEqual([404, "avatar.not_found"]);
 
     const text = await browser.fetch(`${admin.baseUrl}/api/me/profile/avatar`, {
       method: "POST",

@@ -26,16 +26,14 @@ import {
   ProgressSchema,
   subjects,
 } from "@tjm/protocol";
-import axe from "axe-core";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { completeLease } from "../faults/completion.ts";
 import type { TestAccount } from "../harness/identity.ts";
 import { ProtocolWorker } from "../harness/protocol-worker.ts";
 import { TestAdmin } from "./admin-harness.ts";
+import { CHROMIUM, seriousViolations } from "./chromium.ts";
 
-/** Debian's chromium, which scripts/system-deps installs for the test profile. */
-const CHROMIUM = "/usr/bin/chromium";
 const LOST_NOTICE = "Live updates lost — polling every 10 s";
 
 let s3: S3Server;
@@ -92,27 +90,8 @@ async function screenshot(step: string): Promise<void> {
   console.log(`screenshot: ${path}`);
 }
 
-/** axe-core's serious and critical violations on the page as it is now. */
-async function seriousViolations(): Promise<string[]> {
-  // Evaluated through the DevTools protocol, which the page's CSP (no inline script) allows.
-  await page.evaluate(axe.source);
-  const violations = await page.evaluate(async () => {
-    const results = await (window as unknown as { axe: typeof axe }).axe.run(document, {
-      resultTypes: ["violations"],
-    });
-    return results.violations.map((violation) => ({
-      id: violation.id,
-      impact: violation.impact,
-      targets: violation.nodes.map((node) => node.target.join(" ")),
-    }));
-  });
-  return violations
-    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-    .map((violation) => `${violation.id} (${violation.impact}) at ${violation.targets.join(", ")}`);
-}
-
 async function expectAccessible(view: string): Promise<void> {
-  expect(await seriousViolations(), `axe on ${view}`).toEqual([]);
+  expect(await seriousViolations(page), `axe on ${view}`).toEqual([]);
 }
 
 const stateShown = () => page.locator('[data-field="state"]').textContent();

@@ -1,6 +1,7 @@
 /**
  * Requests to the console's own origin, the only one the page talks to. Unsafe requests send
- * `content-type: application/json`: the console refuses any other (its CSRF rule).
+ * `content-type: application/json` (the console refuses any other: its CSRF rule), except the
+ * one upload the console takes as it is, the avatar.
  */
 import { t } from "./i18n.js";
 
@@ -21,14 +22,14 @@ function signInAgain(stepUp = false) {
   location.assign(`/auth/sign-in?returnTo=${encodeURIComponent(returnTo)}${stepUp ? "&stepUp=mfa" : ""}`);
 }
 
-async function send(method, path, body) {
-  const headers = { accept: "application/json" };
-  const init = { method, headers, credentials: "same-origin", cache: "no-store" };
-  if (body !== undefined) {
-    headers["content-type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
-  const response = await fetch(path, init);
+async function request(path, method, headers, body) {
+  const response = await fetch(path, {
+    method,
+    headers: { accept: "application/json", ...headers },
+    body,
+    credentials: "same-origin",
+    cache: "no-store",
+  });
   const text = await response.text();
   let parsed = null;
   try {
@@ -42,8 +43,19 @@ async function send(method, path, body) {
   return parsed;
 }
 
+function send(method, path, body) {
+  // A DELETE names JSON too, though it sends no body.
+  const headers = method === "GET" ? {} : { "content-type": "application/json" };
+  return request(path, method, headers, body === undefined ? undefined : JSON.stringify(body));
+}
+
 export const getJson = (path) => send("GET", path);
 export const postJson = (path, body = {}) => send("POST", path, body);
+export const patchJson = (path, body) => send("PATCH", path, body);
+export const deleteJson = (path) => send("DELETE", path);
+
+/** A file as the body, its own type as the content type. */
+export const postFile = (path, file) => request(path, "POST", { "content-type": file.type }, file);
 
 export function errorMessage(error) {
   return error instanceof ApiError ? error.message : t("common.noAnswer");

@@ -13,6 +13,7 @@ const VIEWS = {
   submit: () => import("./submit.js"),
   workers: () => import("./workers.js"),
   enrollment: () => import("./enrollment.js"),
+  account: () => import("./account.js"),
 };
 
 const signOut = document.getElementById("sign-out");

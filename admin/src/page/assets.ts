@@ -25,6 +25,7 @@ const PAGE_FILES: Record<string, string> = {
   "submit.js": "text/javascript; charset=utf-8",
   "workers.js": "text/javascript; charset=utf-8",
   "enrollment.js": "text/javascript; charset=utf-8",
+  "account.js": "text/javascript; charset=utf-8",
   "style.css": "text/css; charset=utf-8",
   "favicon.svg": "image/svg+xml",
 };

@@ -3,6 +3,7 @@
  * and the regions the page's script fills from `/api/operations/*` and keeps live, every text
  * from the page's catalogue.
  */
+import { LANGUAGE_NAMES, LOCALES } from "@tjm/platform/locale";
 import type { components } from "@tjm/sdk";
 import {
   consolePage,
@@ -239,9 +240,15 @@ export function enrollmentView(context: PageContext, offered: Offered): string {
   );
 }
 
+/** The profile's gender answers (the Manager's open list; self-described takes the person's words). */
+const GENDERS = ["female", "male", "non-binary", "prefer-not-to-say", "self-described"] as const;
+
 /**
- * What every signed-in account sees: who it is and what this console offers it. An account
- * without the operator role lands here instead of pages whose every request would be refused.
+ * The account's own page, which every signed-in account reaches: its profile and avatar, e-mail
+ * and phone (changed through a code), password, sessions, the accounts remembered in this
+ * browser, connected apps, logging out and deleting the account, all through `/api/me…` (the
+ * console holds the token); then what this console offers it. An account without the operator
+ * role lands here instead of pages whose every request would be refused.
  */
 export function accountView(context: PageContext, offered: Offered, accountId: string): string {
   const t = pageTexts(context);
@@ -261,15 +268,130 @@ export function accountView(context: PageContext, offered: Offered, accountId: s
     offered.clientAdministration ? "account.clientsOffered" : "account.clientsNotOffered",
     { clients: `<strong>${t("account.clients")}</strong>` },
   );
+  const genders = GENDERS.map(
+    // ICU select keys take no hyphen: the message names the answers with underscores.
+    (gender) =>
+      `<option value="${gender}">${t("account.profile.genderValue", { gender: gender.replaceAll("-", "_") })}</option>`,
+  ).join("");
+  const locales = LOCALES.map(
+    (locale) => `<option value="${locale}" lang="${locale}">${escapeHtml(LANGUAGE_NAMES[locale])}</option>`,
+  ).join("");
+  /** A status line of a section, announced when the script writes it, and its sign-in-again button. */
+  const status = (id: string) =>
+    `<p id="${id}-status" class="status" role="status"></p>
+<p class="reauth" data-reauth="${id}" hidden><button type="button" class="secondary">${t("account.reauth.signIn")}</button></p>`;
   return consolePage(
     context,
     "account",
     catalogue.text("account.title"),
     `<h1>${t("account.title")}</h1>
 <p>${messageHtml(catalogue, "account.signedInAs", { account: `<code>${escapeHtml(accountId)}</code>` })}</p>
-<h2>${t("account.offersHeading")}</h2>
+<p id="view-status" class="status" role="status"></p>
+<section id="profile" aria-labelledby="profile-heading"><h2 id="profile-heading">${t("account.profile.heading")}</h2>
+<div class="avatar-row">
+<img id="avatar-image" class="avatar" width="96" height="96" alt="${t("account.profile.avatarAlt")}" hidden>
+<p id="no-avatar">${t("account.profile.noAvatar")}</p>
+<form id="avatar-form" class="stacked">
+<div class="field"><label for="avatar-file">${t("account.profile.avatarFile")}</label>
+<input id="avatar-file" name="avatar" type="file" accept="image/png,image/jpeg,image/webp"></div>
+<div class="buttons"><button type="submit">${t("account.profile.uploadAvatar")}</button>
+<button type="button" id="remove-avatar" class="secondary" hidden>${t("account.profile.removeAvatar")}</button></div>
+</form>
+</div>
+<form id="profile-form" class="stacked" novalidate>
+<div class="field"><label for="profile-name">${t("account.profile.name")}</label>
+<input id="profile-name" name="name" maxlength="100" autocomplete="name" required aria-describedby="profile-name-errors">
+<ul id="profile-name-errors" class="field-errors"></ul></div>
+<div class="field"><label for="profile-dateOfBirth">${t("account.profile.dateOfBirth")}</label>
+<input id="profile-dateOfBirth" name="dateOfBirth" type="date" autocomplete="bday" aria-describedby="profile-dateOfBirth-errors">
+<ul id="profile-dateOfBirth-errors" class="field-errors"></ul></div>
+<div class="field"><label for="profile-gender">${t("account.profile.gender")}</label>
+<select id="profile-gender" name="gender" aria-describedby="profile-gender-errors"><option value="">${t("account.profile.genderNone")}</option>${genders}</select>
+<ul id="profile-gender-errors" class="field-errors"></ul></div>
+<div class="field" id="gender-description-field" hidden><label for="profile-genderDescription">${t("account.profile.genderDescription")}</label>
+<input id="profile-genderDescription" name="genderDescription" maxlength="50" aria-describedby="profile-genderDescription-errors">
+<ul id="profile-genderDescription-errors" class="field-errors"></ul></div>
+<div class="field"><label for="profile-locale">${t("account.profile.locale")}</label>
+<select id="profile-locale" name="locale" aria-describedby="profile-locale-errors"><option value="">${t("account.profile.localeDefault")}</option>${locales}</select>
+<ul id="profile-locale-errors" class="field-errors"></ul></div>
+<button type="submit">${t("account.profile.save")}</button>
+</form>
+${status("profile")}
+</section>
+<section id="identifiers" aria-labelledby="identifiers-heading"><h2 id="identifiers-heading">${t("account.identifiers.heading")}</h2>
+<dl id="identifiers-summary" class="summary"></dl>
+<form id="identifiers-form" class="stacked" novalidate>
+<div class="field"><label for="identifiers-email">${t("account.identifiers.newEmail")}</label>
+<input id="identifiers-email" name="email" type="email" autocomplete="email" dir="ltr" aria-describedby="identifiers-email-errors">
+<ul id="identifiers-email-errors" class="field-errors"></ul></div>
+<div class="field"><label for="identifiers-phone">${t("account.identifiers.newPhone")}</label>
+<input id="identifiers-phone" name="phone" type="tel" autocomplete="tel" dir="ltr" aria-describedby="identifiers-phone-errors">
+<ul id="identifiers-phone-errors" class="field-errors"></ul></div>
+<button type="submit">${t("account.identifiers.request")}</button>
+</form>
+<form id="code-form" class="stacked" novalidate hidden>
+<p id="code-intro"></p>
+<div class="field"><label for="identifiers-code">${t("account.identifiers.codeLabel")}</label>
+<input id="identifiers-code" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="6" dir="ltr" aria-describedby="identifiers-code-errors">
+<ul id="identifiers-code-errors" class="field-errors"></ul></div>
+<div class="buttons"><button type="submit">${t("account.identifiers.verify")}</button>
+<button type="button" id="cancel-change" class="secondary">${t("account.identifiers.cancel")}</button></div>
+</form>
+${status("identifiers")}
+</section>
+<section id="password" aria-labelledby="password-heading"><h2 id="password-heading">${t("account.password.heading")}</h2>
+<form id="password-form" class="stacked" novalidate>
+<div class="field"><label for="password-current">${t("account.password.current")}</label>
+<input id="password-current" name="current_password" type="password" autocomplete="current-password" required aria-describedby="password-current-errors">
+<ul id="password-current-errors" class="field-errors"></ul></div>
+<div class="field"><label for="password-new">${t("account.password.new")}</label>
+<input id="password-new" name="new_password" type="password" autocomplete="new-password" required aria-describedby="password-new-errors">
+<ul id="password-new-errors" class="field-errors"></ul></div>
+<div class="check"><input id="password-revoke" name="revoke_other_sessions" type="checkbox"><label for="password-revoke">${t("account.password.revokeOthers")}</label></div>
+<button type="submit">${t("account.password.change")}</button>
+</form>
+${status("password")}
+</section>
+<section id="sessions" aria-labelledby="sessions-heading"><h2 id="sessions-heading">${t("account.sessions.heading")}</h2>
+<table id="sessions-table">
+<caption>${t("account.sessions.caption")}</caption>
+${headers(t, ["account.sessions.colBrowser", "account.sessions.colAddress", "account.sessions.colCreated", "account.sessions.colLastUsed", "account.sessions.colApps", "account.sessions.colActions"])}
+<tbody></tbody>
+</table>
+<p><button type="button" id="revoke-others" class="secondary">${t("account.sessions.revokeOthers")}</button></p>
+${status("sessions")}
+</section>
+<section id="remembered" aria-labelledby="remembered-heading"><h2 id="remembered-heading">${t("account.remembered.heading")}</h2>
+<p>${t("account.remembered.intro")}</p>
+<ul id="remembered-list" class="accounts"></ul>
+<p><button type="button" id="another-account" class="secondary">${t("account.remembered.another")}</button></p>
+${status("remembered")}
+</section>
+<section id="apps" aria-labelledby="apps-heading"><h2 id="apps-heading">${t("account.apps.heading")}</h2>
+<ul id="apps-list" class="apps"></ul>
+${status("apps")}
+</section>
+<section id="logout" aria-labelledby="logout-heading"><h2 id="logout-heading">${t("account.logout.heading")}</h2>
+<p>${t("account.logout.explain")}</p>
+<div class="buttons">
+<button type="button" data-logout="session" class="secondary">${t("account.logout.session")}</button>
+<button type="button" data-logout="account" class="secondary">${t("account.logout.account")}</button>
+<button type="button" data-logout="browser" class="secondary">${t("account.logout.browser")}</button>
+</div>
+${status("logout")}
+</section>
+<section id="delete" aria-labelledby="delete-heading"><h2 id="delete-heading">${t("account.delete.heading")}</h2>
+<p class="warning">${t("account.delete.explain")}</p>
+<form id="delete-form" class="stacked" novalidate>
+<div class="check"><input id="delete-confirm" name="confirm" type="checkbox" required><label for="delete-confirm">${t("account.delete.understand")}</label></div>
+<button type="submit" class="danger">${t("account.delete.submit")}</button>
+</form>
+${status("delete")}
+</section>
+<section aria-labelledby="offers-heading"><h2 id="offers-heading">${t("account.offersHeading")}</h2>
 <ul id="offered"><li>${operations}</li><li>${clients}</li></ul>
-<p>${t("account.rolesNote")}</p>`,
+<p>${t("account.rolesNote")}</p>
+</section>`,
     offered,
   );
 }

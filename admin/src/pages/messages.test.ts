@@ -52,6 +52,7 @@ const SCRIPT_SECTIONS: Record<string, string[]> = {
   "submit.js": ["common", "submit"],
   "workers.js": ["common", "workers"],
   "enrollment.js": ["common", "enrollment"],
+  "account.js": ["common", "account"],
 };
 
 describe("the console's scripts", () => {

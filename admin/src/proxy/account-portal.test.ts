@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { managerPathFor } from "./account-portal.ts";
+import { consoleAvatarUrl, managerPathFor } from "./account-portal.ts";
 
 describe("managerPathFor", () => {
   it.each([
@@ -16,4 +16,26 @@ describe("managerPathFor", () => {
       expect(managerPathFor(path)).toBeUndefined();
     },
   );
+});
+
+describe("consoleAvatarUrl", () => {
+  it("renames the snapshot's and each remembered account's avatarUrl, and nothing else", () => {
+    expect(
+      consoleAvatarUrl({
+        avatarUrl: "/api/v1/me/profile/avatar?v=1",
+        accounts: [
+          { id: "a", avatarUrl: "/api/v1/me/accounts/a/avatar?v=2", name: "/api/v1/me/x" },
+          { id: "b", avatarUrl: null },
+          { id: "c", avatarUrl: "https://elsewhere.example/api/v1/me/x" },
+        ],
+      }),
+    ).toEqual({
+      avatarUrl: "/api/me/profile/avatar?v=1",
+      accounts: [
+        { id: "a", avatarUrl: "/api/me/accounts/a/avatar?v=2", name: "/api/v1/me/x" },
+        { id: "b", avatarUrl: null },
+        { id: "c", avatarUrl: "https://elsewhere.example/api/v1/me/x" },
+      ],
+    });
+  });
 });

@@ -2,7 +2,7 @@
  * `/api/me…`: the account portal (the Manager's /api/v1/me…) for the signed-in account, with
  * the session's account-portal token, which every console session holds. Forwarded by path,
  * method, query and body, so every /me route the Manager has is reachable here as it is added;
- * the answer comes back as the Manager wrote it (binary ones too: the avatar), except that an
+ * the answer comes back as the Manager wrote it (binary ones too: the avatar), except that every
  * `avatarUrl` on the Manager's path names the console's. The browser never sees the token.
  *
  * One route is the console's own: POST /api/me/profile/avatar takes the image itself, asks the
@@ -45,12 +45,21 @@ export function managerPathFor(consolePath: string): string | undefined {
   return `${MANAGER_ACCOUNT_PATH}${rest}`;
 }
 
-/** A snapshot's avatarUrl on the Manager's path, renamed to the console's. */
-function consoleAvatarUrl(body: unknown): unknown {
-  if (typeof body !== "object" || body === null || !("avatarUrl" in body)) return body;
-  const { avatarUrl } = body as { avatarUrl: unknown };
-  if (typeof avatarUrl !== "string" || !avatarUrl.startsWith(`${MANAGER_ACCOUNT_PATH}/`)) return body;
-  return { ...body, avatarUrl: `${ACCOUNT_PORTAL_PATH}${avatarUrl.slice(MANAGER_ACCOUNT_PATH.length)}` };
+/**
+ * Every `avatarUrl` on the Manager's path in an answer (the snapshot's, each remembered
+ * account's), renamed to the console's, where the same route is forwarded.
+ */
+export function consoleAvatarUrl(body: unknown): unknown {
+  if (Array.isArray(body)) return body.map(consoleAvatarUrl);
+  if (typeof body !== "object" || body === null) return body;
+  return Object.fromEntries(
+    Object.entries(body).map(([name, value]) => [
+      name,
+      name === "avatarUrl" && typeof value === "string" && value.startsWith(`${MANAGER_ACCOUNT_PATH}/`)
+        ? `${ACCOUNT_PORTAL_PATH}${value.slice(MANAGER_ACCOUNT_PATH.length)}`
+        : consoleAvatarUrl(value),
+    ]),
+  );
 }
 
 interface ManagerAnswer {

@@ -64,6 +64,14 @@ export interface SignedIn {
   sid: string | undefined;
 }
 
+/** What a sign-in may ask of the provider beyond the defaults (see authorizationRequest). */
+export interface Reauthentication {
+  maxAge?: number;
+  prompt?: "login";
+  /** Ask for the second-factor acr as essential (a step-up for OPERATOR_REQUIRE_MFA). */
+  stepUp?: boolean;
+}
+
 export interface AuthorizationRequest {
   url: URL;
   codeVerifier: string;
@@ -122,12 +130,18 @@ export class RelyingParty {
   }
 
   /**
+   * `reauthentication` asks the provider for a fresh sign-in (OIDC Core §3.1.2.1): `maxAge`
+   * seconds at most since the last one (`max_age`, as a 403 `auth.reauthentication_required`
+   * names it), or `prompt=login`, the sign-in page whatever the provider's session says.
    * `stepUp`: the operator's last request was refused for want of a second factor
    * (OPERATOR_REQUIRE_MFA): the acr of a sign-in with one is asked for as essential, which makes
    * the provider ask again for the password and the factor even in a signed-in session (an acr
    * only in acr_values would not).
    */
-  async authorizationRequest(redirectUri: string, stepUp = false): Promise<AuthorizationRequest> {
+  async authorizationRequest(
+    redirectUri: string,
+    reauthentication: Reauthentication = {},
+  ): Promise<AuthorizationRequest> {
     const configuration = await this.discover();
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
@@ -141,9 +155,11 @@ export class RelyingParty {
       nonce,
     });
     for (const resource of CONSOLE_RESOURCES) parameters.append("resource", this.indicator(resource));
-    if (stepUp) {
+    if (reauthentication.stepUp) {
       parameters.set("claims", JSON.stringify({ id_token: { acr: { essential: true, value: MFA_ACR } } }));
     }
+    if (reauthentication.maxAge !== undefined) parameters.set("max_age", String(reauthentication.maxAge));
+    if (reauthentication.prompt !== undefined) parameters.set("prompt", reauthentication.prompt);
     const url = oidc.buildAuthorizationUrl(configuration, parameters);
     return { url, codeVerifier, state, nonce };
   }

@@ -1,6 +1,7 @@
 /**
  * The browser's sign-in and sign-out: `/auth/sign-in` starts an authorization-code flow with
- * PKCE (state, nonce and verifier in a pre-session row bound to the cookie), `/auth/callback`
+ * PKCE (state, nonce and verifier in a pre-session row bound to the cookie), asking the provider
+ * for a recent sign-in when the page names `maxAge` or `prompt=login`, `/auth/callback`
  * finishes it under a NEW session id, `/auth/sign-out` ends the session and hands back the
  * provider's RP-initiated logout URL.
  */
@@ -10,10 +11,35 @@ import { pageContext } from "../pages/messages.ts";
 import type { AdminDeps, AdminEnv } from "../platform/context.ts";
 import { clearSessionId, readSessionId, writeSessionId } from "../sessions/cookie.ts";
 import { idHash } from "../sessions/store.ts";
+import type { Reauthentication } from "./relying-party.ts";
 import { safeReturnTo } from "./return-to.ts";
 
 export const CALLBACK_PATH = "/auth/callback";
 export const SIGNED_OUT_PATH = "/auth/signed-out";
+
+/** A day: what a page may ask as `maxAge` (the Manager asks REAUTHENTICATION_MAX_AGE_SECONDS). */
+const MAX_AGE_LIMIT_SECONDS = 86_400;
+
+/**
+ * A sign-in's `maxAge` and `prompt` query parameters, which a page sends when the Manager asked
+ * for a recent sign-in (403 `auth.reauthentication_required` with its `maxAge`) or the person
+ * wants to sign in as another account; undefined for values the provider must not be sent.
+ */
+export function reauthenticationOf(
+  maxAge: string | undefined,
+  prompt: string | undefined,
+): Reauthentication | undefined {
+  const reauthentication: Reauthentication = {};
+  if (maxAge !== undefined) {
+    if (!/^\d{1,6}$/.test(maxAge) || Number(maxAge) > MAX_AGE_LIMIT_SECONDS) return undefined;
+    reauthentication.maxAge = Number(maxAge);
+  }
+  if (prompt !== undefined) {
+    if (prompt !== "login") return undefined;
+    reauthentication.prompt = prompt;
+  }
+  return reauthentication;
+}
 
 export function registerSignIn(app: Hono<AdminEnv>, deps: AdminDeps) {
   const { sessions, relyingParty, cookie, logger, publicOrigin } = deps;
@@ -24,12 +50,19 @@ export function registerSignIn(app: Hono<AdminEnv>, deps: AdminDeps) {
     if (returnTo === undefined) {
       return c.text("returnTo must be a path of this site", 400);
     }
+    const reauthentication = reauthenticationOf(c.req.query("maxAge"), c.req.query("prompt"));
+    if (reauthentication === undefined) {
+      return c.text(`maxAge must be whole seconds up to ${MAX_AGE_LIMIT_SECONDS}; prompt may be login`, 400);
+    }
     // A session this browser still had ends here: sign-in always starts from nothing.
     const previous = readSessionId(c, cookie);
     if (previous !== undefined) await sessions.end(idHash(previous));
     let request: Awaited<ReturnType<typeof relyingParty.authorizationRequest>>;
     try {
-      request = await relyingParty.authorizationRequest(redirectUri, c.req.query("stepUp") === "mfa");
+      request = await relyingParty.authorizationRequest(redirectUri, {
+        ...reauthentication,
+        stepUp: c.req.query("stepUp") === "mfa",
+      });
     } catch (err) {
       logger.error("sign-in unavailable: the OpenID provider did not answer", { err });
       return c.html(providerUnavailablePage(pageContext(c)), 503, { "retry-after": "30" });

@@ -1,5 +1,6 @@
 // Not the aggregate's index: that loads password hashing (@node-rs/argon2), whose native binding
 // a Deno Manager cannot load, and deleting needs none.
+import { deleteAvatarsOf } from "../identity/accounts/avatars.ts";
 import { deleteOwnAccount } from "../identity/accounts/delete-own.ts";
 import { UnknownAccountError } from "../identity/accounts/store.ts";
 import { accountRoute } from "../identity/tokens/audiences.ts";
@@ -14,7 +15,7 @@ export const deleteAccountRoute = accountRoute({
   summary: "Delete the account",
   operationId: "deleteMe",
   description:
-    "Needs a sign-in within REAUTHENTICATION_MAX_AGE_SECONDS (the token's auth_time); otherwise 403 `auth.reauthentication_required` with the `maxAge` to send to the provider. Deletes the account with its roles, factors, remembered browsers and developer apps; ends every session (each client with a sid in one is sent a back-channel logout), grant and refresh token; every token of the account is refused from the next request on. The audit trail is kept and names the account by id; the e-mail address can be used by a new account. See docs/account-deletion.md.",
+    "Needs a sign-in within REAUTHENTICATION_MAX_AGE_SECONDS (the token's auth_time); otherwise 403 `auth.reauthentication_required` with the `maxAge` to send to the provider. Deletes the account with its roles, factors, remembered browsers and developer apps, then, after the answer, its avatar objects in storage (stored and staged); ends every session (each client with a sid in one is sent a back-channel logout), grant and refresh token; every token of the account is refused from the next request on. The audit trail is kept and names the account by id; the e-mail address can be used by a new account. See docs/account-deletion.md.",
   responses: { 204: { description: "The account is deleted" } },
   errors: ["auth.reauthentication_required"],
 });
@@ -22,6 +23,7 @@ export const deleteAccountRoute = accountRoute({
 export const deleteAccountHandler =
   (deps: AccountDeps): AppRouteHandler<typeof deleteAccountRoute> =>
   async (c) => {
+    const { accountId } = c.get("account");
     try {
       await deleteOwnAccount(
         deps.sql,
@@ -35,5 +37,8 @@ export const deleteAccountHandler =
       }
       throw err;
     }
+    // Not awaited: the answer does not wait on storage, whose retries last up to 30 s when it is
+    // down; a failure is logged.
+    void deleteAvatarsOf(deps.avatars, accountId, deps.logger);
     return c.body(null, 204);
   };

@@ -26,6 +26,7 @@ import { startTotpHandler, startTotpRoute } from "./mfa-totp-start.ts";
 import { verifyTotpHandler, verifyTotpRoute } from "./mfa-totp-verify.ts";
 import { readAvatarHandler, readAvatarRoute } from "./read-avatar.ts";
 import { readMeHandler, readMeRoute } from "./read-me.ts";
+import { readRememberedAvatarHandler, readRememberedAvatarRoute } from "./read-remembered-avatar.ts";
 import { rememberedAccountsHandler, rememberedAccountsRoute } from "./remembered-accounts.ts";
 import { revokeSessionHandler, revokeSessionRoute } from "./session-revoke.ts";
 import { listSessionsHandler, listSessionsRoute } from "./sessions-list.ts";
@@ -51,6 +52,7 @@ export function accountApp(deps: AccountDeps) {
   app.openapi(revokeOtherSessionsRoute, revokeOtherSessionsHandler(deps));
   app.openapi(revokeSessionRoute, revokeSessionHandler(deps));
   app.openapi(rememberedAccountsRoute, rememberedAccountsHandler(deps));
+  app.openapi(readRememberedAvatarRoute, readRememberedAvatarHandler(deps));
   app.openapi(logoutAllRoute, logoutAllHandler(deps));
   app.openapi(logoutRoute, logoutHandler(deps));
   app.openapi(listConnectedAppsRoute, listConnectedAppsHandler(deps));

@@ -74,12 +74,17 @@ export const ACCOUNT_SNAPSHOT_EXAMPLE: AccountSnapshot = {
   updatedAt: "2026-11-27T12:00:00.000Z",
 };
 
-/** The version of the avatar in its URL: the upload it came from (the key's last segment). */
-function avatarUrl(avatarKey: string | null): string | null {
+/**
+ * An avatar's URL on `path`, versioned by the upload it came from (the key's last segment), so a
+ * cached copy stands as long as the avatar does; null for none.
+ */
+export function versionedAvatarUrl(path: string, avatarKey: string | null): string | null {
   if (avatarKey === null) return null;
   const version = avatarKey.slice(avatarKey.lastIndexOf("/") + 1).replace(/\.webp$/, "");
-  return `${AVATAR_PATH}?v=${version}`;
+  return `${path}?v=${version}`;
 }
+
+const avatarUrl = (avatarKey: string | null) => versionedAvatarUrl(AVATAR_PATH, avatarKey);
 
 /** The snapshot from the profile, the factors' summary and the session count. */
 export function toSnapshot(profile: Profile, mfa: MfaSummary, sessionCount: number): AccountSnapshot {

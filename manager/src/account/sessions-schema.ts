@@ -89,6 +89,9 @@ export const SessionsEndedSchema = z
   })
   .openapi("SessionsEnded");
 
+/** Where a remembered account's avatar is read (read-remembered-avatar.ts). */
+export const rememberedAvatarPath = (accountId: string) => `/api/v1/me/accounts/${accountId}/avatar`;
+
 export const RememberedAccountSchema = z
   .object({
     id: z
@@ -96,6 +99,12 @@ export const RememberedAccountSchema = z
       .openapi({ description: "The account's id", example: "3b241101-e2bb-4255-8caf-4136c566a962" }),
     name: z.string().openapi({ description: "Its display name", example: "Ada Lovelace" }),
     email: z.string().openapi({ description: "Its e-mail address", example: "ada@example.com" }),
+    avatarUrl: z.string().nullable().openapi({
+      description:
+        "Path of its avatar on this API (GET /api/v1/me/accounts/{accountId}/avatar, read with the token that listed it), versioned so it changes with the avatar; null: none",
+      example:
+        "/api/v1/me/accounts/3b241101-e2bb-4255-8caf-4136c566a962/avatar?v=0d6c2f7e-1b9a-4f3e-8c2d-5a7b9e1f3c4d",
+    }),
     signedIn: z
       .boolean()
       .openapi({ description: "Its session in this browser is still live", example: true }),

@@ -29,7 +29,7 @@ export const updateProfileRoute = accountRoute({
   tags: ["account"],
   summary: "Update the profile",
   description:
-    "Changes the fields given: name, date of birth, gender (with the person's own words for self-described), locale, and the avatar. `avatarUploadId` makes an uploaded file the avatar only after the Manager has read it, checked that its bytes are the declared image type, decoded it (at most 4096 × 4096 pixels) and re-encoded it as a 256 × 256 WebP without its metadata; a file refused (413, 415) is deleted, and nothing else of the request is stored. Answers the new snapshot. Every change, and every refusal, writes one audit row.",
+    "Changes the fields given: name, date of birth, gender (with the person's own words for self-described), locale, and the avatar. `avatarUploadId` makes an uploaded file the avatar only after the Manager has read it, checked that its bytes are the declared image type, decoded it (at most 4096 × 4096 pixels) and re-encoded it as a 256 × 256 WebP without its metadata; a file refused (413, 415) is deleted, and nothing else of the request is stored. Answers the new snapshot. Every change, and every refusal, writes one audit row; a body naming no field (empty, or only unknown fields) changes nothing, writes no row and answers the snapshot as it is.",
   request: jsonBody(ProfileChangeSchema, {
     name: "Shirin Ahmadi",
     dateOfBirth: "1990-03-21",
@@ -108,12 +108,17 @@ export const updateProfileHandler =
         throw new ApiError(refusal.code, refusal.message);
       }
     }
+    c.header("cache-control", "no-store");
+    // Nothing named (an empty body, or only fields stripped as unknown): nothing changes, and no
+    // audit row claims a change.
+    if (Object.keys(change).length === 0 && avatarKey === undefined) {
+      return c.json(await readSnapshot(deps, accountId), 200);
+    }
     const { replacedAvatarKey } = await updateProfile(
       deps.sql,
       actor,
       avatarKey === undefined ? change : { ...change, avatarKey },
     );
     if (replacedAvatarKey !== null) await deleteAvatarObject(deps.avatars, replacedAvatarKey, deps.logger);
-    c.header("cache-control", "no-store");
     return c.json(await readSnapshot(deps, accountId), 200);
   };

@@ -9,6 +9,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import type { Logger } from "@tjm/platform";
 import {
   deleteObject,
+  deletePrefix,
   formatS3Uri,
   InputNotFoundError,
   ObjectTooLargeError,
@@ -186,6 +187,26 @@ async function deleteStaged(client: S3Client, uri: string, logger: Logger): Prom
 export async function deleteAvatarObject(storage: AvatarStorage, key: string, logger: Logger): Promise<void> {
   await deleteObject(storage.client(), formatS3Uri({ bucket: storage.bucket, key })).catch((error) =>
     logger.warn("a replaced avatar was not deleted", { key, error: String(error) }),
+  );
+}
+
+/**
+ * Every avatar object of a deleted account, stored or staged. Called after the deletion's commit:
+ * storage cannot take part in the transaction, and a failure must not bring the account back,
+ * so it is logged with the prefix left behind for an operator to remove. Never throws.
+ */
+export async function deleteAvatarsOf(
+  storage: AvatarStorage,
+  accountId: string,
+  logger: Logger,
+): Promise<void> {
+  await Promise.all(
+    [`avatars/${accountId}/`, `avatar-staging/${accountId}/`].map(async (key) => {
+      const prefix = formatS3Uri({ bucket: storage.bucket, key });
+      await deletePrefix(storage.client(), prefix).catch((error: unknown) =>
+        logger.error("a deleted account's avatar objects were not deleted", { prefix, error: String(error) }),
+      );
+    }),
   );
 }
 

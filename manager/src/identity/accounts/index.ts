@@ -15,6 +15,7 @@ export {
   type AvatarStorage,
   createAvatarUploadUrl,
   deleteAvatarObject,
+  deleteAvatarsOf,
   readAvatar,
   recordAvatarUploadUrlRefused,
   startAvatarUploadSweep,

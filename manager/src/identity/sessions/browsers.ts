@@ -72,6 +72,8 @@ export interface RememberedAccount {
   accountId: string;
   displayName: string;
   email: string;
+  /** Its avatar's object key in AVATAR_BUCKET; null for none. */
+  avatarKey: string | null;
   /** Its provider session in this browser is live (not ended, not expired). */
   signedIn: boolean;
   /** It is the account of the session asked about. */
@@ -94,7 +96,7 @@ export async function rememberedAccounts(sql: Sql, sessionUid: string): Promise<
       select s.account_id::uuid, s.uid, now() from oidc_records s
       where s.model = 'Session' and s.uid = ${sessionUid} and not exists (select from here)
     )
-    select a.id as account_id, a.display_name, a.email,
+    select a.id as account_id, a.display_name, a.email, a.avatar_key,
       exists (
         select from oidc_records s
         where s.model = 'Session' and s.uid = r.session_uid and (s.expires_at is null or s.expires_at > now())

@@ -1,0 +1,41 @@
+/**
+ * What the console's Chromium tests share: Debian's chromium (scripts/system-deps installs it
+ * for the test profile), the run's screenshot folder `$TMPDIR/tjm-admin-screens-<run>`, and
+ * axe-core's serious and critical violations on a page as it is now.
+ */
+import { mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import axe from "axe-core";
+import type { Page } from "playwright-core";
+
+export const CHROMIUM = "/usr/bin/chromium";
+
+/** A new folder for this run's screenshots; `shoot` writes a page's full screenshot there and prints its path. */
+export async function screenshots(name: string) {
+  const folder = join(tmpdir(), `tjm-admin-screens-${name}-${Date.now()}`);
+  await mkdir(folder, { recursive: true });
+  return async (page: Page, step: string): Promise<void> => {
+    const path = join(folder, `${step}.png`);
+    await page.screenshot({ path, fullPage: true });
+    console.log(`screenshot: ${path}`);
+  };
+}
+
+export async function seriousViolations(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol, which the page's CSP (no inline script) allows.
+  await page.evaluate(axe.source);
+  const violations = await page.evaluate(async () => {
+    const results = await (window as unknown as { axe: typeof axe }).axe.run(document, {
+      resultTypes: ["violations"],
+    });
+    return results.violations.map((violation) => ({
+      id: violation.id,
+      impact: violation.impact,
+      targets: violation.nodes.map((node) => node.target.join(" ")),
+    }));
+  });
+  return violations
+    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+    .map((violation) => `${violation.id} (${violation.impact}) at ${violation.targets.join(", ")}`);
+}
