@@ -51,6 +51,8 @@ export interface AttemptEnvironment {
   storageRetry?: Partial<RetryPolicy>;
   /** Part size and parts in flight of each output's multipart upload; the uploader's defaults if unset. */
   uploadParts?: { partSize: number; concurrency: number };
+  /** False: the input is downloaded before ffmpeg starts instead of streamed (WORKER_INPUT_STREAMING). */
+  streamInput?: boolean;
   /** How long ffmpeg gets after SIGTERM before SIGKILL. */
   killGraceMs?: number;
   /** Unset when the agent serves no metrics. */
@@ -288,6 +290,7 @@ export class Attempt {
    * the encode reads the local file.
    */
   private async probeStreamed(relay: InputRelay): Promise<EncodeInput> {
+    if (this.env.streamInput === false) return this.downloadInput(undefined);
     const probed = await probeMedia(relay.url, { ffprobePath: this.env.ffprobePath }).then(
       (info) => ({ info }),
       (error: unknown) => ({ error }),
