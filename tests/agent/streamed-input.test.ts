@@ -125,7 +125,7 @@ async function runAttempt(inputKey: string, onEncoding?: () => void): Promise<Ou
         outcome.reports.push({ type, body: body as Record<string, unknown> });
       },
       progress: () => {},
-      storageRetry: { maxAttempts: 2, budgetMs: 2000 },
+      storageRetry: { maxAttempts: 2, budgetMs: 300 },
     },
     record,
   );

@@ -221,6 +221,7 @@ export class Attempt {
     const signal = this.abort.signal;
     await mkdir(this.directory, { recursive: true, mode: 0o700 });
     const relay = await InputRelay.open(this.client, plan.input.uri, {
+      retry: { retry: this.env.storageRetry, logger: this.log },
       onProblem: (problem) => {
         // Ranges refused or reads in excess: ffmpeg would only fail slowly on the relay's 503s.
         if (problem.kind !== "read-error") this.ffmpeg?.cancel();

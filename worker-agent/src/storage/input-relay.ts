@@ -23,7 +23,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { splitS3Uri } from "@tjm/storage";
+import { type RetryOptions, retryContext, splitS3Uri, withRetry } from "@tjm/storage";
 
 /** Why the relay stopped being a good way to read this input. */
 export type RelayProblem =
@@ -52,6 +52,12 @@ export interface InputRelayOptions {
   readAheadBytes?: number;
   /** Called once, with the first problem. */
   onProblem?: (problem: RelayProblem) => void;
+  /**
+   * Each read is retried like a download's request (the Worker's storage retry policy) before
+   * the relay answers 503; ffmpeg's own reconnects then ask again, so a stream rides out an
+   * outage several budgets long before the attempt falls back to a download.
+   */
+  retry?: Omit<RetryOptions, "signal">;
 }
 
 const DEFAULT_MAX_READ_FACTOR = 2;
@@ -132,9 +138,13 @@ export class InputRelay {
     response.on("close", () => readerGone.abort());
     let storeFailure: Error | undefined;
     try {
-      const answer = await client.send(
-        new GetObjectCommand({ Bucket: bucket, Key: key, ...(range ? { Range: range } : {}) }),
-        { abortSignal: readerGone.signal },
+      const answer = await withRetry(
+        () =>
+          client.send(
+            new GetObjectCommand({ Bucket: bucket, Key: key, ...(range ? { Range: range } : {}) }),
+            { abortSignal: readerGone.signal },
+          ),
+        retryContext("stream", `s3://${bucket}/${key}`, { ...this.options.retry, signal: readerGone.signal }),
       );
       const total = totalOf(answer.ContentRange) ?? (range ? undefined : answer.ContentLength);
       if (total !== undefined) this.measured.objectBytes = total;
