@@ -1,9 +1,11 @@
 /**
- * One attempt on this Worker, from an accepted lease to its last report: inputs downloaded
- * from S3, one ffmpeg run for every output, outputs uploaded to their attempt-scoped staging
- * keys with resumable multipart uploads, the ffmpeg log to logsUri, then `completed`. When
- * storage stays down past the uploader's retry budget it reports `upload-paused` and keeps
- * the encoded files until `resume-uploads` (or a cancel). Nothing here throws to the caller:
+ * One attempt on this Worker, from an accepted lease to its last report: the input streamed
+ * to ffprobe and ffmpeg through the loopback relay (downloaded when the stream fails or reads
+ * too much), watermark and subtitle files downloaded meanwhile, one ffmpeg run for every
+ * output, outputs uploaded to their attempt-scoped staging keys with resumable multipart
+ * uploads while they are probed, the ffmpeg log to logsUri, then `completed`. When storage
+ * stays down past the uploader's retry budget it reports `upload-paused` and keeps the
+ * encoded files until `resume-uploads` (or a cancel). Nothing here throws to the caller:
  * every ending is a report.
  */
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -79,8 +81,8 @@ interface EncodeInput {
 }
 
 /**
- * ffmpeg prints "<input>: <error>" when a read of its input fails, opening it or later; later,
- * it then ends the input there and exits 0 with short outputs.
+ * ffmpeg prints "<input>: <error>" when a read of its input fails. At the opening it then
+ * exits 1; mid-encode it takes the error for the input's end and exits 0 with short outputs.
  */
 function readErrorIn(stderr: string, url: string): boolean {
   return stderr.split("\n").some((line) => line.startsWith(`${url}: `));
@@ -220,6 +222,12 @@ export class Attempt {
     const { plan } = this.lease;
     const signal = this.abort.signal;
     await mkdir(this.directory, { recursive: true, mode: 0o700 });
+    const outputPaths = Object.fromEntries(
+      plan.outputs.map((output) => [
+        output.id,
+        join(this.directory, `output-${output.id}.${EXTENSIONS[output.container]}`),
+      ]),
+    );
     const relay = await InputRelay.open(this.client, plan.input.uri, {
       retry: { retry: this.env.storageRetry, logger: this.log },
       onProblem: (problem) => {
@@ -238,12 +246,6 @@ export class Attempt {
       signal.throwIfAborted();
 
       entering("encode");
-      const outputPaths = Object.fromEntries(
-        plan.outputs.map((output) => [
-          output.id,
-          join(this.directory, `output-${output.id}.${EXTENSIONS[output.container]}`),
-        ]),
-      );
       const command = (source: EncodeInput) =>
         buildFfmpegCommand({
           plan,
@@ -276,10 +278,7 @@ export class Attempt {
     this.record = {
       ...this.record,
       phase: "uploading",
-      outputs: plan.outputs.map((output) => ({
-        id: output.id,
-        path: join(this.directory, `output-${output.id}.${EXTENSIONS[output.container]}`),
-      })),
+      outputs: plan.outputs.map((output) => ({ id: output.id, path: outputPaths[output.id] as string })),
     };
     await this.env.records.save(this.record);
     await this.env.report(this.lease, "encoded", {});
