@@ -230,6 +230,7 @@ export class Attempt {
     );
     const relay = await InputRelay.open(this.client, plan.input.uri, {
       retry: { retry: this.env.storageRetry, logger: this.log },
+      signal,
       onProblem: (problem) => {
         // Ranges refused or reads in excess: ffmpeg would only fail slowly on the relay's 503s.
         if (problem.kind !== "read-error") this.ffmpeg?.cancel();
@@ -295,6 +296,7 @@ export class Attempt {
       (info) => ({ info }),
       (error: unknown) => ({ error }),
     );
+    this.abort.signal.throwIfAborted();
     const problem = relay.problem;
     if (problem === undefined && "info" in probed) {
       return { path: relay.url, info: probed.info, options: STREAM_INPUT_OPTIONS, streamed: true };

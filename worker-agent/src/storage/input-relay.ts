@@ -58,6 +58,8 @@ export interface InputRelayOptions {
    * outage several budgets long before the attempt falls back to a download.
    */
   retry?: Omit<RetryOptions, "signal">;
+  /** The attempt's: once aborted, reads in flight stop and the relay closes. */
+  signal?: AbortSignal;
 }
 
 const DEFAULT_MAX_READ_FACTOR = 2;
@@ -85,8 +87,10 @@ export class InputRelay {
       server.listen(0, "127.0.0.1", () => resolve());
     });
     const { port } = server.address() as AddressInfo;
-    relay = new InputRelay(server, `http://127.0.0.1:${port}${path}`, options);
-    return relay;
+    const opened = new InputRelay(server, `http://127.0.0.1:${port}${path}`, options);
+    relay = opened;
+    options.signal?.addEventListener("abort", () => void opened.close(), { once: true });
+    return opened;
   }
 
   get problem(): RelayProblem | undefined {
@@ -144,7 +148,12 @@ export class InputRelay {
             new GetObjectCommand({ Bucket: bucket, Key: key, ...(range ? { Range: range } : {}) }),
             { abortSignal: readerGone.signal },
           ),
-        retryContext("stream", `s3://${bucket}/${key}`, { ...this.options.retry, signal: readerGone.signal }),
+        retryContext("stream", `s3://${bucket}/${key}`, {
+          ...this.options.retry,
+          signal: this.options.signal
+            ? AbortSignal.any([readerGone.signal, this.options.signal])
+            : readerGone.signal,
+        }),
       );
       const total = totalOf(answer.ContentRange) ?? (range ? undefined : answer.ContentLength);
       if (total !== undefined) this.measured.objectBytes = total;
@@ -170,7 +179,7 @@ export class InputRelay {
           ? answer.Body
           : Readable.fromWeb(answer.Body.transformToWebStream() as WebReadableStream);
       body.on("error", (error: Error) => {
-        if (!readerGone.signal.aborted) storeFailure ??= error;
+        if (!readerGone.signal.aborted && !this.options.signal?.aborted) storeFailure ??= error;
       });
       body.on("data", (chunk: Buffer) => {
         this.measured.bytesServed += chunk.length;
