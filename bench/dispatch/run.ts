@@ -84,7 +84,7 @@ export interface DispatchLatency {
   accepted: Spread;
   /** Its job.updated (QUEUED -> RUNNING) arrived at an SSE subscriber in this process. */
   runningEvent: Spread;
-  /** The agent spawned ffmpeg ("encoding"): input downloaded and probed, `started` reported. */
+  /** The agent spawned ffmpeg ("encoding"): input probed through the relay, `started` reported. */
   ffmpegSpawned: Spread;
   /**
    * Hops: dispatched -> lease published, lease published -> Manager applied accepted (and its

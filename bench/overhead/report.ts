@@ -113,7 +113,7 @@ export function overheadReport(result: OverheadResult | undefined): string {
   const steps: [string, number, number][] = [
     ["Manager applied `accepted` (attempt RUNNING)", stages.accepted, stages.accepted],
     [
-      "agent spawned ffmpeg (input downloaded and probed, `started` stored)",
+      "agent spawned ffmpeg (input probed through the relay, `started` stored)",
       stages.ffmpegSpawned,
       stages.ffmpegSpawned - stages.accepted,
     ],

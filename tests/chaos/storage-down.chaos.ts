@@ -4,6 +4,10 @@
  * Each outage: one job per agent, each held at a point drawn from the seed (the store's proxy
  * holds that request until the store goes down, so every job is mid-flight when it does):
  *
+ * - input-stream: a ranged read of the job's input by the agent's relay while ffmpeg streams
+ *   it (after the agent logged the encode): the read fails, the agent falls back to a download,
+ *   which waits out its retry budget against the dead store; the attempt fails
+ *   STORAGE_UNAVAILABLE if the store is still down then, and the job's next attempt completes;
  * - part-1, part-2, part-3: a multipart part of the ~13 MiB output (5 MiB parts);
  * - complete-upload: the CompleteMultipartUpload of the output;
  * - log-upload: the ffmpeg log, the agent's last upload;
@@ -20,6 +24,8 @@
  * Recovery time: from the store coming back to each paused job COMPLETED (and, apart, to each
  * job whose promotion was cut COMPLETED).
  */
+
+import { CopyObjectCommand } from "@aws-sdk/client-s3";
 import { type AgentProcess, agentDirs, killAgents } from "@tjm/devstack/agent-process";
 import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
 import { waitFor } from "@tjm/devstack/services";
@@ -58,6 +64,7 @@ const AGENT_ENV = {
 };
 
 const POINTS = [
+  "input-stream",
   "part-1",
   "part-2",
   "part-3",
@@ -74,13 +81,26 @@ interface Target {
   jobId: string;
   /** /media-out/<scenario>/<outage>-<slot>: where its output and manifest go. */
   prefix: string;
+  /** /media-in/<scenario>/<outage>-<slot>.mp4: its own copy of the clip, so its reads are told apart. */
+  input: string;
   point: Point;
   /** When its request was first held at its point. */
   reachedAt?: number;
 }
 
-/** The point a request stands for, and the job it belongs to, or undefined for any other request. */
-function pointOf(request: Omit<S3Request, "status">, targets: Target[]): [Target, Point] | undefined {
+/**
+ * The point a request stands for, and the job it belongs to, or undefined for any other
+ * request. `encoding`: whether the job's agent has logged its encode (ffmpeg spawned).
+ */
+function pointOf(
+  request: Omit<S3Request, "status">,
+  targets: Target[],
+  encoding: (jobId: string) => boolean,
+): [Target, Point] | undefined {
+  if (request.method === "GET" && request.range !== undefined) {
+    const target = targets.find((candidate) => candidate.input === request.path);
+    return target && encoding(target.jobId) ? [target, "input-stream"] : undefined;
+  }
   const staged = /^\/media-out\/\.tjm-staging\/([^/]+)\/[^/]+\/[^/]+$/.exec(request.path);
   if (staged) {
     const target = targets.find((candidate) => candidate.jobId === staged[1]);
@@ -124,6 +144,7 @@ describe("object storage down while uploads are in flight", () => {
       manager = tm;
       const { projectId } = await tm.createProject();
       await putGrainClip(s3, { bucket: "media-in", key: "clip.mp4" });
+      const s3Client = s3.client();
       for (let slot = 0; slot < AGENTS; slot++) {
         agents.push(await startTestAgent(tm, scratch.root, `${SCENARIO}-${slot + 1}`, AGENT_ENV));
       }
@@ -141,13 +162,17 @@ describe("object storage down while uploads are in flight", () => {
         const submittedAt = Date.now();
         for (let slot = 0; slot < AGENTS; slot++) {
           const prefix = `/media-out/${SCENARIO}/${outage}-${slot}`;
-          const plan = grainPlan("s3://media-in/clip.mp4", prefix);
+          const inputKey = `${SCENARIO}/${outage}-${slot}.mp4`;
+          await s3Client.send(
+            new CopyObjectCommand({ Bucket: "media-in", Key: inputKey, CopySource: "media-in/clip.mp4" }),
+          );
+          const plan = grainPlan(`s3://media-in/${inputKey}`, prefix);
           const jobId = await tm.submitJob({
             projectId,
             executionPlan: plan.executionPlan,
           });
           jobs.push({ jobId, destinations: plan.destinations });
-          targets.push({ jobId, prefix, point: random.pick([...POINTS]) });
+          targets.push({ jobId, prefix, input: `/media-in/${inputKey}`, point: random.pick([...POINTS]) });
         }
         allTargets.push(...targets);
 
@@ -158,7 +183,11 @@ describe("object storage down while uploads are in flight", () => {
         });
         let down = false;
         log.intercept(async (request) => {
-          const hit = pointOf(request, targets);
+          const hit = pointOf(request, targets, (jobId) =>
+            agents.some((agent) =>
+              agent.logs.some((line) => line.msg === "encoding" && line.jobId === jobId),
+            ),
+          );
           if (down || !hit || hit[0].point !== hit[1]) return;
           hit[0].reachedAt ??= Date.now();
           await wentDown;

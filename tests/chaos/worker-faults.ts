@@ -2,7 +2,8 @@
  * Worker faults at exact points of a job's first attempt, on real agents running real ffmpeg
  * against s3rver behind a request log. Each job's point is drawn from the seed:
  *
- * - download: while the agent's GET of the job's input is in flight (the request is held);
+ * - download: while the agent's first GET of the job's input is in flight (the request is held):
+ *   the relay's ranged read for ffprobe, or a download when the input is not streamed;
  * - encode: 0-400 ms after the agent logs `encoding` (its ffmpeg dies with it);
  * - part-1, part-2, part-3: while that multipart part of the output is in flight (one part at
  *   a time, 5 MiB parts of a ~13 MiB output);

@@ -107,7 +107,10 @@ async function ffprobe(bytes: Buffer) {
 describe("a job from submit to outputs in S3", () => {
   let agent: AgentProcess;
   beforeAll(async () => {
-    agent = await worker();
+    // Inputs downloaded, not streamed: the outage test below cuts storage while ffmpeg encodes
+    // and needs the input already local (a streamed read would fail and fall back to a
+    // download against the dead store). The agents of "interruptions" stream theirs.
+    agent = await worker({ WORKER_INPUT_STREAMING: "off" });
   }, 60_000);
   afterAll(async () => {
     await agent.stop();

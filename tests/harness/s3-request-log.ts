@@ -16,6 +16,8 @@ export interface S3Request {
   query: URLSearchParams;
   /** The x-amz-copy-source header: set on a copy (a promotion). */
   copySource: string | undefined;
+  /** The Range header: set on a ranged GET (a Worker streaming its input). */
+  range: string | undefined;
   /** The store's status; 0 while unanswered or when the exchange was cut. */
   status: number;
   at: number;
@@ -56,6 +58,7 @@ export async function startS3RequestLog(target: number): Promise<S3RequestLog> {
       path: decodeURIComponent(url.pathname),
       query: url.searchParams,
       copySource: typeof copySource === "string" ? decodeURIComponent(copySource) : undefined,
+      range: incoming.headers.range,
       status: 0,
       at: Date.now(),
     };

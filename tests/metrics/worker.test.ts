@@ -147,6 +147,8 @@ describe("a real agent's /metrics", () => {
     const port = await freePort();
     agent = await startTestAgent(manager, scratch.root, "metrics", {
       WORKER_METRICS_PORT: String(port),
+      // Downloaded, not streamed: the storage wait below cuts storage mid-encode and needs the input local.
+      WORKER_INPUT_STREAMING: "off",
       WORKER_UPLOAD_RETRY_BUDGET_MS: "1500",
       WORKER_UPLOAD_RETRY_ATTEMPTS: "2",
     });

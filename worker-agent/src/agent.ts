@@ -207,6 +207,7 @@ export class WorkerAgent {
         partSize: config.WORKER_UPLOAD_PART_SIZE_MIB * MIB,
         concurrency: config.WORKER_UPLOAD_CONCURRENCY,
       },
+      streamInput: config.WORKER_INPUT_STREAMING === "on",
       report: async (lease, type, body) => {
         const { workerId, instanceId } = instance();
         await this.session?.publishReport({

@@ -21,6 +21,7 @@ describe("parseEnv", () => {
         WORKER_UPLOAD_RETRY_ATTEMPTS: 5,
         WORKER_UPLOAD_PART_SIZE_MIB: 32,
         WORKER_UPLOAD_CONCURRENCY: 4,
+        WORKER_INPUT_STREAMING: "on",
         WORKER_METRICS_PORT: 9464,
         WORKER_METRICS_HOST: "127.0.0.1",
         LOG_LEVEL: "info",

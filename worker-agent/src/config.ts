@@ -64,6 +64,12 @@ export const configSchema = z.object({
     .default(DEFAULT_PART_SIZE / MIB),
   /** Parts uploaded at once, per output. */
   WORKER_UPLOAD_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(DEFAULT_UPLOAD_CONCURRENCY),
+  /**
+   * "on": ffmpeg streams the input through the agent's relay (ranged reads), and a download
+   * is only the fallback; "off": every input is downloaded before ffmpeg starts (a store that
+   * charges per request, or a test that needs the input local before it cuts storage).
+   */
+  WORKER_INPUT_STREAMING: z.enum(["on", "off"]).default("on"),
 
   // Metrics
   /** Prometheus text at http://WORKER_METRICS_HOST:WORKER_METRICS_PORT/metrics; 0 serves none. */

@@ -1,9 +1,11 @@
 /**
- * One attempt on this Worker, from an accepted lease to its last report: inputs downloaded
- * from S3, one ffmpeg run for every output, outputs uploaded to their attempt-scoped staging
- * keys with resumable multipart uploads, the ffmpeg log to logsUri, then `completed`. When
- * storage stays down past the uploader's retry budget it reports `upload-paused` and keeps
- * the encoded files until `resume-uploads` (or a cancel). Nothing here throws to the caller:
+ * One attempt on this Worker, from an accepted lease to its last report: the input streamed
+ * to ffprobe and ffmpeg through the loopback relay (downloaded when the stream fails or reads
+ * too much), watermark and subtitle files downloaded meanwhile, one ffmpeg run for every
+ * output, outputs uploaded to their attempt-scoped staging keys with resumable multipart
+ * uploads while they are probed, the ffmpeg log to logsUri, then `completed`. When storage
+ * stays down past the uploader's retry budget it reports `upload-paused` and keeps the
+ * encoded files until `resume-uploads` (or a cancel). Nothing here throws to the caller:
  * every ending is a report.
  */
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -19,7 +21,7 @@ import type {
   WorkerPool,
 } from "@tjm/protocol";
 import type { WorkerMetrics } from "../metrics/worker-metrics.ts";
-import { buildFfmpegCommand } from "../run/args.ts";
+import { buildFfmpegCommand, type FfmpegCommand } from "../run/args.ts";
 import { type RunningFfmpeg, startFfmpeg } from "../run/ffmpeg-process.ts";
 import { type MediaInfo, probeMedia } from "../run/media-info.ts";
 import type { ProgressUpdate } from "../run/progress.ts";
@@ -27,8 +29,10 @@ import { retimeSubtitles } from "../run/subtitle-retime.ts";
 import {
   createS3Client,
   downloadObject,
+  InputRelay,
   MultipartUploader,
   putSmallObject,
+  type RelayProblem,
   type RetryPolicy,
   StorageUnavailableError,
 } from "../storage/index.ts";
@@ -49,6 +53,8 @@ export interface AttemptEnvironment {
   storageRetry?: Partial<RetryPolicy>;
   /** Part size and parts in flight of each output's multipart upload; the uploader's defaults if unset. */
   uploadParts?: { partSize: number; concurrency: number };
+  /** False: the input is downloaded before ffmpeg starts instead of streamed (WORKER_INPUT_STREAMING). */
+  streamInput?: boolean;
   /** How long ffmpeg gets after SIGTERM before SIGKILL. */
   killGraceMs?: number;
   /** Unset when the agent serves no metrics. */
@@ -56,6 +62,31 @@ export interface AttemptEnvironment {
 }
 
 const EXTENSIONS: Record<string, string> = { mp4: "mp4", mov: "mov", mkv: "mkv", webm: "webm", mpegts: "ts" };
+
+/**
+ * ffmpeg's http reader on the relay: a dropped connection or a 5xx is retried from the same
+ * offset, with waits of 0, 1 and 2 s, before the read fails and the attempt downloads instead.
+ */
+const STREAM_INPUT_OPTIONS = [
+  ...["-reconnect", "1", "-reconnect_on_network_error", "1"],
+  ...["-reconnect_on_http_error", "5xx", "-reconnect_delay_max", "2"],
+];
+
+/** What ffmpeg reads: the relay's URL or the downloaded file. */
+interface EncodeInput {
+  path: string;
+  info: MediaInfo;
+  options?: readonly string[];
+  streamed: boolean;
+}
+
+/**
+ * ffmpeg prints "<input>: <error>" when a read of its input fails. At the opening it then
+ * exits 1; mid-encode it takes the error for the input's end and exits 0 with short outputs.
+ */
+function readErrorIn(stderr: string, url: string): boolean {
+  return stderr.split("\n").some((line) => line.startsWith(`${url}: `));
+}
 
 class Cancelled extends Error {
   override name = "Cancelled";
@@ -191,32 +222,106 @@ export class Attempt {
     const { plan } = this.lease;
     const signal = this.abort.signal;
     await mkdir(this.directory, { recursive: true, mode: 0o700 });
-    const inputPath = join(this.directory, "input");
-    await downloadObject(this.client, plan.input.uri, inputPath, this.retry);
-    const info = await probeMedia(inputPath, { ffprobePath: this.env.ffprobePath });
-    const subtitlePaths = await this.fetchSubtitles(plan, info);
-    const watermarkPath = plan.transforms.watermark ? join(this.directory, "watermark") : undefined;
-    if (watermarkPath && plan.transforms.watermark) {
-      await downloadObject(this.client, plan.transforms.watermark.uri, watermarkPath, this.retry);
-    }
-    signal.throwIfAborted();
-
-    entering("encode");
     const outputPaths = Object.fromEntries(
       plan.outputs.map((output) => [
         output.id,
         join(this.directory, `output-${output.id}.${EXTENSIONS[output.container]}`),
       ]),
     );
-    const command = buildFfmpegCommand({
-      plan,
-      pool: this.env.pool,
-      input: { path: inputPath, info },
-      subtitlePaths,
-      ...(watermarkPath ? { watermarkPath } : {}),
-      outputPaths,
+    const relay = await InputRelay.open(this.client, plan.input.uri, {
+      retry: { retry: this.env.storageRetry, logger: this.log },
+      signal,
+      onProblem: (problem) => {
+        // Ranges refused or reads in excess: ffmpeg would only fail slowly on the relay's 503s.
+        if (problem.kind !== "read-error") this.ffmpeg?.cancel();
+      },
     });
-    await this.env.report(this.lease, "started", {});
+    try {
+      // The side files download while the input is probed through the relay.
+      const [input, subtitlePaths, watermarkPath] = await Promise.all([
+        this.probeStreamed(relay),
+        this.downloadSubtitles(plan),
+        this.downloadWatermark(plan),
+      ]);
+      await this.retimeSubtitles(plan, subtitlePaths, input.info);
+      signal.throwIfAborted();
+
+      entering("encode");
+      const command = (source: EncodeInput) =>
+        buildFfmpegCommand({
+          plan,
+          pool: this.env.pool,
+          input: source,
+          subtitlePaths,
+          ...(watermarkPath ? { watermarkPath } : {}),
+          outputPaths,
+        });
+      const first = command(input);
+      await this.env.report(this.lease, "started", {});
+      if (input.streamed) {
+        const problem = await this.runFfmpeg(first, relay);
+        if (problem) {
+          this.log.warn("the input stream failed; downloading the input and encoding again", {
+            problem,
+            ...relay.measures,
+          });
+          await this.runFfmpeg(command(await this.downloadInput(input.info)), undefined);
+        } else {
+          this.log.info("input streamed", { ...relay.measures });
+        }
+      } else {
+        await this.runFfmpeg(first, undefined);
+      }
+    } finally {
+      await relay.close();
+    }
+
+    this.record = {
+      ...this.record,
+      phase: "uploading",
+      outputs: plan.outputs.map((output) => ({ id: output.id, path: outputPaths[output.id] as string })),
+    };
+    await this.env.records.save(this.record);
+    await this.env.report(this.lease, "encoded", {});
+  }
+
+  /**
+   * Probes the input through the relay. Any trouble with the stream (a read from the store
+   * failed, Range refused, more read than the object holds) downloads the input instead, and
+   * the encode reads the local file.
+   */
+  private async probeStreamed(relay: InputRelay): Promise<EncodeInput> {
+    if (this.env.streamInput === false) return this.downloadInput(undefined);
+    const probed = await probeMedia(relay.url, { ffprobePath: this.env.ffprobePath }).then(
+      (info) => ({ info }),
+      (error: unknown) => ({ error }),
+    );
+    this.abort.signal.throwIfAborted();
+    const problem = relay.problem;
+    if (problem === undefined && "info" in probed) {
+      return { path: relay.url, info: probed.info, options: STREAM_INPUT_OPTIONS, streamed: true };
+    }
+    if (problem === undefined) throw (probed as { error: unknown }).error;
+    this.log.warn("the input cannot be streamed; downloading it", { problem, ...relay.measures });
+    return this.downloadInput("info" in probed ? probed.info : undefined);
+  }
+
+  private async downloadInput(known: MediaInfo | undefined): Promise<EncodeInput> {
+    const path = join(this.directory, "input");
+    await downloadObject(this.client, this.lease.plan.input.uri, path, this.retry);
+    const info = known ?? (await probeMedia(path, { ffprobePath: this.env.ffprobePath }));
+    return { path, info, streamed: false };
+  }
+
+  /**
+   * Runs one ffmpeg. With a relay: resolves to the relay's problem when the stream failed
+   * ffmpeg (it exited with an error, or printed a read error on its input, which it takes for
+   * the end of the input: the output would be short), undefined when the encode is good.
+   */
+  private async runFfmpeg(
+    command: FfmpegCommand,
+    relay: InputRelay | undefined,
+  ): Promise<RelayProblem | undefined> {
     const meter = this.env.metrics?.encodeMeter();
     this.ffmpeg = startFfmpeg({
       ...(this.env.ffmpegPath ? { ffmpegPath: this.env.ffmpegPath } : {}),
@@ -234,61 +339,73 @@ export class Attempt {
       attemptId: this.lease.attemptId,
       pid: this.ffmpeg.pid,
       expectedDurationMs: command.expectedDurationMs,
+      streamed: relay !== undefined,
     });
-    if (signal.aborted) this.ffmpeg.cancel();
-    await this.ffmpeg.done.finally(() => meter?.end());
-
-    const outputs: EncodedOutput[] = [];
-    for (const output of plan.outputs) {
-      const path = outputPaths[output.id] as string;
-      const produced = await probeMedia(path, { ffprobePath: this.env.ffprobePath });
-      outputs.push({
-        id: output.id,
-        path,
-        durationMs: produced.durationMs,
-        codecs: codecsOf(produced),
-        ...(produced.video ? { widthPx: produced.video.width, heightPx: produced.video.height } : {}),
-      });
+    if (this.abort.signal.aborted || (relay?.problem && relay.problem.kind !== "read-error"))
+      this.ffmpeg.cancel();
+    try {
+      const result = await this.ffmpeg.done.finally(() => meter?.end());
+      if (relay?.problem && readErrorIn(result.stderrTail, relay.url)) return relay.problem;
+      return undefined;
+    } catch (error) {
+      if (this.abort.signal.aborted || !relay?.problem) throw error;
+      return relay.problem;
     }
-    this.record = { ...this.record, phase: "uploading", outputs };
-    await this.env.records.save(this.record);
-    await this.env.report(this.lease, "encoded", {});
   }
 
-  /** Subtitle files, in plan order; SOFT ones retimed when segments are removed (ffmpeg cannot cut them). */
-  private async fetchSubtitles(plan: ExecutionPlan, info: MediaInfo): Promise<string[]> {
-    const paths: string[] = [];
+  private async downloadSubtitles(plan: ExecutionPlan): Promise<string[]> {
+    return Promise.all(
+      plan.transforms.subtitles.map(async (subtitle, index) => {
+        const path = join(this.directory, `subtitle-${index}`);
+        await downloadObject(this.client, subtitle.uri, path, this.retry);
+        return path;
+      }),
+    );
+  }
+
+  /** SOFT subtitles retimed when segments are removed (ffmpeg cannot cut them). */
+  private async retimeSubtitles(plan: ExecutionPlan, paths: string[], info: MediaInfo): Promise<void> {
+    if (plan.transforms.removedSegments.length === 0) return;
     for (const [index, subtitle] of plan.transforms.subtitles.entries()) {
-      const path = join(this.directory, `subtitle-${index}`);
-      await downloadObject(this.client, subtitle.uri, path, this.retry);
-      if (subtitle.mode === "SOFT" && plan.transforms.removedSegments.length > 0) {
-        const text = await readFile(path, "utf8");
-        await writeFile(path, retimeSubtitles(text, plan.transforms.removedSegments, info.durationMs));
-      }
-      paths.push(path);
+      if (subtitle.mode !== "SOFT") continue;
+      const path = paths[index] as string;
+      const text = await readFile(path, "utf8");
+      await writeFile(path, retimeSubtitles(text, plan.transforms.removedSegments, info.durationMs));
     }
-    return paths;
   }
 
-  /** Uploads every output to its staging key and the log; pauses (and waits) while storage is down. */
+  private async downloadWatermark(plan: ExecutionPlan): Promise<string | undefined> {
+    if (!plan.transforms.watermark) return undefined;
+    const path = join(this.directory, "watermark");
+    await downloadObject(this.client, plan.transforms.watermark.uri, path, this.retry);
+    return path;
+  }
+
+  /**
+   * Uploads every output to its staging key and the log; pauses (and waits) while storage is
+   * down. The outputs are probed for the completion report (the manifest's durations, codecs
+   * and sizes) while they upload.
+   */
   private async uploadAll(): Promise<OutputResult[]> {
+    const described = Promise.all(this.record.outputs.map((output) => this.describe(output)));
+    // Awaited after the uploads; a failed probe must not surface as unhandled meanwhile.
+    described.catch(() => undefined);
     for (;;) {
       try {
-        const results: OutputResult[] = [];
-        for (const output of this.record.outputs) {
-          const uploaded = await this.uploader(output).upload();
-          results.push({
+        const uploads: { bytes: number; sha256: string }[] = [];
+        for (const output of this.record.outputs) uploads.push(await this.uploader(output).upload());
+        const descriptions = await described;
+        const results = this.record.outputs.map((output, index): OutputResult => {
+          const uploaded = uploads[index] as { bytes: number; sha256: string };
+          const description = descriptions[index] as OutputDescription;
+          return {
             id: output.id,
             uri: this.stagingUri(output.id),
             bytes: uploaded.bytes,
             sha256: uploaded.sha256,
-            durationMs: output.durationMs,
-            codecs: output.codecs,
-            ...(output.widthPx && output.heightPx
-              ? { widthPx: output.widthPx, heightPx: output.heightPx }
-              : {}),
-          });
-        }
+            ...description,
+          };
+        });
         await this.uploadLog();
         return results;
       } catch (err) {
@@ -319,6 +436,15 @@ export class Attempt {
     await this.env.records.save(this.record);
     await this.env.report(this.lease, "upload-resumed", {});
     this.log.info("uploads resumed", { attemptId: this.lease.attemptId });
+  }
+
+  private async describe(output: EncodedOutput): Promise<OutputDescription> {
+    const produced = await probeMedia(output.path, { ffprobePath: this.env.ffprobePath });
+    return {
+      durationMs: produced.durationMs,
+      codecs: codecsOf(produced),
+      ...(produced.video ? { widthPx: produced.video.width, heightPx: produced.video.height } : {}),
+    };
   }
 
   private uploader(output: EncodedOutput): MultipartUploader {
@@ -366,6 +492,8 @@ export class Attempt {
     await this.env.records.remove(this.lease);
   }
 }
+
+type OutputDescription = Pick<OutputResult, "durationMs" | "codecs" | "widthPx" | "heightPx">;
 
 function codecsOf(info: MediaInfo): string[] {
   return [

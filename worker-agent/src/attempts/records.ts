@@ -10,13 +10,10 @@ import { type LeaseCommand, LeaseCommandSchema } from "@tjm/protocol";
 import { z } from "zod";
 import { writeFileAtomic } from "../platform/atomic-file.ts";
 
+/** An encoded file; what it holds is probed while it uploads, so a record carries only where it is. */
 export const ENCODED_OUTPUT = z.object({
   id: z.string(),
   path: z.string(),
-  durationMs: z.number().int().min(0),
-  codecs: z.array(z.string()),
-  widthPx: z.number().int().min(1).optional(),
-  heightPx: z.number().int().min(1).optional(),
 });
 export type EncodedOutput = z.infer<typeof ENCODED_OUTPUT>;
 

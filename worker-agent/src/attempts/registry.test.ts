@@ -20,7 +20,7 @@ afterEach(async () => {
   await Promise.all(directories.splice(0).map((path) => rm(path, { recursive: true, force: true })));
 });
 
-/** A lease whose input sits on a store nobody answers: the attempt retries its download until cancelled. */
+/** A lease whose input sits on a store nobody answers: the attempt retries its reads of it until cancelled. */
 function lease(attemptId: string): LeaseCommand {
   return {
     ...examples.commands.lease,

@@ -40,8 +40,11 @@ import { type KeptRange, keptDurationMs, keptRanges } from "./timeline.ts";
 export interface FfmpegCommandRequest {
   plan: ExecutionPlan;
   pool: WorkerPool;
-  /** `path`: an absolute local path or an http(s) URL ffmpeg reads directly. */
-  input: { path: string; info: MediaInfo };
+  /**
+   * `path`: an absolute local path or an http(s) URL ffmpeg reads directly; `options`: input
+   * options placed before its `-i` (the http protocol's reconnect settings).
+   */
+  input: { path: string; info: MediaInfo; options?: readonly string[] };
   /**
    * Local files in the order of plan.transforms.subtitles. A BURN_IN file is timed for the
    * input; SOFT files are muxed as they are, so with removed segments the caller passes them
@@ -102,7 +105,7 @@ export function buildFfmpegCommand(request: FfmpegCommandRequest): FfmpegCommand
   const video = videoOutputs.length > 0 ? requireVideo(info) : undefined;
   const tracks = audioOutputs.length > 0 ? audioTracks(plan, info) : [];
 
-  const inputs = ["-i", input.path];
+  const inputs = [...(input.options ?? []), "-i", input.path];
   const graph: string[] = [];
 
   let videoSource = video ? inputStream(`0:v:${video.streamIndex}`) : undefined;
@@ -128,7 +131,7 @@ export function buildFfmpegCommand(request: FfmpegCommandRequest): FfmpegCommand
 
   const softSubtitles = plan.transforms.subtitles.flatMap((subtitle, index) => {
     if (subtitle.mode !== "SOFT") return [];
-    const inputIndex = inputs.length / 2;
+    const inputIndex = (inputs.length - (input.options?.length ?? 0)) / 2;
     const path = subtitlePath(request, index);
     inputs.push("-i", path);
     return [{ spec: `${inputIndex}:s:0`, language: subtitle.language, path }];

@@ -9,4 +9,5 @@ export {
   StorageUnavailableError,
 } from "@tjm/storage";
 export { downloadObject } from "./download.ts";
+export { InputRelay, type RelayProblem } from "./input-relay.ts";
 export { MultipartUploader } from "./upload.ts";
