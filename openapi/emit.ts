@@ -43,6 +43,7 @@ const app = createApp({
     avatars: noIo,
     signInLimits: { accountLimit: 10, addressLimit: 100, windowSeconds: 900 },
   },
+  management: { clientSecretKey: undefined },
 });
 const document = app.getOpenAPI31Document(openApiInfo);
 const target = new URL("./openapi.json", import.meta.url);

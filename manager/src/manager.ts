@@ -77,6 +77,8 @@ export interface ManagerOptions
   signInLimits: SignInLimitSettings;
   /** The key one-time codes are stored under (oneTimeCodeKey). */
   oneTimeCodeKey: Buffer;
+  /** CLIENT_SECRET_HMAC_KEY: client management stores new and rotated secrets under it. */
+  clientSecretKey: string | undefined;
   /** AVATAR_BUCKET: where avatar uploads are staged and avatars stored, with the storage settings above. */
   avatarBucket: string;
   /**
@@ -173,6 +175,7 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
       windowSeconds: config.SIGN_IN_FAILURE_WINDOW_SECONDS,
     },
     oneTimeCodeKey: oneTimeCodeKey(config.ONE_TIME_CODE_HMAC_KEY ?? config.ENROLLMENT_TOKEN_SECRET),
+    clientSecretKey: config.CLIENT_SECRET_HMAC_KEY,
     avatarBucket: config.AVATAR_BUCKET,
   };
 }
@@ -379,6 +382,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
       avatars,
       signInLimits: options.signInLimits,
     },
+    management: { clientSecretKey: options.clientSecretKey },
   });
   return {
     app,

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/identity/resources.ts";
+import { ACCOUNT_PORTAL_AUDIENCE, ADMIN_CONSOLE_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import { ResponseValidators } from "../fuzz/invariants.ts";
 import { type OpenApiDocument, type Operation, operationsOf, pointerEscape } from "../fuzz/operations.ts";
 import { createTestAccount, createTestClient, resourceIndicator, signInAs } from "../harness/identity.ts";
@@ -61,6 +61,9 @@ let projectId: string;
 let operatorToken: string;
 let tenantToken: string;
 let accountToken: string;
+let clientAdminToken: string;
+/** A public client: it has no secret to rotate (409). */
+let publicClientId: string;
 let queuedJobId: string;
 let completedJobId: string;
 
@@ -74,6 +77,12 @@ beforeAll(async () => {
   accountToken = (
     await signInAs(manager.issuerUrl, portalClient, account, resourceIndicator(ACCOUNT_PORTAL_AUDIENCE))
   ).accessToken;
+  const admin = await createTestAccount(manager.sql, { roles: ["client-admin"] });
+  const consoleClient = await createTestClient(manager.sql, { resources: [ADMIN_CONSOLE_AUDIENCE] });
+  clientAdminToken = (
+    await signInAs(manager.issuerUrl, consoleClient, admin, resourceIndicator(ADMIN_CONSOLE_AUDIENCE))
+  ).accessToken;
+  publicClientId = consoleClient.clientId;
   queuedJobId = await manager.submitJob(sampleSubmission(projectId));
   completedJobId = await manager.submitJob(sampleSubmission(projectId));
   await manager.forceJobState(completedJobId, "COMPLETED", "SUCCEEDED");
@@ -82,11 +91,18 @@ afterAll(() => manager?.close());
 
 const isTenant = (operation: Operation) => operation.security.includes("tenantBearer");
 const isAccount = (operation: Operation) => operation.security.includes("accountBearer");
+const isClientAdmin = (operation: Operation) => operation.security.includes("clientAdminBearer");
 const ownToken = (operation: Operation) =>
-  isTenant(operation) ? tenantToken : isAccount(operation) ? accountToken : operatorToken;
+  isTenant(operation)
+    ? tenantToken
+    : isAccount(operation)
+      ? accountToken
+      : isClientAdmin(operation)
+        ? clientAdminToken
+        : operatorToken;
 /** A valid token of another audience. */
 const otherToken = (operation: Operation) =>
-  isTenant(operation) || isAccount(operation) ? operatorToken : tenantToken;
+  isTenant(operation) || isAccount(operation) || isClientAdmin(operation) ? operatorToken : tenantToken;
 
 interface Call {
   path?: Record<string, string>;
@@ -230,9 +246,11 @@ function provocations(operation: Operation, status: string): Provocation[] {
                   ? "session.not_found"
                   : operation.path.startsWith("/api/v1/me/connected-apps/")
                     ? "session.client_not_found"
-                    : jobRoute
-                      ? "job.not_found"
-                      : "worker.not_found",
+                    : operation.path.startsWith("/api/v1/management/clients")
+                      ? "client.not_found"
+                      : jobRoute
+                        ? "job.not_found"
+                        : "worker.not_found",
           send: () => send(operation, { body: exampleBody(operation) }),
         },
       ];
@@ -243,6 +261,13 @@ function provocations(operation: Operation, status: string): Provocation[] {
         ];
       if (operation.path.endsWith("/retry"))
         return [{ code: "job.not_retryable", send: () => send(operation, { path: { jobId: queuedJobId } }) }];
+      if (operation.path.endsWith("/rotate-secret"))
+        return [
+          {
+            code: "client.public_without_secret",
+            send: () => send(operation, { body: { client: publicClientId } }),
+          },
+        ];
       if (operation.path.endsWith("/resume-uploads"))
         return [{ code: "job.not_resumable", send: () => send(operation, { path: { jobId: queuedJobId } }) }];
       return [];

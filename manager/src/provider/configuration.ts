@@ -58,6 +58,8 @@ interface TjmClientMetadata {
   authorization_version?: number;
   resource_scopes?: Record<string, string[]>;
   project_ids?: string[];
+  /** The client's own access-token lifetime (client management), within the installation's bounds. */
+  access_token_ttl?: number;
 }
 
 function tjmMetadata(client: unknown): TjmClientMetadata {
@@ -152,6 +154,11 @@ function interactionPolicyWithResourceConsent() {
 export function providerConfiguration(settings: ProviderSettings): Configuration {
   const byIndicator = new Map(settings.resources.map((resource) => [resource.indicator, resource]));
   const tenant = settings.resources.find((resource) => resource.name === "tenant");
+  const accessTokenTtl = (client: unknown) =>
+    Math.min(
+      settings.accessTokenTtlSeconds,
+      tjmMetadata(client)?.access_token_ttl ?? Number.POSITIVE_INFINITY,
+    );
 
   return {
     adapter: postgresAdapter(settings.sql),
@@ -182,7 +189,7 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
     extraClientMetadata: { properties: [...TJM_CLIENT_METADATA] },
     ttl: {
       AccessToken: settings.accessTokenTtlSeconds,
-      ClientCredentials: settings.accessTokenTtlSeconds,
+      ClientCredentials: (ctx) => accessTokenTtl(ctx?.oidc?.client),
       IdToken: settings.accessTokenTtlSeconds,
       AuthorizationCode: AUTHORIZATION_CODE_TTL_S,
       Interaction: INTERACTION_TTL_S,
@@ -235,7 +242,7 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
           return {
             scope: [RESOURCE_ACCESS_SCOPE, ...(granted[resource.audience] ?? [])].join(" "),
             audience: resource.audience,
-            accessTokenTTL: settings.accessTokenTtlSeconds,
+            accessTokenTTL: accessTokenTtl(client),
             accessTokenFormat: "jwt",
             jwt: { sign: { alg: "RS256" } },
           };

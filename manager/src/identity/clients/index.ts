@@ -1,6 +1,26 @@
+export {
+  auditRefusedClientChange,
+  type ClientActor,
+  type ClientFilter,
+  type ClientGrant,
+  ClientNotFoundError,
+  type ClientRecord,
+  createManagedClient,
+  deleteManagedClient,
+  findClient,
+  GrantNotFoundError,
+  listClients,
+  listGrants,
+  PublicClientError,
+  removeGrant,
+  replaceClient,
+  rotateClientSecret,
+  setGrant,
+} from "./management.ts";
 export { clientMetadataFrom, findClientMetadata, TJM_CLIENT_METADATA } from "./metadata.ts";
 export { type RegisteredClient, registerClient } from "./register.ts";
 export {
+  ACCESS_TOKEN_TTL_BOUNDS,
   CLIENT_GRANT_TYPES,
   type ClientDefinition,
   type ClientProblem,

@@ -14,6 +14,9 @@ export const TJM_CLIENT_METADATA = [
   "authorization_version",
   "resource_scopes",
   "project_ids",
+  "previous_secret_hmac",
+  "previous_secret_expires_at",
+  "access_token_ttl",
 ] as const;
 
 interface ClientRow {
@@ -32,6 +35,10 @@ interface ClientRow {
   metadata: Record<string, unknown>;
   resourceScopes: Record<string, string[]>;
   projectIds: string[];
+  previousSecretHmac: string | null;
+  /** Epoch seconds; null without a secret in its grace window. */
+  previousSecretExpiresAt: number | null;
+  accessTokenTtlSeconds: number | null;
 }
 
 /**
@@ -73,11 +80,27 @@ export function clientMetadataFrom(row: ClientRow): AdapterPayload {
     authorization_version: Number(row.authorizationVersion),
     resource_scopes: row.resourceScopes,
     project_ids: row.projectIds,
+    // The secret a rotation replaced, with the end of its grace window (compareClientSecret).
+    ...(row.previousSecretHmac === null || row.previousSecretExpiresAt === null
+      ? {}
+      : {
+          previous_secret_hmac: row.previousSecretHmac,
+          previous_secret_expires_at: row.previousSecretExpiresAt,
+        }),
+    ...(row.accessTokenTtlSeconds === null ? {} : { access_token_ttl: row.accessTokenTtlSeconds }),
   };
 }
 
-/** The metadata of an enabled client; undefined for an unknown or disabled one. */
-export async function findClientMetadata(sql: Sql, clientId: string): Promise<AdapterPayload | undefined> {
+/**
+ * The metadata of an enabled client; undefined for an unknown or disabled one. `deleted`: the
+ * metadata of a deleted client instead (the back-channel logouts its deletion queued are signed
+ * for it), never what the provider serves.
+ */
+export async function findClientMetadata(
+  sql: Sql,
+  clientId: string,
+  deleted = false,
+): Promise<AdapterPayload | undefined> {
   const [row] = await sql<ClientRow[]>`
     select c.client_id, c.client_secret_hmac, c.name, c.redirect_uris, c.post_logout_redirect_uris,
       c.grant_types, c.response_types, c.token_endpoint_auth_method, c.first_party,
@@ -87,8 +110,13 @@ export async function findClientMetadata(sql: Sql, clientId: string): Promise<Ad
         '{}'
       ) as resource_scopes,
       array(select p.project_id::text from oauth_client_projects p where p.client_id = c.id order by 1)
-        as project_ids
+        as project_ids,
+      c.previous_client_secret_hmac as previous_secret_hmac,
+      case when c.previous_secret_expires_at > now()
+        then extract(epoch from c.previous_secret_expires_at)::float8 end as previous_secret_expires_at,
+      c.access_token_ttl_seconds
     from oauth_clients c
-    where c.client_id = ${clientId} and c.disabled_at is null`;
+    where c.client_id = ${clientId}
+      and ${deleted ? sql`c.deleted_at is not null` : sql`c.disabled_at is null`}`;
   return row && clientMetadataFrom(row);
 }
