@@ -10,6 +10,9 @@ alter table oauth_clients
   add column secret_rotated_at timestamptz,
   -- The lifetime of the client's access tokens; null: the installation's ACCESS_TOKEN_TTL_SECONDS.
   add column access_token_ttl_seconds integer check (access_token_ttl_seconds between 30 and 600),
+  -- When authorization_version last moved: the provider refuses a refresh token issued before
+  -- (refresh tokens carry no version of their own). Null: never since the client was created.
+  add column authorization_changed_at timestamptz,
   -- A deleted client stays as a tombstone (refused everywhere, listed nowhere) so the
   -- back-channel logouts its deletion queued can still be signed and sent for it.
   add column deleted_at timestamptz,

@@ -10,7 +10,7 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { OAuthError, refresh } from "@tjm/devstack/oidc-client";
+import { OAuthError, refresh, signIn } from "@tjm/devstack/oidc-client";
 import { waitFor } from "@tjm/devstack/services";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACCOUNT_PORTAL_AUDIENCE, ADMIN_CONSOLE_AUDIENCE } from "../../manager/src/identity/resources.ts";
@@ -132,6 +132,16 @@ async function authenticates(clientId: string, secret: string): Promise<boolean>
     if (err instanceof OAuthError) return false;
     throw err;
   }
+}
+
+/** The provider's introspection of `token`, asked by the portal client (its own tokens only). */
+async function introspect(token: string): Promise<Record<string, unknown>> {
+  const response = await fetch(`${manager.issuerUrl}/token/introspection`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ token, client_id: portalClient.clientId }),
+  });
+  return response.json();
 }
 
 describe("who may call client management", () => {
@@ -401,6 +411,20 @@ describe("grants and the authorization version", () => {
     for (const base of [manager.baseUrl, replica.baseUrl]) {
       expect((await call(signedIn.accessToken, "GET", "/api/v1/me", undefined, base)).status).toBe(200);
     }
+    // Without a resource the access token is opaque: the provider's userinfo and introspection take it.
+    const opaque = await signIn({
+      issuer: manager.issuerUrl,
+      clientId: portalClient.clientId,
+      redirectUri: portalClient.redirectUri,
+      scope: "openid offline_access",
+      email: member.email,
+      password: member.password,
+    });
+    expect(await introspect(opaque.refreshToken as string)).toMatchObject({ active: true });
+    const userinfoBefore = await fetch(`${manager.issuerUrl}/me`, {
+      headers: { authorization: `Bearer ${opaque.accessToken}` },
+    });
+    expect(userinfoBefore.status).toBe(200);
     const operationsToken = await manager.operatorToken();
     const set = await call(
       adminToken,
@@ -425,13 +449,25 @@ describe("grants and the authorization version", () => {
         200,
       );
     }
-    // A new token (refreshed after the change) carries the new version and is accepted.
-    const renewed = await refresh({
-      issuer: manager.issuerUrl,
-      clientId: portalClient.clientId,
-      refreshToken: signedIn.refreshToken as string,
-      resource: PORTAL,
+    // The provider refuses what was issued before too: the refresh token, the userinfo access
+    // token, and both at introspection. A new sign-in gets a token of the new version.
+    await expect(
+      refresh({
+        issuer: manager.issuerUrl,
+        clientId: portalClient.clientId,
+        refreshToken: signedIn.refreshToken as string,
+        resource: PORTAL,
+      }),
+    ).rejects.toMatchObject({ code: "invalid_grant" });
+    const userinfo = await fetch(`${manager.issuerUrl}/me`, {
+      headers: { authorization: `Bearer ${opaque.accessToken}` },
     });
+    expect(userinfo.status).toBe(401);
+    for (const token of [opaque.accessToken, opaque.refreshToken as string]) {
+      expect(await introspect(token)).toEqual({ active: false });
+    }
+    const renewed = await signInAs(manager.issuerUrl, portalClient, member, PORTAL);
+    expect(renewed.claims.tjm_authorization_version).toBe(2);
     expect((await call(renewed.accessToken, "GET", "/api/v1/me", undefined, replica.baseUrl)).status).toBe(
       200,
     );

@@ -12,7 +12,7 @@ import Provider, {
 import { findAccount, issuedBeforeRevocation } from "../identity/accounts/index.ts";
 import { TJM_CLIENT_METADATA } from "../identity/clients/index.ts";
 import { accountMayHold, requiredRole, type TjmResource } from "../identity/resources.ts";
-import { GRANT_CLAIM } from "../identity/tokens/standing.ts";
+import { AUTHORIZATION_VERSION_CLAIM, GRANT_CLAIM } from "../identity/tokens/standing.ts";
 import type { Sql } from "../platform/db.ts";
 import { postgresAdapter } from "./adapter.ts";
 
@@ -56,6 +56,8 @@ const ASYMMETRIC_SIGNING = ["RS256", "PS256", "ES256", "EdDSA"] as const;
 interface TjmClientMetadata {
   first_party?: boolean;
   authorization_version?: number;
+  /** Epoch seconds of the version's last change (client management). */
+  authorization_changed_at?: number;
   resource_scopes?: Record<string, string[]>;
   project_ids?: string[];
   /** The client's own access-token lifetime (client management), within the installation's bounds. */
@@ -70,6 +72,26 @@ function tjmMetadata(client: unknown): TjmClientMetadata {
 function issuedAt(token: unknown): number | undefined {
   const iat = (token as { iat?: unknown } | undefined)?.iat;
   return typeof iat === "number" ? iat : undefined;
+}
+
+/**
+ * Whether a token the provider stored was issued under an older authorization version of its
+ * client than the client has now: an opaque access token names its version (extraTokenClaims
+ * stores it in `extra`); a refresh token names none, so its issue time is compared with the
+ * version's last change (one of that very second is refused too: iat has whole seconds). A code
+ * is not: it lives a minute and what it is exchanged for is issued under the current version.
+ */
+function issuedUnderOlderVersion(token: unknown, client: unknown): boolean {
+  const metadata = tjmMetadata(client);
+  if (!metadata) return false;
+  const version = (token as { extra?: Record<string, unknown> } | undefined)?.extra?.[
+    AUTHORIZATION_VERSION_CLAIM
+  ];
+  if (typeof version === "number") return version < (metadata.authorization_version ?? 1);
+  if ((token as { kind?: unknown } | undefined)?.kind !== "RefreshToken") return false;
+  const changedAt = metadata.authorization_changed_at;
+  const iat = issuedAt(token);
+  return changedAt !== undefined && iat !== undefined && iat <= Math.floor(changedAt);
 }
 
 function indicatorList(resource: unknown): string[] {
@@ -223,6 +245,13 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
         allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId,
       },
       userinfo: { enabled: true },
+      // A client introspects only its own tokens, and one issued under an older authorization
+      // version of the client is inactive, as the Manager's standing check has it.
+      introspection: {
+        enabled: true,
+        allowedPolicy: (ctx, client, token) =>
+          token.clientId === client.clientId && !issuedUnderOlderVersion(token, ctx.oidc.client),
+      },
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: settings.logoutSource,
@@ -282,6 +311,16 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
       if (!account || account.disabled) return undefined;
       const since = issuedAt(token) ?? ctx.oidc?.session?.authTime();
       if (since !== undefined && issuedBeforeRevocation(since, account.tokensValidAfter)) return undefined;
+      // The Manager's standing check, at the provider's own token uses: a refresh token, code or
+      // userinfo access token issued before the client's grants last changed is refused.
+      if (token !== undefined && issuedUnderOlderVersion(token, ctx.oidc?.client)) {
+        if (ctx.oidc?.route === "token") {
+          throw new errors.InvalidGrant(
+            "issued under an older authorization version of the client; sign in again",
+          );
+        }
+        return undefined;
+      }
       // A token only for a resource the account's roles allow now (role removed since the
       // sign-in, or a client asking for more than its grant holds). Checked here, before a
       // refresh token is rotated, so a refused resource leaves the refresh token usable.

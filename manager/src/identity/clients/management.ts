@@ -143,7 +143,9 @@ async function readLocked(tx: Tx, id: string): Promise<ClientRecord> {
 }
 
 async function bumpAuthorizationVersion(tx: Tx, id: string): Promise<void> {
-  await tx`update oauth_clients set authorization_version = authorization_version + 1 where id = ${id}`;
+  await tx`
+    update oauth_clients set authorization_version = authorization_version + 1, authorization_changed_at = now()
+    where id = ${id}`;
 }
 
 async function checkProjects(tx: Tx, projectIds: readonly string[]): Promise<void> {

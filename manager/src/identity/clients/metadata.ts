@@ -12,6 +12,7 @@ import type { Sql } from "../../platform/db.ts";
 export const TJM_CLIENT_METADATA = [
   "first_party",
   "authorization_version",
+  "authorization_changed_at",
   "resource_scopes",
   "project_ids",
   "previous_secret_hmac",
@@ -32,6 +33,8 @@ interface ClientRow {
   backchannelLogoutUri: string | null;
   /** bigint: postgres.js returns it as a string. */
   authorizationVersion: string;
+  /** Epoch seconds of the last change of the version; null: none since creation. */
+  authorizationChangedAt: number | null;
   metadata: Record<string, unknown>;
   resourceScopes: Record<string, string[]>;
   projectIds: string[];
@@ -78,6 +81,7 @@ export function clientMetadataFrom(row: ClientRow): AdapterPayload {
       : { backchannel_logout_uri: row.backchannelLogoutUri, backchannel_logout_session_required: true }),
     first_party: row.firstParty,
     authorization_version: Number(row.authorizationVersion),
+    ...(row.authorizationChangedAt === null ? {} : { authorization_changed_at: row.authorizationChangedAt }),
     resource_scopes: row.resourceScopes,
     project_ids: row.projectIds,
     // The secret a rotation replaced, with the end of its grace window (compareClientSecret).
@@ -105,6 +109,7 @@ export async function findClientMetadata(
     select c.client_id, c.client_secret_hmac, c.name, c.redirect_uris, c.post_logout_redirect_uris,
       c.grant_types, c.response_types, c.token_endpoint_auth_method, c.first_party,
       c.backchannel_logout_uri, c.authorization_version, c.metadata,
+      extract(epoch from c.authorization_changed_at)::float8 as authorization_changed_at,
       coalesce(
         (select jsonb_object_agg(r.resource, r.scopes) from oauth_client_resources r where r.client_id = c.id),
         '{}'
