@@ -23,3 +23,28 @@ alter table oauth_clients
 -- The management list's filters and its stable order (created_at, id).
 create index oauth_clients_created on oauth_clients (created_at, id) where deleted_at is null;
 create index oauth_clients_owner on oauth_clients (owner_account_id) where owner_account_id is not null;
+
+-- What else a client may do, each managed under /clients/{client}/… (docs/client-management.md):
+-- the account roles its tokens may carry (roles claim = the account's roles ∩ these; none: no
+-- roles), the accounts that may use it (none: every account), and the identity sources its
+-- accounts may come from (none: every source). Each change bumps authorization_version.
+create table oauth_client_roles (
+  client_id uuid not null references oauth_clients (id) on delete cascade,
+  role text not null check (role in ('operator', 'client-admin')),
+  added_at timestamptz not null default now(),
+  primary key (client_id, role)
+);
+create table oauth_client_users (
+  client_id uuid not null references oauth_clients (id) on delete cascade,
+  account_id uuid not null references accounts (id) on delete cascade,
+  added_at timestamptz not null default now(),
+  primary key (client_id, account_id)
+);
+-- built-in: TJM's own account directory (the built-in provider's sign-in); operator-issuer: the
+-- external operator issuer (OIDC_OPERATOR_ISSUER_URL).
+create table oauth_client_directory_sources (
+  client_id uuid not null references oauth_clients (id) on delete cascade,
+  source text not null check (source in ('built-in', 'operator-issuer')),
+  added_at timestamptz not null default now(),
+  primary key (client_id, source)
+);

@@ -95,6 +95,10 @@ export const errorCodes = {
     description: "No client has this UUID or client_id (or it was deleted, or it is another account's app)",
   },
   "client.grant_not_found": { status: 404, description: "The client holds no grant for this resource" },
+  "client.entry_not_found": {
+    status: 404,
+    description: "The client's resources, roles, users or directory sources do not hold this key",
+  },
   "client.public_without_secret": {
     status: 409,
     description: "A public client has no secret to rotate",
@@ -233,6 +237,7 @@ export const detailCodes = {
   "client.resource_unknown": { description: "Not one of TJM's protected resources (audiences)" },
   "client.project_id_invalid": { description: "A project id is not a UUID" },
   "client.project_unknown": { description: "No project has this id" },
+  "client.account_unknown": { description: "No account has this id" },
   "client.projects_need_client_credentials": {
     description: "Projects are bound to client_credentials clients only (tenant tokens)",
   },

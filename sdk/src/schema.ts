@@ -885,6 +885,182 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/management/clients/{client}/resources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a client's resources
+         * @description The protected resources (TJM's four audiences) the client may get tokens for: the resource keys of its oauth-grants (one table, two views). A resource not listed is refused by the provider with `invalid_target`.
+         */
+        get: operations["listClientResources"];
+        put?: never;
+        /**
+         * Add to a client's resources
+         * @description The protected resources (TJM's four audiences) the client may get tokens for: the resource keys of its oauth-grants (one table, two views). A resource not listed is refused by the provider with `invalid_target`. Bumps the client's authorization version in the same transaction (tokens issued before are refused on their next request) and writes one audit row; adding a key already there or removing one absent changes nothing else.
+         */
+        post: operations["addClientResource"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/management/clients/{client}/resources/{resource_key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove from a client's resources
+         * @description The protected resources (TJM's four audiences) the client may get tokens for: the resource keys of its oauth-grants (one table, two views). A resource not listed is refused by the provider with `invalid_target`. Bumps the client's authorization version in the same transaction (tokens issued before are refused on their next request) and writes one audit row; adding a key already there or removing one absent changes nothing else.
+         */
+        delete: operations["removeClientResource"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/management/clients/{client}/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a client's roles
+         * @description The account roles its tokens may carry: an access token's `roles` claim is the account's roles ∩ these (empty: no roles). A role not listed never appears in its tokens.
+         */
+        get: operations["listClientRoles"];
+        put?: never;
+        /**
+         * Add to a client's roles
+         * @description The account roles its tokens may carry: an access token's `roles` claim is the account's roles ∩ these (empty: no roles). A role not listed never appears in its tokens. Bumps the client's authorization version in the same transaction (tokens issued before are refused on their next request) and writes one audit row; adding a key already there or removing one absent changes nothing else.
+         */
+        post: operations["addClientRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/management/clients/{client}/roles/{role}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove from a client's roles
+         * @description The account roles its tokens may carry: an access token's `roles` claim is the account's roles ∩ these (empty: no roles). A role not listed never appears in its tokens. Bumps the client's authorization version in the same transaction (tokens issued before are refused on their next request) and writes one audit row; adding a key already there or removing one absent changes nothing else.
+         */
+        delete: operations["removeClientRole"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/management/clients/{client}/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a client's users
+         * @description The accounts that may use the client (empty: every account). Any other account is refused by the provider with `access_denied` (at authorization; `invalid_grant` at refresh).
+         */
+        get: operations["listClientUsers"];
+        put?: never;
+        /**
+         * Add to a client's users
+         * @description The accounts that may use the client (empty: every account). Any other account is refused by the provider with `access_denied` (at authorization; `invalid_grant` at refresh). Bumps the client's authorization version in the same transaction (tokens issued before are refused on their next request) and writes one audit row; adding a key already there or removing one absent changes nothing else.
+         */
+        post: operations["addClientUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/management/clients/{client}/users/{account_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove from a client's users
+         * @description The accounts that may use the client (empty: every account). Any other account is refused by the provider with `access_denied` (at authorization; `invalid_grant` at refresh). Bumps the client's authorization version in the same transaction (tokens issued before are refused on their next request) and writes one audit row; adding a key already there or removing one absent changes nothing else.
+         */
+        delete: operations["removeClientUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/management/clients/{client}/directory-sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a client's directory sources
+         * @description The identity sources its accounts may come from (empty: every source): `built-in` (TJM's own accounts, signing in at its provider) and `operator-issuer` (OIDC_OPERATOR_ISSUER_URL). A list without `built-in` makes the provider refuse TJM's accounts with `access_denied`.
+         */
+        get: operations["listClientDirectorySources"];
+        put?: never;
+        /**
+         * Add to a client's directory sources
+         * @description The identity sources its accounts may come from (empty: every source): `built-in` (TJM's own accounts, signing in at its provider) and `operator-issuer` (OIDC_OPERATOR_ISSUER_URL). A list without `built-in` makes the provider refuse TJM's accounts with `access_denied`. Bumps the client's authorization version in the same transaction (tokens issued before are refused on their next request) and writes one audit row; adding a key already there or removing one absent changes nothing else.
+         */
+        post: operations["addClientDirectorySource"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/management/clients/{client}/directory-sources/{source}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove from a client's directory sources
+         * @description The identity sources its accounts may come from (empty: every source): `built-in` (TJM's own accounts, signing in at its provider) and `operator-issuer` (OIDC_OPERATOR_ISSUER_URL). A list without `built-in` makes the provider refuse TJM's accounts with `access_denied`. Bumps the client's authorization version in the same transaction (tokens issued before are refused on their next request) and writes one audit row; adding a key already there or removing one absent changes nothing else.
+         */
+        delete: operations["removeClientDirectorySource"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -932,7 +1108,7 @@ export interface components {
              * @example job.not_found
              * @enum {string}
              */
-            code: "validation.failed" | "avatar.upload_unknown" | "avatar.upload_missing" | "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked" | "auth.session_missing" | "auth.reauthentication_required" | "auth.audience_missing" | "auth.token_refused" | "auth.project_forbidden" | "request.cross_site" | "request.json_required" | "enrollment.token_invalid" | "enrollment.pool_mismatch" | "worker.proof_invalid" | "worker.disabled" | "avatar.not_found" | "route.not_found" | "identifier.change_not_found" | "job.not_found" | "job.attempt_not_found" | "job.log_not_found" | "worker.not_found" | "session.not_found" | "client.not_found" | "client.grant_not_found" | "client.public_without_secret" | "session.client_not_found" | "job.not_cancellable" | "job.not_retryable" | "job.not_resumable" | "worker.already_registered" | "worker.pool_mismatch" | "worker.instance_superseded" | "worker.not_draining" | "identifier.taken" | "identifier.change_expired" | "request.body_too_large" | "avatar.too_large" | "avatar.too_many_pixels" | "request.unsupported_media_type" | "avatar.unsupported_type" | "avatar.upload_rate_limited" | "account.too_many_attempts" | "recovery.rate_limited" | "internal.error" | "dependency.manager_unavailable" | "dependency.unavailable" | "identifier.delivery_unavailable" | "auth.verification_unavailable";
+            code: "validation.failed" | "avatar.upload_unknown" | "avatar.upload_missing" | "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked" | "auth.session_missing" | "auth.reauthentication_required" | "auth.audience_missing" | "auth.token_refused" | "auth.project_forbidden" | "request.cross_site" | "request.json_required" | "enrollment.token_invalid" | "enrollment.pool_mismatch" | "worker.proof_invalid" | "worker.disabled" | "avatar.not_found" | "route.not_found" | "identifier.change_not_found" | "job.not_found" | "job.attempt_not_found" | "job.log_not_found" | "worker.not_found" | "session.not_found" | "client.not_found" | "client.grant_not_found" | "client.entry_not_found" | "client.public_without_secret" | "session.client_not_found" | "job.not_cancellable" | "job.not_retryable" | "job.not_resumable" | "worker.already_registered" | "worker.pool_mismatch" | "worker.instance_superseded" | "worker.not_draining" | "identifier.taken" | "identifier.change_expired" | "request.body_too_large" | "avatar.too_large" | "avatar.too_many_pixels" | "request.unsupported_media_type" | "avatar.unsupported_type" | "avatar.upload_rate_limited" | "account.too_many_attempts" | "recovery.rate_limited" | "internal.error" | "dependency.manager_unavailable" | "dependency.unavailable" | "identifier.delivery_unavailable" | "auth.verification_unavailable";
             /**
              * @description The request's id, as in the x-request-id response header; the log names the failure under it
              * @example 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10
@@ -1055,7 +1231,7 @@ export interface components {
              * @example validation.custom
              * @enum {string}
              */
-            code: "validation.required" | "validation.invalid_type" | "validation.invalid_format" | "validation.invalid_value" | "validation.too_small" | "validation.too_big" | "validation.not_multiple_of" | "validation.unrecognized_keys" | "validation.invalid_union" | "validation.invalid_key" | "validation.invalid_element" | "validation.custom" | "validation.malformed_json" | "job.requirements_unsatisfiable" | "job.project_unknown" | "worker.public_key_invalid" | "password.too_short" | "password.too_long" | "password.too_common" | "password.contains_email" | "password.incorrect" | "identifier.email_invalid" | "identifier.phone_invalid" | "identifier.unchanged" | "identifier.code_invalid" | "client.redirect_uri_invalid" | "client.grant_type_unknown" | "client.redirect_uri_required" | "client.redirect_uri_without_code_grant" | "client.logout_uri_without_code_grant" | "client.refresh_without_code_grant" | "client.resource_unknown" | "client.project_id_invalid" | "client.project_unknown" | "client.projects_need_client_credentials" | "client.public_client_credentials" | "client.access_token_ttl_out_of_range";
+            code: "validation.required" | "validation.invalid_type" | "validation.invalid_format" | "validation.invalid_value" | "validation.too_small" | "validation.too_big" | "validation.not_multiple_of" | "validation.unrecognized_keys" | "validation.invalid_union" | "validation.invalid_key" | "validation.invalid_element" | "validation.custom" | "validation.malformed_json" | "job.requirements_unsatisfiable" | "job.project_unknown" | "worker.public_key_invalid" | "password.too_short" | "password.too_long" | "password.too_common" | "password.contains_email" | "password.incorrect" | "identifier.email_invalid" | "identifier.phone_invalid" | "identifier.unchanged" | "identifier.code_invalid" | "client.redirect_uri_invalid" | "client.grant_type_unknown" | "client.redirect_uri_required" | "client.redirect_uri_without_code_grant" | "client.logout_uri_without_code_grant" | "client.refresh_without_code_grant" | "client.resource_unknown" | "client.project_id_invalid" | "client.project_unknown" | "client.account_unknown" | "client.projects_need_client_credentials" | "client.public_client_credentials" | "client.access_token_ttl_out_of_range";
         };
         SubmitJob: {
             /**
@@ -2709,6 +2885,33 @@ export interface components {
              * @example []
              */
             scopes: string[];
+        };
+        ClientCollection: {
+            /**
+             * @example [
+             *       "client-admin"
+             *     ]
+             */
+            items: string[];
+        };
+        ClientResourceAdd: {
+            /** @example account-portal */
+            resource: string;
+        };
+        ClientRoleAdd: {
+            /** @enum {string} */
+            role: "operator" | "client-admin";
+        };
+        ClientUserAdd: {
+            /**
+             * Format: uuid
+             * @example 0b6f3c1e-9a2d-4e8b-8c7f-5d1a2b3c4d5e
+             */
+            accountId: string;
+        };
+        ClientDirectorySourceAdd: {
+            /** @enum {string} */
+            source: "built-in" | "operator-issuer";
         };
     };
     responses: never;
@@ -11857,6 +12060,2315 @@ export interface operations {
                         error?: "Not Found";
                         /** @enum {string} */
                         code?: "client.not_found" | "client.grant_not_found";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    listClientResources: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's UUID (`id`) or its public `client_id` */
+                client: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client's resources */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientCollection"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `client.not_found`: No client has this UUID or client_id (or it was deleted, or it is another account's app). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "No client has this UUID or client_id (or it was deleted, or it is another account's app)",
+                     *       "code": "client.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "client.not_found";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    addClientResource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's UUID (`id`) or its public `client_id` */
+                client: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "resource": "account-portal"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ClientResourceAdd"];
+            };
+        };
+        responses: {
+            /** @description The client's resources now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientCollection"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `client.not_found`: No client has this UUID or client_id (or it was deleted, or it is another account's app). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "No client has this UUID or client_id (or it was deleted, or it is another account's app)",
+                     *       "code": "client.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "client.not_found";
+                    };
+                };
+            };
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
+                };
+            };
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    removeClientResource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's UUID (`id`) or its public `client_id` */
+                client: string;
+                /** @description The protected resource: its audience as access tokens name it (`aud`): the operations audience (OIDC_OPERATIONS_ADMIN_AUDIENCE), the tenant audience (OIDC_TENANT_AUDIENCE), `account-portal` or `admin-console` */
+                resource_key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `client.not_found`: No client has this UUID or client_id (or it was deleted, or it is another account's app). `client.entry_not_found`: The client's resources, roles, users or directory sources do not hold this key. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "No client has this UUID or client_id (or it was deleted, or it is another account's app)",
+                     *       "code": "client.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "client.not_found" | "client.entry_not_found";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    listClientRoles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's UUID (`id`) or its public `client_id` */
+                client: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client's roles */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientCollection"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `client.not_found`: No client has this UUID or client_id (or it was deleted, or it is another account's app). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "No client has this UUID or client_id (or it was deleted, or it is another account's app)",
+                     *       "code": "client.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "client.not_found";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    addClientRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's UUID (`id`) or its public `client_id` */
+                client: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "role": "client-admin"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ClientRoleAdd"];
+            };
+        };
+        responses: {
+            /** @description The client's roles now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientCollection"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `client.not_found`: No client has this UUID or client_id (or it was deleted, or it is another account's app). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "No client has this UUID or client_id (or it was deleted, or it is another account's app)",
+                     *       "code": "client.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "client.not_found";
+                    };
+                };
+            };
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
+                };
+            };
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    removeClientRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's UUID (`id`) or its public `client_id` */
+                client: string;
+                role: "operator" | "client-admin";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `client.not_found`: No client has this UUID or client_id (or it was deleted, or it is another account's app). `client.entry_not_found`: The client's resources, roles, users or directory sources do not hold this key. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "No client has this UUID or client_id (or it was deleted, or it is another account's app)",
+                     *       "code": "client.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "client.not_found" | "client.entry_not_found";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    listClientUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's UUID (`id`) or its public `client_id` */
+                client: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client's users */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientCollection"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `client.not_found`: No client has this UUID or client_id (or it was deleted, or it is another account's app). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "No client has this UUID or client_id (or it was deleted, or it is another account's app)",
+                     *       "code": "client.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "client.not_found";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    addClientUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's UUID (`id`) or its public `client_id` */
+                client: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "accountId": "0b6f3c1e-9a2d-4e8b-8c7f-5d1a2b3c4d5e"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ClientUserAdd"];
+            };
+        };
+        responses: {
+            /** @description The client's users now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientCollection"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `client.not_found`: No client has this UUID or client_id (or it was deleted, or it is another account's app). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "No client has this UUID or client_id (or it was deleted, or it is another account's app)",
+                     *       "code": "client.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "client.not_found";
+                    };
+                };
+            };
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
+                };
+            };
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    removeClientUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's UUID (`id`) or its public `client_id` */
+                client: string;
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `client.not_found`: No client has this UUID or client_id (or it was deleted, or it is another account's app). `client.entry_not_found`: The client's resources, roles, users or directory sources do not hold this key. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "No client has this UUID or client_id (or it was deleted, or it is another account's app)",
+                     *       "code": "client.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "client.not_found" | "client.entry_not_found";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    listClientDirectorySources: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's UUID (`id`) or its public `client_id` */
+                client: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client's directory sources */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientCollection"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `client.not_found`: No client has this UUID or client_id (or it was deleted, or it is another account's app). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "No client has this UUID or client_id (or it was deleted, or it is another account's app)",
+                     *       "code": "client.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "client.not_found";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    addClientDirectorySource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's UUID (`id`) or its public `client_id` */
+                client: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "source": "built-in"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ClientDirectorySourceAdd"];
+            };
+        };
+        responses: {
+            /** @description The client's directory sources now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientCollection"];
+                };
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `client.not_found`: No client has this UUID or client_id (or it was deleted, or it is another account's app). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "No client has this UUID or client_id (or it was deleted, or it is another account's app)",
+                     *       "code": "client.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "client.not_found";
+                    };
+                };
+            };
+            /** @description `request.body_too_large`: The request body is over the route's size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "message": "Request body exceeds 1048576 bytes",
+                     *       "code": "request.body_too_large",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 413;
+                        /** @enum {string} */
+                        error?: "Payload Too Large";
+                        /** @enum {string} */
+                        code?: "request.body_too_large";
+                    };
+                };
+            };
+            /** @description `request.unsupported_media_type`: The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "message": "Unsupported Media Type",
+                     *       "code": "request.unsupported_media_type",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 415;
+                        /** @enum {string} */
+                        error?: "Unsupported Media Type";
+                        /** @enum {string} */
+                        code?: "request.unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `internal.error`: An unexpected failure; the log has it under the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "Internal error (request id 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10)",
+                     *       "code": "internal.error",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 500;
+                        /** @enum {string} */
+                        error?: "Internal Server Error";
+                        /** @enum {string} */
+                        code?: "internal.error";
+                    };
+                };
+            };
+            /** @description `auth.verification_unavailable`: Tokens cannot be verified: the issuer's keys could not be fetched. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "Tokens cannot be verified: the issuer's keys could not be fetched",
+                     *       "code": "auth.verification_unavailable",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 503;
+                        /** @enum {string} */
+                        error?: "Service Unavailable";
+                        /** @enum {string} */
+                        code?: "auth.verification_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    removeClientDirectorySource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's UUID (`id`) or its public `client_id` */
+                client: string;
+                source: "built-in" | "operator-issuer";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "Validation failed",
+                     *       "code": "validation.failed",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10",
+                     *       "details": [
+                     *         {
+                     *           "path": "executionPlan.outputs.1.video.height",
+                     *           "message": "height must be an even number",
+                     *           "code": "validation.custom"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `auth.token_missing`: No bearer token, or an authorization header that is not `Bearer <token>`. `auth.token_invalid`: The token is malformed, wrongly signed or from an issuer not trusted here. `auth.token_expired`: The token has expired. `auth.token_revoked`: The token no longer stands: its session, grant, client or account has ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "No bearer token, or an authorization header that is not `Bearer <token>`",
+                     *       "code": "auth.token_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 401;
+                        /** @enum {string} */
+                        error?: "Unauthorized";
+                        /** @enum {string} */
+                        code?: "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked";
+                    };
+                };
+            };
+            /** @description `auth.audience_missing`: The token is valid but not for this audience. `auth.token_refused`: The token is valid but its account may not use this audience (role). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "Token audience does not include tjm-operations",
+                     *       "code": "auth.audience_missing",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 403;
+                        /** @enum {string} */
+                        error?: "Forbidden";
+                        /** @enum {string} */
+                        code?: "auth.audience_missing" | "auth.token_refused";
+                    };
+                };
+            };
+            /** @description `client.not_found`: No client has this UUID or client_id (or it was deleted, or it is another account's app). `client.entry_not_found`: The client's resources, roles, users or directory sources do not hold this key. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "No client has this UUID or client_id (or it was deleted, or it is another account's app)",
+                     *       "code": "client.not_found",
+                     *       "requestId": "5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {number} */
+                        statusCode?: 404;
+                        /** @enum {string} */
+                        error?: "Not Found";
+                        /** @enum {string} */
+                        code?: "client.not_found" | "client.entry_not_found";
                     };
                 };
             };

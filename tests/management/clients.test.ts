@@ -155,6 +155,10 @@ describe("who may call client management", () => {
     ["GET", `${BASE}/some-client/oauth-grants`],
     ["PUT", `${BASE}/some-client/oauth-grants/account-portal`, { scopes: [] }],
     ["DELETE", `${BASE}/some-client/oauth-grants/account-portal`],
+    ["GET", `${BASE}/some-client/resources`],
+    ["POST", `${BASE}/some-client/roles`, { role: "operator" }],
+    ["DELETE", `${BASE}/some-client/users/${crypto.randomUUID()}`],
+    ["DELETE", `${BASE}/some-client/directory-sources/built-in`],
   ];
 
   it("refuses no token (401), and a token without the role, of another audience or of the external issuer (403)", async () => {
@@ -573,5 +577,114 @@ describe("deleting a client", () => {
     expect((await call(adminToken, "GET", `${BASE}/${app.id}`)).status).toBe(404);
     expect((await call(adminToken, "DELETE", `${BASE}/${app.id}`)).status).toBe(404);
     expect((await auditRows(app.clientId, "client.deleted")).map((row) => row.result)).toEqual(["success"]);
+  });
+});
+
+describe("a client's resources, roles, users and directory sources", () => {
+  it("resources: an unlisted one is invalid_target at the provider; the list is the grants' table", async () => {
+    const client = await created(confidential("Resources"));
+    const operations = resourceIndicator("tjm-operations");
+    const credentials = {
+      clientId: client.clientId,
+      clientSecret: client.clientSecret as string,
+      redirectUri: "",
+    };
+    await expect(clientToken(manager.issuerUrl, credentials, operations)).rejects.toMatchObject({
+      code: "invalid_target",
+    });
+    const added = await call(adminToken, "POST", `${BASE}/${client.clientId}/resources`, {
+      resource: "tjm-operations",
+    });
+    expect(await added.json()).toEqual({ items: ["account-portal", "tjm-operations"] });
+    expect(
+      (await clientToken(manager.issuerUrl, credentials, operations)).claims.tjm_authorization_version,
+    ).toBe(2);
+    const grants = await (await call(adminToken, "GET", `${BASE}/${client.id}/oauth-grants`)).json();
+    expect(grants.grants.map((grant: { resource: string }) => grant.resource)).toEqual([
+      "account-portal",
+      "tjm-operations",
+    ]);
+    expect((await call(adminToken, "DELETE", `${BASE}/${client.id}/resources/tjm-operations`)).status).toBe(
+      204,
+    );
+    await expect(clientToken(manager.issuerUrl, credentials, operations)).rejects.toMatchObject({
+      code: "invalid_target",
+    });
+    const unknown = await call(adminToken, "POST", `${BASE}/${client.id}/resources`, {
+      resource: "elsewhere",
+    });
+    expect((await unknown.json()).details[0].code).toBe("client.resource_unknown");
+    expect((await call(adminToken, "DELETE", `${BASE}/${client.id}/resources/tjm-operations`)).status).toBe(
+      404,
+    );
+    expect(await auditRows(client.clientId, "client.nested-added")).toEqual([
+      expect.objectContaining({
+        result: "success",
+        details: { collection: "resources", key: "tjm-operations" },
+      }),
+      expect.objectContaining({ result: "failure", details: { reason: "validation.failed" } }),
+    ]);
+  });
+
+  it("users, directory sources and roles are enforced at the provider", async () => {
+    const app = await created({
+      name: "Restricted",
+      type: "public",
+      grantTypes: ["authorization_code", "refresh_token"],
+      redirectUris: ["http://127.0.0.1:9/callback"],
+      firstParty: true,
+      resources: [ACCOUNT_PORTAL_AUDIENCE],
+    });
+    const restricted: TestClient = {
+      clientId: app.clientId,
+      clientSecret: undefined,
+      redirectUri: "http://127.0.0.1:9/callback",
+    };
+    const [listed, other] = await Promise.all([
+      createTestAccount(manager.sql, { roles: ["operator", "client-admin"] }),
+      createTestAccount(manager.sql),
+    ]);
+    // Roles: none listed, none in tokens; then only the listed one.
+    expect((await signInAs(manager.issuerUrl, restricted, listed, PORTAL)).claims.roles).toEqual([]);
+    await call(adminToken, "POST", `${BASE}/${app.id}/roles`, { role: "client-admin" });
+    expect((await signInAs(manager.issuerUrl, restricted, listed, PORTAL)).claims.roles).toEqual([
+      "client-admin",
+    ]);
+    expect((await call(adminToken, "POST", `${BASE}/${app.id}/roles`, { role: "owner" })).status).toBe(400);
+
+    // Users: only the listed account may use it.
+    const addUser = await call(adminToken, "POST", `${BASE}/${app.id}/users`, {
+      accountId: listed.accountId,
+    });
+    expect(await addUser.json()).toEqual({ items: [listed.accountId] });
+    await expect(signInAs(manager.issuerUrl, restricted, other, PORTAL)).rejects.toMatchObject({
+      code: "access_denied",
+    });
+    const kept = await signInAs(manager.issuerUrl, restricted, listed, PORTAL);
+    const unknownAccount = await call(adminToken, "POST", `${BASE}/${app.id}/users`, {
+      accountId: crypto.randomUUID(),
+    });
+    expect((await unknownAccount.json()).details[0].code).toBe("client.account_unknown");
+
+    // Directory sources: without built-in, TJM's own accounts are refused, at refresh too.
+    await call(adminToken, "POST", `${BASE}/${app.id}/directory-sources`, { source: "operator-issuer" });
+    await expect(signInAs(manager.issuerUrl, restricted, listed, PORTAL)).rejects.toMatchObject({
+      code: "access_denied",
+    });
+    await expect(
+      refresh({
+        issuer: manager.issuerUrl,
+        clientId: app.clientId,
+        refreshToken: kept.refreshToken as string,
+      }),
+    ).rejects.toMatchObject({ code: "invalid_grant" });
+    expect(
+      (await call(adminToken, "DELETE", `${BASE}/${app.id}/directory-sources/operator-issuer`)).status,
+    ).toBe(204);
+    expect(await (await call(adminToken, "GET", `${BASE}/${app.id}/directory-sources`)).json()).toEqual({
+      items: [],
+    });
+    expect((await signInAs(manager.issuerUrl, restricted, listed, PORTAL)).accessToken).toBeTruthy();
+    expect((await call(adminToken, "DELETE", `${BASE}/${app.id}/users/${other.accountId}`)).status).toBe(404);
   });
 });

@@ -116,6 +116,11 @@ interface Call {
 function urlOf(operation: Operation, call: Call): string {
   const path = operation.path.replace(/\{(\w+)\}/g, (_, name: string) => {
     if (call.path?.[name] !== undefined) return call.path[name];
+    // A parameter of a few known values (a role, a directory source) gets its first one.
+    const known = (
+      operation.parameters.find((p) => p.in === "path" && p.name === name)?.schema as { enum?: string[] }
+    )?.enum?.[0];
+    if (known !== undefined) return known;
     return name === "projectId" ? projectId : crypto.randomUUID();
   });
   return `${path}${call.query ? `?${call.query}` : ""}`;

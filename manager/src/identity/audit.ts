@@ -29,6 +29,8 @@ export const AUDIT_EVENTS = [
   "client.secret-rotated",
   "client.grant-set",
   "client.grant-removed",
+  "client.nested-added",
+  "client.nested-removed",
   "client.authorization-revoked",
   "session.revoked",
   "session.others-revoked",

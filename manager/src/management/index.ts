@@ -11,9 +11,21 @@ import { replaceClientHandler, replaceClientRoute } from "./client-replace.ts";
 import { rotateSecretHandler, rotateSecretRoute } from "./client-rotate-secret.ts";
 import { listClientsHandler, listClientsRoute } from "./clients-list.ts";
 import type { ManagementDeps } from "./deps.ts";
+import { addDirectorySourceHandler, addDirectorySourceRoute } from "./directory-sources-add.ts";
+import { listDirectorySourcesHandler, listDirectorySourcesRoute } from "./directory-sources-list.ts";
+import { removeDirectorySourceHandler, removeDirectorySourceRoute } from "./directory-sources-remove.ts";
 import { removeGrantHandler, removeGrantRoute } from "./grant-remove.ts";
 import { setGrantHandler, setGrantRoute } from "./grant-set.ts";
 import { listGrantsHandler, listGrantsRoute } from "./grants-list.ts";
+import { addResourceHandler, addResourceRoute } from "./resources-add.ts";
+import { listResourcesHandler, listResourcesRoute } from "./resources-list.ts";
+import { removeResourceHandler, removeResourceRoute } from "./resources-remove.ts";
+import { addRoleHandler, addRoleRoute } from "./roles-add.ts";
+import { listRolesHandler, listRolesRoute } from "./roles-list.ts";
+import { removeRoleHandler, removeRoleRoute } from "./roles-remove.ts";
+import { addUserHandler, addUserRoute } from "./users-add.ts";
+import { listUsersHandler, listUsersRoute } from "./users-list.ts";
+import { removeUserHandler, removeUserRoute } from "./users-remove.ts";
 
 export type { ManagementDeps } from "./deps.ts";
 
@@ -29,5 +41,17 @@ export function managementApp(deps: ManagementDeps) {
   app.openapi(listGrantsRoute, listGrantsHandler(deps));
   app.openapi(setGrantRoute, setGrantHandler(deps));
   app.openapi(removeGrantRoute, removeGrantHandler(deps));
+  app.openapi(listResourcesRoute, listResourcesHandler(deps));
+  app.openapi(addResourceRoute, addResourceHandler(deps));
+  app.openapi(removeResourceRoute, removeResourceHandler(deps));
+  app.openapi(listRolesRoute, listRolesHandler(deps));
+  app.openapi(addRoleRoute, addRoleHandler(deps));
+  app.openapi(removeRoleRoute, removeRoleHandler(deps));
+  app.openapi(listUsersRoute, listUsersHandler(deps));
+  app.openapi(addUserRoute, addUserHandler(deps));
+  app.openapi(removeUserRoute, removeUserHandler(deps));
+  app.openapi(listDirectorySourcesRoute, listDirectorySourcesHandler(deps));
+  app.openapi(addDirectorySourceRoute, addDirectorySourceHandler(deps));
+  app.openapi(removeDirectorySourceRoute, removeDirectorySourceHandler(deps));
   return app;
 }

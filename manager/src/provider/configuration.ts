@@ -12,7 +12,7 @@ import Provider, {
 import { findAccount, issuedBeforeRevocation } from "../identity/accounts/index.ts";
 import { TJM_CLIENT_METADATA } from "../identity/clients/index.ts";
 import { accountMayHold, requiredRole, type TjmResource } from "../identity/resources.ts";
-import { AUTHORIZATION_VERSION_CLAIM, GRANT_CLAIM } from "../identity/tokens/standing.ts";
+import { AUTHORIZATION_VERSION_CLAIM, GRANT_CLAIM, ROLES_CLAIM } from "../identity/tokens/standing.ts";
 import type { Sql } from "../platform/db.ts";
 import { postgresAdapter } from "./adapter.ts";
 
@@ -62,6 +62,27 @@ interface TjmClientMetadata {
   project_ids?: string[];
   /** The client's own access-token lifetime (client management), within the installation's bounds. */
   access_token_ttl?: number;
+  /** The account roles its tokens may carry (client management): the roles claim is the account's ∩ these. */
+  roles?: string[];
+  /** The accounts that may use it; empty: every account. */
+  user_ids?: string[];
+  /** The identity sources its accounts may come from; empty: every source. */
+  directory_sources?: string[];
+}
+
+/** The identity source of every account that signs in at TJM's provider. */
+const BUILT_IN_DIRECTORY = "built-in";
+
+/** Why the client may not be used by the account (its users and directory sources); undefined: it may. */
+function accountRefusal(client: unknown, accountId: string): string | undefined {
+  const metadata = tjmMetadata(client);
+  const users = metadata?.user_ids ?? [];
+  if (users.length > 0 && !users.includes(accountId)) return "this account is not among the client's users";
+  const sources = metadata?.directory_sources ?? [];
+  if (sources.length > 0 && !sources.includes(BUILT_IN_DIRECTORY)) {
+    return "the client does not accept accounts of TJM's built-in directory";
+  }
+  return undefined;
 }
 
 function tjmMetadata(client: unknown): TjmClientMetadata {
@@ -291,6 +312,8 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
       const session = ctx.oidc.session;
       if (!client || !session?.accountId) return undefined;
       const grantId = ctx.oidc.result?.consent?.grantId ?? session.grantIdFor(client.clientId) ?? undefined;
+      const refusal = accountRefusal(client, session.accountId);
+      if (refusal) throw new errors.AccessDenied(refusal);
       const existing = grantId ? await ctx.oidc.provider.Grant.find(grantId) : undefined;
       if (!tjmMetadata(client).first_party) return existing;
       const account = await findAccount(settings.sql, session.accountId);
@@ -313,6 +336,8 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
       if (since !== undefined && issuedBeforeRevocation(since, account.tokensValidAfter)) return undefined;
       // The Manager's standing check, at the provider's own token uses: a refresh token, code or
       // userinfo access token issued before the client's grants last changed is refused.
+      const refusal = token === undefined ? undefined : accountRefusal(ctx.oidc?.client, account.id);
+      if (refusal) throw new errors.InvalidGrant(refusal);
       if (token !== undefined && issuedUnderOlderVersion(token, ctx.oidc?.client)) {
         if (ctx.oidc?.route === "token") {
           throw new errors.InvalidGrant(
@@ -362,6 +387,11 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
         claims[GRANT_CLAIM] = (token as { grantId?: string }).grantId;
         claims.auth_time = source?.authTime;
         claims.amr = source?.amr;
+        // The account's roles the client may see: its roles ∩ the client's (client management).
+        const accountId = (token as { accountId?: string }).accountId;
+        const account = accountId === undefined ? undefined : await findAccount(settings.sql, accountId);
+        const allowed = tjmMetadata(client)?.roles ?? [];
+        claims[ROLES_CLAIM] = (account?.roles ?? []).filter((role) => allowed.includes(role));
       }
       const audience = (token as { resourceServer?: { audience?: string } }).resourceServer?.audience;
       if (token.kind === "ClientCredentials" && tenant && audience === tenant.audience) {

@@ -18,6 +18,16 @@ export {
   setGrant,
 } from "./management.ts";
 export { clientMetadataFrom, findClientMetadata, TJM_CLIENT_METADATA } from "./metadata.ts";
+export {
+  addNested,
+  CLIENT_ROLES,
+  DIRECTORY_SOURCES,
+  listNested,
+  NestedEntryNotFoundError,
+  type NestedKind,
+  removeNested,
+  UnknownAccountForClientError,
+} from "./nested.ts";
 export { type RegisteredClient, registerClient } from "./register.ts";
 export {
   ACCESS_TOKEN_TTL_BOUNDS,

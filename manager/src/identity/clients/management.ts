@@ -471,7 +471,9 @@ export async function auditRefusedClientChange(
     | "client.deleted"
     | "client.secret-rotated"
     | "client.grant-set"
-    | "client.grant-removed",
+    | "client.grant-removed"
+    | "client.nested-added"
+    | "client.nested-removed",
   actor: ClientActor,
   reference: string | undefined,
   reason: string,

@@ -18,6 +18,9 @@ export const TJM_CLIENT_METADATA = [
   "previous_secret_hmac",
   "previous_secret_expires_at",
   "access_token_ttl",
+  "roles",
+  "user_ids",
+  "directory_sources",
 ] as const;
 
 interface ClientRow {
@@ -42,6 +45,9 @@ interface ClientRow {
   /** Epoch seconds; null without a secret in its grace window. */
   previousSecretExpiresAt: number | null;
   accessTokenTtlSeconds: number | null;
+  roles: string[];
+  userIds: string[];
+  directorySources: string[];
 }
 
 /**
@@ -92,6 +98,10 @@ export function clientMetadataFrom(row: ClientRow): AdapterPayload {
           previous_secret_expires_at: row.previousSecretExpiresAt,
         }),
     ...(row.accessTokenTtlSeconds === null ? {} : { access_token_ttl: row.accessTokenTtlSeconds }),
+    // Empty users or sources: every account, every source; empty roles: no roles in its tokens.
+    roles: row.roles,
+    user_ids: row.userIds,
+    directory_sources: row.directorySources,
   };
 }
 
@@ -119,7 +129,11 @@ export async function findClientMetadata(
       c.previous_client_secret_hmac as previous_secret_hmac,
       case when c.previous_secret_expires_at > now()
         then extract(epoch from c.previous_secret_expires_at)::float8 end as previous_secret_expires_at,
-      c.access_token_ttl_seconds
+      c.access_token_ttl_seconds,
+      array(select r.role from oauth_client_roles r where r.client_id = c.id order by 1) as roles,
+      array(select u.account_id::text from oauth_client_users u where u.client_id = c.id order by 1) as user_ids,
+      array(select d.source from oauth_client_directory_sources d where d.client_id = c.id order by 1)
+        as directory_sources
     from oauth_clients c
     where c.client_id = ${clientId}
       and ${deleted ? sql`c.deleted_at is not null` : sql`c.disabled_at is null`}`;
