@@ -20,7 +20,7 @@ export const addResourceRoute = clientAdminRoute({
   tags: ["clients"],
   summary: "Add to a client's resources",
   operationId: "addClientResource",
-  description: `${COLLECTION_MEANING["resources"]} ${CHANGE_EFFECT}`,
+  description: `${COLLECTION_MEANING.resources} ${CHANGE_EFFECT}`,
   request: { params: ClientParamsSchema, ...jsonBody(ResourceBodySchema, { resource: "account-portal" }) },
   responses: { 200: jsonResponse("The client's resources now", ClientCollectionSchema) },
   errors: [...BODY_ERRORS, "client.not_found"],

@@ -13,7 +13,7 @@ export const listResourcesRoute = clientAdminRoute({
   tags: ["clients"],
   summary: "List a client's resources",
   operationId: "listClientResources",
-  description: COLLECTION_MEANING["resources"],
+  description: COLLECTION_MEANING.resources,
   request: { params: ClientParamsSchema },
   responses: { 200: jsonResponse("The client's resources", ClientCollectionSchema) },
   errors: ["client.not_found"],

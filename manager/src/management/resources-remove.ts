@@ -11,7 +11,7 @@ export const removeResourceRoute = clientAdminRoute({
   tags: ["clients"],
   summary: "Remove from a client's resources",
   operationId: "removeClientResource",
-  description: `${COLLECTION_MEANING["resources"]} ${CHANGE_EFFECT}`,
+  description: `${COLLECTION_MEANING.resources} ${CHANGE_EFFECT}`,
   request: { params: ResourceParamsSchema },
   responses: { 204: { description: "Removed" } },
   errors: ["client.not_found", "client.entry_not_found"],

@@ -19,7 +19,7 @@ export const addRoleRoute = clientAdminRoute({
   tags: ["clients"],
   summary: "Add to a client's roles",
   operationId: "addClientRole",
-  description: `${COLLECTION_MEANING["roles"]} ${CHANGE_EFFECT}`,
+  description: `${COLLECTION_MEANING.roles} ${CHANGE_EFFECT}`,
   request: { params: ClientParamsSchema, ...jsonBody(RoleBodySchema, { role: "client-admin" }) },
   responses: { 200: jsonResponse("The client's roles now", ClientCollectionSchema) },
   errors: [...BODY_ERRORS, "client.not_found"],

@@ -13,7 +13,7 @@ export const listRolesRoute = clientAdminRoute({
   tags: ["clients"],
   summary: "List a client's roles",
   operationId: "listClientRoles",
-  description: COLLECTION_MEANING["roles"],
+  description: COLLECTION_MEANING.roles,
   request: { params: ClientParamsSchema },
   responses: { 200: jsonResponse("The client's roles", ClientCollectionSchema) },
   errors: ["client.not_found"],

@@ -11,7 +11,7 @@ export const removeRoleRoute = clientAdminRoute({
   tags: ["clients"],
   summary: "Remove from a client's roles",
   operationId: "removeClientRole",
-  description: `${COLLECTION_MEANING["roles"]} ${CHANGE_EFFECT}`,
+  description: `${COLLECTION_MEANING.roles} ${CHANGE_EFFECT}`,
   request: { params: RoleParamsSchema },
   responses: { 204: { description: "Removed" } },
   errors: ["client.not_found", "client.entry_not_found"],

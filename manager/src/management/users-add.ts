@@ -19,7 +19,7 @@ export const addUserRoute = clientAdminRoute({
   tags: ["clients"],
   summary: "Add to a client's users",
   operationId: "addClientUser",
-  description: `${COLLECTION_MEANING["users"]} ${CHANGE_EFFECT}`,
+  description: `${COLLECTION_MEANING.users} ${CHANGE_EFFECT}`,
   request: {
     params: ClientParamsSchema,
     ...jsonBody(UserBodySchema, { accountId: "0b6f3c1e-9a2d-4e8b-8c7f-5d1a2b3c4d5e" }),

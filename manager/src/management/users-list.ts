@@ -13,7 +13,7 @@ export const listUsersRoute = clientAdminRoute({
   tags: ["clients"],
   summary: "List a client's users",
   operationId: "listClientUsers",
-  description: COLLECTION_MEANING["users"],
+  description: COLLECTION_MEANING.users,
   request: { params: ClientParamsSchema },
   responses: { 200: jsonResponse("The client's users", ClientCollectionSchema) },
   errors: ["client.not_found"],

@@ -11,7 +11,7 @@ export const removeUserRoute = clientAdminRoute({
   tags: ["clients"],
   summary: "Remove from a client's users",
   operationId: "removeClientUser",
-  description: `${COLLECTION_MEANING["users"]} ${CHANGE_EFFECT}`,
+  description: `${COLLECTION_MEANING.users} ${CHANGE_EFFECT}`,
   request: { params: UserParamsSchema },
   responses: { 204: { description: "Removed" } },
   errors: ["client.not_found", "client.entry_not_found"],
