@@ -42,6 +42,7 @@ const app = createApp({
     logoutsQueued: noIo,
     avatars: noIo,
     signInLimits: { accountLimit: 10, addressLimit: 100, windowSeconds: 900 },
+    clientSecretKey: undefined,
   },
   management: { clientSecretKey: undefined },
 });

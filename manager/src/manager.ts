@@ -381,6 +381,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
       logoutsQueued: () => backchannelLogouts?.wake(),
       avatars,
       signInLimits: options.signInLimits,
+      clientSecretKey: options.clientSecretKey,
     },
     management: { clientSecretKey: options.clientSecretKey },
   });

@@ -99,6 +99,10 @@ export const errorCodes = {
     status: 404,
     description: "The client's resources, roles, users or directory sources do not hold this key",
   },
+  "developer.limit_reached": {
+    status: 400,
+    description: "The account already has 10 developer apps; delete one first",
+  },
   "client.public_without_secret": {
     status: 409,
     description: "A public client has no secret to rotate",
@@ -238,6 +242,20 @@ export const detailCodes = {
   "client.project_id_invalid": { description: "A project id is not a UUID" },
   "client.project_unknown": { description: "No project has this id" },
   "client.account_unknown": { description: "No account has this id" },
+  "developer.scope_not_allowed": {
+    description: "A developer app may ask only openid, profile and email",
+  },
+  "developer.first_party_not_allowed": { description: "A developer app is never first-party" },
+  "developer.resource_not_allowed": {
+    description: "A developer app gets no TJM resource (operations, tenant, account-portal, admin-console)",
+  },
+  "developer.client_credentials_not_allowed": {
+    description: "A developer app cannot use client_credentials",
+  },
+  "developer.redirect_uri_not_https": {
+    description: "A web developer app's redirect URIs are https only (loopback http is for native apps)",
+  },
+  "developer.type_unchangeable": { description: "An app's type (confidential or public) cannot change" },
   "client.projects_need_client_credentials": {
     description: "Projects are bound to client_credentials clients only (tenant tokens)",
   },

@@ -54,6 +54,9 @@ const NOT_PROVOKED: Record<string, string> = {
   "POST /api/v1/me/logout/all 400": "no input: the route's validation is the other account routes'",
   "GET /api/v1/me/connected-apps 400": "no input: the route's validation is the other account routes'",
   "DELETE /api/v1/me 400": "no input: the route's validation is the other account routes'",
+  "GET /api/v1/me/developer-apps 400": "no input: the route's validation is the other account routes'",
+  "POST /api/v1/me/developer-apps/{client}/rotate-secret 409":
+    "a public client's rotation, the same domain call: tests/management/clients.test.ts",
 };
 
 let manager: TestManager;
@@ -251,7 +254,8 @@ function provocations(operation: Operation, status: string): Provocation[] {
                   ? "session.not_found"
                   : operation.path.startsWith("/api/v1/me/connected-apps/")
                     ? "session.client_not_found"
-                    : operation.path.startsWith("/api/v1/management/clients")
+                    : operation.path.startsWith("/api/v1/management/clients") ||
+                        operation.path.startsWith("/api/v1/me/developer-apps/")
                       ? "client.not_found"
                       : jobRoute
                         ? "job.not_found"
@@ -266,7 +270,7 @@ function provocations(operation: Operation, status: string): Provocation[] {
         ];
       if (operation.path.endsWith("/retry"))
         return [{ code: "job.not_retryable", send: () => send(operation, { path: { jobId: queuedJobId } }) }];
-      if (operation.path.endsWith("/rotate-secret"))
+      if (operation.path === "/api/v1/management/clients/rotate-secret")
         return [
           {
             code: "client.public_without_secret",

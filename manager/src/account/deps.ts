@@ -20,4 +20,6 @@ export interface AccountDeps {
   avatars: AvatarStorage;
   /** The sign-in limit (SIGN_IN_*): a wrong current password of a password change counts toward it. */
   signInLimits: SignInLimitSettings;
+  /** CLIENT_SECRET_HMAC_KEY: developer apps' secrets are stored as their HMAC under it. */
+  clientSecretKey: string | undefined;
 }

@@ -1,4 +1,13 @@
 export {
+  type ApplicationType,
+  DEVELOPER_APP_SCOPES,
+  DEVELOPER_APPS_PER_ACCOUNT,
+  DeveloperAppLimitError,
+  type DeveloperAppProblem,
+  developerAppMetadata,
+  developerAppProblems,
+} from "./developer-apps.ts";
+export {
   auditRefusedClientChange,
   type ClientActor,
   type ClientFilter,

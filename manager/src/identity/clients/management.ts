@@ -9,6 +9,7 @@
 import type { Sql, TransactionSql as Tx } from "../../platform/db.ts";
 import { type AuditDetails, writeAuditEvent } from "../audit.ts";
 import { endClientAuthorizationIn } from "../sessions/end.ts";
+import { checkDeveloperAppLimit } from "./developer-apps.ts";
 import type { ClientDefinition } from "./rules.ts";
 import { generateClientSecret, hashClientSecret } from "./secrets.ts";
 import { UnknownProjectError } from "./store.ts";
@@ -45,6 +46,8 @@ export interface ClientRecord {
   resources: string[];
   secretRotatedAt: Date | null;
   previousSecretExpiresAt: Date | null;
+  /** The provider's other client metadata (a developer app's scope and application_type). */
+  metadata: Record<string, unknown>;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -67,7 +70,7 @@ function columns(sql: Sql | Tx) {
     c.id::text, c.client_id, c.name, c.client_secret_hmac is null as public, c.redirect_uris,
     c.post_logout_redirect_uris, c.backchannel_logout_uri, c.grant_types, c.response_types,
     c.first_party, c.owner_account_id::text, c.access_token_ttl_seconds,
-    c.authorization_version::text, c.secret_rotated_at,
+    c.authorization_version::text, c.secret_rotated_at, c.metadata,
     case when c.previous_secret_expires_at > now() then c.previous_secret_expires_at end
       as previous_secret_expires_at,
     c.created_at, c.updated_at,
@@ -163,17 +166,24 @@ export interface CreatedClient {
   clientSecret?: string;
 }
 
+/** A developer app's owner, and the metadata the provider enforces for it. */
+export interface DeveloperAppOwnership {
+  ownerAccountId: string;
+  metadata: Record<string, string>;
+}
+
 /**
  * Creates a client from a definition the rules accepted, with its resources (grants without
- * extra scopes) and projects. `ownerAccountId`: a developer app's account.
+ * extra scopes) and projects. `developerApp`: an account's own app, counted against its limit.
  */
 export async function createManagedClient(
   sql: Sql,
   actor: ClientActor,
   definition: ClientDefinition,
   secretKey: string | undefined,
-  ownerAccountId: string | null = null,
+  developerApp?: DeveloperAppOwnership,
 ): Promise<CreatedClient> {
+  const ownerAccountId = developerApp?.ownerAccountId ?? null;
   let secret: { plain: string; hmac: string } | undefined;
   if (!definition.public) {
     if (secretKey === undefined) throw new Error("a confidential client needs CLIENT_SECRET_HMAC_KEY");
@@ -181,16 +191,18 @@ export async function createManagedClient(
     secret = { plain, hmac: hashClientSecret(plain, secretKey) };
   }
   const client = await sql.begin(async (tx) => {
+    if (ownerAccountId !== null) await checkDeveloperAppLimit(tx as unknown as Sql, ownerAccountId);
     await checkProjects(tx, definition.projectIds);
     const [row] = await tx<{ id: string }[]>`
       insert into oauth_clients (client_id, client_secret_hmac, name, redirect_uris,
         post_logout_redirect_uris, backchannel_logout_uri, grant_types, response_types,
-        token_endpoint_auth_method, first_party, owner_account_id, access_token_ttl_seconds)
+        token_endpoint_auth_method, first_party, owner_account_id, access_token_ttl_seconds, metadata)
       values (${crypto.randomUUID()}, ${secret?.hmac ?? null}, ${definition.name}, ${definition.redirectUris},
         ${definition.postLogoutRedirectUris}, ${definition.backchannelLogoutUri ?? null},
         ${definition.grantTypes}, ${definition.responseTypes},
         ${secret === undefined ? "none" : "client_secret_basic"}, ${definition.firstParty},
-        ${ownerAccountId}, ${definition.accessTokenTtlSeconds ?? null})
+        ${ownerAccountId}, ${definition.accessTokenTtlSeconds ?? null},
+        ${tx.json(developerApp?.metadata ?? {})})
       returning id::text`;
     const id = (row as { id: string }).id;
     for (const resource of definition.resources) {
@@ -255,6 +267,7 @@ export async function replaceClient(
   actor: ClientActor,
   reference: string,
   definition: Replaceable,
+  metadata?: Record<string, string>,
 ): Promise<ClientRecord> {
   return sql.begin(async (tx) => {
     const locked = await lockClient(tx, reference, actor);
@@ -268,6 +281,9 @@ export async function replaceClient(
         first_party = ${definition.firstParty},
         access_token_ttl_seconds = ${definition.accessTokenTtlSeconds ?? null}, updated_at = now()
       where id = ${locked.id}`;
+    if (metadata !== undefined) {
+      await tx`update oauth_clients set metadata = metadata || ${tx.json(metadata)} where id = ${locked.id}`;
+    }
     const projectsChanged =
       JSON.stringify([...definition.projectIds].sort()) !== JSON.stringify(locked.projectIds);
     if (projectsChanged) {
