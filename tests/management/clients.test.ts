@@ -10,7 +10,7 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { OAuthError, refresh, signIn } from "@tjm/devstack/oidc-client";
+import { type BrowserSession, OAuthError, refresh, signIn } from "@tjm/devstack/oidc-client";
 import { waitFor } from "@tjm/devstack/services";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACCOUNT_PORTAL_AUDIENCE, ADMIN_CONSOLE_AUDIENCE } from "../../manager/src/identity/resources.ts";
@@ -38,6 +38,9 @@ let noRoleToken: string;
 let portalToken: string;
 let externalToken: string;
 let portalClient: TestClient;
+/** The admin's console sign-in, for a token of an older sign-in (recent authentication). */
+let adminSignedIn: { session: BrowserSession; claims: Record<string, unknown> };
+let consoleClient: TestClient;
 
 beforeAll(async () => {
   receiver = createServer((req, res) => {
@@ -73,6 +76,8 @@ beforeAll(async () => {
   // The provider gives admin-console tokens only to client admins: the role goes after the sign-in.
   await manager.sql`delete from account_roles where account_id = ${losingRole.accountId}`;
   adminToken = adminSignIn.accessToken;
+  adminSignedIn = adminSignIn;
+  consoleClient = console;
   noRoleToken = losingSignIn.accessToken;
   portalToken = portalSignIn.accessToken;
   externalToken = external;
@@ -405,6 +410,40 @@ describe("secret rotation", () => {
     });
     expect(tooLong.status).toBe(400);
     expect((await call(adminToken, "POST", `${BASE}/rotate-secret`, { client: "nobody" })).status).toBe(404);
+  });
+});
+
+describe("recent authentication", () => {
+  it("rotating a secret and deleting a client need a recent sign-in; each refusal is audited", async () => {
+    const client = await created(confidential("Needs a fresh sign-in"));
+    // The admin's sign-in made ten minutes older: a new token of the session carries that auth_time.
+    await manager.sql`
+      update oidc_records set payload = jsonb_set(payload, '{loginTs}', to_jsonb(extract(epoch from now())::int - 600))
+      where model = 'Session' and sids @> array[${adminSignedIn.claims.sid as string}::text]`;
+    const stale = await signInAs(
+      manager.issuerUrl,
+      consoleClient,
+      admin,
+      resourceIndicator(ADMIN_CONSOLE_AUDIENCE),
+      "openid offline_access",
+      adminSignedIn.session,
+    );
+    expect(stale.claims.auth_time).toBeLessThan(Date.now() / 1000 - 590);
+    for (const [method, path, body] of [
+      ["POST", `${BASE}/rotate-secret`, { client: client.id }],
+      ["DELETE", `${BASE}/${client.id}`, undefined],
+    ] as const) {
+      const refused = await call(stale.accessToken, method, path, body);
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toMatchObject({ code: "auth.reauthentication_required", maxAge: 300 });
+    }
+    expect((await call(stale.accessToken, "GET", `${BASE}/${client.id}`)).status).toBe(200);
+    expect(await authenticates(client.clientId, client.clientSecret as string)).toBe(true);
+    for (const event of ["client.secret-rotated", "client.deleted"]) {
+      expect(await auditRows(client.clientId, event)).toEqual([
+        expect.objectContaining({ result: "failure", details: { reason: "auth.reauthentication_required" } }),
+      ]);
+    }
   });
 });
 
