@@ -14,7 +14,7 @@ import {
   developerAppMetadata,
   developerAppProblems,
 } from "../identity/clients/index.ts";
-import { problemDetail } from "../management/schema.ts";
+import { NO_CONTROL, problemDetail, REFERENCE } from "../management/schema.ts";
 import { ApiError, type ErrorDetail, validationError } from "../platform/errors.ts";
 
 const CLIENT_ID_EXAMPLE = "7d1f4a52-3c9e-4b8f-a0d1-6e2b9c4f8a31";
@@ -24,6 +24,7 @@ export const DeveloperAppParamsSchema = z.object({
     .string()
     .min(1)
     .max(200)
+    .regex(REFERENCE, "must be an app's UUID or client_id")
     .openapi({
       param: { name: "client", in: "path" },
       description: "The app's UUID (`id`) or its public `client_id`; another account's app is 404",
@@ -31,11 +32,19 @@ export const DeveloperAppParamsSchema = z.object({
     }),
 });
 
-const UriListSchema = z.array(z.string().max(2000)).max(20);
+const UriListSchema = z
+  .array(z.string().max(2000).regex(NO_CONTROL, "must not contain control characters"))
+  .max(20);
 
 export const DeveloperAppBodySchema = z
   .object({
-    name: z.string().trim().min(1).max(200).openapi({ example: "My reading list" }),
+    name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .regex(NO_CONTROL, "must not contain control characters")
+      .openapi({ example: "My reading list" }),
     type: z.enum(["confidential", "public"]).openapi({
       description: "confidential: a server-side app with a secret; public: a browser or native app (PKCE)",
       example: "confidential",
@@ -67,11 +76,15 @@ export const DeveloperAppBodySchema = z
       description: "Always false: a developer app's users always see the consent page",
       example: false,
     }),
-    resources: z.array(z.string().max(200)).max(4).default([]).openapi({
-      description:
-        "Always empty: a developer app gets no TJM resource (operations, tenant, account-portal, admin-console)",
-      example: [],
-    }),
+    resources: z
+      .array(z.string().max(200).regex(NO_CONTROL, "must not contain control characters"))
+      .max(4)
+      .default([])
+      .openapi({
+        description:
+          "Always empty: a developer app gets no TJM resource (operations, tenant, account-portal, admin-console)",
+        example: [],
+      }),
   })
   .openapi("DeveloperAppBody");
 

@@ -6,13 +6,14 @@ import type { AppRouteHandler } from "../platform/http.ts";
 import { BODY_ERRORS, jsonBody, jsonResponse } from "../platform/routes.ts";
 import type { ManagementDeps } from "./deps.ts";
 import { auditedChange } from "./errors.ts";
+import { REFERENCE } from "./schema.ts";
 
 /** Keycloak's longest "rotated secret" window is the client policy's; TJM's is a week. */
 export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
 
 export const RotateSecretSchema = z
   .object({
-    client: z.string().min(1).max(200).openapi({
+    client: z.string().min(1).max(200).regex(REFERENCE, "must be a client's UUID or client_id").openapi({
       description: "The client's UUID (`id`) or its public `client_id`",
       example: "7d1f4a52-3c9e-4b8f-a0d1-6e2b9c4f8a31",
     }),

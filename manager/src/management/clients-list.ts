@@ -5,7 +5,7 @@ import type { AppRouteHandler } from "../platform/http.ts";
 import { pageQuery } from "../platform/query.ts";
 import { jsonResponse } from "../platform/routes.ts";
 import type { ManagementDeps } from "./deps.ts";
-import { ClientGrantTypeSchema, ClientListSchema, ClientTypeSchema, toClient } from "./schema.ts";
+import { ClientGrantTypeSchema, ClientListSchema, ClientTypeSchema, NO_CONTROL, toClient } from "./schema.ts";
 
 export const ListClientsQuerySchema = z
   .object({

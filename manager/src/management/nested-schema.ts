@@ -11,14 +11,21 @@ import {
   UnknownAccountForClientError,
 } from "../identity/clients/index.ts";
 import { ApiError } from "../platform/errors.ts";
-import { ClientParamsSchema, ResourceKeyParamsSchema } from "./schema.ts";
+import { ClientParamsSchema, REFERENCE, ResourceKeyParamsSchema } from "./schema.ts";
 
 export const ClientCollectionSchema = z
   .object({ items: z.array(z.string()).openapi({ example: ["client-admin"] }) })
   .openapi("ClientCollection");
 
 export const ResourceBodySchema = z
-  .object({ resource: z.string().min(1).max(200).openapi({ example: "account-portal" }) })
+  .object({
+    resource: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(REFERENCE, "must be a resource's audience")
+      .openapi({ example: "account-portal" }),
+  })
   .openapi("ClientResourceAdd");
 export const RoleBodySchema = z.object({ role: z.enum(CLIENT_ROLES) }).openapi("ClientRoleAdd");
 export const UserBodySchema = z

@@ -12,6 +12,11 @@ import {
 } from "../identity/clients/index.ts";
 import { type ErrorDetail, validationError } from "../platform/errors.ts";
 
+/** Visible ASCII: what a client reference or resource key is made of (never a control character). */
+export const REFERENCE = /^[\x21-\x7e]+$/;
+/** Text without control characters (PostgreSQL refuses NUL; none belongs in a name or a URI). */
+export const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
+
 const CLIENT_UUID_EXAMPLE = "3f0c2b8e-5d4a-4c1e-9b7f-2a6d8e1c4b90";
 const CLIENT_ID_EXAMPLE = "7d1f4a52-3c9e-4b8f-a0d1-6e2b9c4f8a31";
 
@@ -24,6 +29,7 @@ export const ClientParamsSchema = z.object({
     .string()
     .min(1)
     .max(200)
+    .regex(REFERENCE, "must be a client's UUID or client_id")
     .openapi({
       param: { name: "client", in: "path" },
       description: "The client's UUID (`id`) or its public `client_id`",
@@ -36,6 +42,7 @@ export const ResourceKeyParamsSchema = ClientParamsSchema.extend({
     .string()
     .min(1)
     .max(200)
+    .regex(REFERENCE, "must be a resource's audience")
     .openapi({
       param: { name: "resource_key", in: "path" },
       description:
@@ -51,11 +58,19 @@ export const ClientTypeSchema = z.enum(["confidential", "public"]).openapi("Clie
 
 export const ClientGrantTypeSchema = z.enum(CLIENT_GRANT_TYPES).openapi("ClientGrantType");
 
-const UriListSchema = z.array(z.string().max(2000)).max(20);
+const UriListSchema = z
+  .array(z.string().max(2000).regex(NO_CONTROL, "must not contain control characters"))
+  .max(20);
 
 /** What a client's definition is made of: the body of a PUT, and (with type and resources) of a POST. */
 const definitionShape = {
-  name: z.string().trim().min(1).max(200).openapi({ example: "Reports dashboard" }),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .regex(NO_CONTROL, "must not contain control characters")
+    .openapi({ example: "Reports dashboard" }),
   grantTypes: z
     .array(ClientGrantTypeSchema)
     .min(1)
@@ -70,18 +85,29 @@ const definitionShape = {
     description: "Where the provider may send a browser after logout; the same rules as redirectUris",
     example: ["https://reports.example.com/"],
   }),
-  backchannelLogoutUri: z.string().max(2000).nullable().default(null).openapi({
-    description: "Where the provider POSTs back-channel logout tokens; the same rules as redirectUris",
-    example: "https://reports.example.com/backchannel-logout",
-  }),
+  backchannelLogoutUri: z
+    .string()
+    .max(2000)
+    .regex(NO_CONTROL, "must not contain control characters")
+    .nullable()
+    .default(null)
+    .openapi({
+      description: "Where the provider POSTs back-channel logout tokens; the same rules as redirectUris",
+      example: "https://reports.example.com/backchannel-logout",
+    }),
   firstParty: z.boolean().default(false).openapi({
     description: "A first-party client skips the consent prompt (TJM's own Admin console and account portal)",
     example: false,
   }),
-  projectIds: z.array(z.string().max(64)).max(100).default([]).openapi({
-    description: "The projects a client_credentials client acts for (its tenant tokens' tjm_projects claim)",
-    example: [],
-  }),
+  projectIds: z
+    .array(z.string().max(64).regex(REFERENCE, "must be a project id"))
+    .max(100)
+    .default([])
+    .openapi({
+      description:
+        "The projects a client_credentials client acts for (its tenant tokens' tjm_projects claim)",
+      example: [],
+    }),
   accessTokenTtlSeconds: z
     .number()
     .int()
@@ -100,7 +126,7 @@ export const ClientCreateSchema = z
     ...definitionShape,
     type: ClientTypeSchema,
     resources: z
-      .array(z.string().max(200))
+      .array(z.string().max(200).regex(REFERENCE, "must be a resource's audience"))
       .max(4)
       .default([])
       .openapi({
