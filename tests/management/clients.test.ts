@@ -533,6 +533,42 @@ describe("grants and the authorization version", () => {
     expect((await auditRows(portalClient.clientId, "client.grant-set")).length).toBe(1);
   });
 
+  it("refuses older tokens on the operations and tenant audiences' routes too", async () => {
+    const { projectId } = await manager.createProject();
+    const tenantClient = await createTestClient(manager.sql, {
+      resources: ["tjm-api"],
+      grantTypes: ["client_credentials"],
+      projectIds: [projectId],
+    });
+    const operationsClient = await createTestClient(manager.sql, { resources: ["tjm-operations"] });
+    const operator = await createTestAccount(manager.sql, { roles: ["operator"] });
+    const [tenant, operations] = await Promise.all([
+      clientToken(manager.issuerUrl, tenantClient, resourceIndicator("tjm-api")),
+      signInAs(manager.issuerUrl, operationsClient, operator, resourceIndicator("tjm-operations")),
+    ]);
+    const tenantPath = `/api/v1/projects/${projectId}/jobs/${crypto.randomUUID()}/resume-uploads`;
+    expect((await call(tenant.accessToken, "POST", tenantPath, undefined, replica.baseUrl)).status).toBe(404);
+    expect(
+      (await call(operations.accessToken, "GET", "/api/v1/operations/jobs", undefined, replica.baseUrl))
+        .status,
+    ).toBe(200);
+    for (const [client, resource] of [
+      [tenantClient, "tjm-api"],
+      [operationsClient, "tjm-operations"],
+    ] as const) {
+      const set = await call(adminToken, "PUT", `${BASE}/${client.clientId}/oauth-grants/${resource}`, {
+        scopes: ["extra"],
+      });
+      expect(set.status).toBe(200);
+    }
+    for (const base of [manager.baseUrl, replica.baseUrl]) {
+      expect((await call(tenant.accessToken, "POST", tenantPath, undefined, base)).status).toBe(401);
+      expect(
+        (await call(operations.accessToken, "GET", "/api/v1/operations/jobs", undefined, base)).status,
+      ).toBe(401);
+    }
+  });
+
   it("removing a grant refuses the client's tokens and new ones for the resource", async () => {
     const client = await created(confidential("Losing its grant"));
     const token = await clientToken(
