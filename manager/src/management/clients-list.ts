@@ -14,6 +14,7 @@ export const ListClientsQuerySchema = z
       .trim()
       .min(1)
       .max(200)
+      .regex(NO_CONTROL, "must not contain control characters")
       .optional()
       .openapi({
         param: { name: "name", in: "query" },
