@@ -12,7 +12,6 @@ describe("the error code list", () => {
       "client.not_found": 404,
       "client.grant_not_found": 404,
       "client.entry_not_found": 404,
-      "developer.limit_reached": 400,
       "client.public_without_secret": 409,
       "avatar.upload_unknown": 400,
       "avatar.upload_missing": 400,

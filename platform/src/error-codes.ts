@@ -99,10 +99,6 @@ export const errorCodes = {
     status: 404,
     description: "The client's resources, roles, users or directory sources do not hold this key",
   },
-  "developer.limit_reached": {
-    status: 400,
-    description: "The account already has 10 developer apps; delete one first",
-  },
   "client.public_without_secret": {
     status: 409,
     description: "A public client has no secret to rotate",
@@ -256,6 +252,7 @@ export const detailCodes = {
     description: "A web developer app's redirect URIs are https only (loopback http is for native apps)",
   },
   "developer.type_unchangeable": { description: "An app's type (confidential or public) cannot change" },
+  "developer.limit_reached": { description: "The account already has 10 developer apps; delete one first" },
   "client.projects_need_client_credentials": {
     description: "Projects are bound to client_credentials clients only (tenant tokens)",
   },

@@ -127,7 +127,9 @@ describe("developer apps", () => {
     for (let count = 0; count < 10; count++) await createApp(token, webApp(`App ${count}`));
     const refused = await portal.request(token, "POST", APPS, webApp("Eleventh"));
     expect(refused.status).toBe(400);
-    expect((await refused.json()).code).toBe("developer.limit_reached");
+    expect((await refused.json()).details).toEqual([
+      expect.objectContaining({ code: "developer.limit_reached" }),
+    ]);
   });
 
   it("another account's app is 404 on every route", async () => {

@@ -31,7 +31,7 @@ export const createDeveloperAppRoute = accountRoute({
     }),
   },
   responses: { 201: jsonResponse("The app, with its secret shown once", DeveloperAppWithSecretSchema) },
-  errors: [...BODY_ERRORS, "developer.limit_reached"],
+  errors: [...BODY_ERRORS],
 });
 
 export const createDeveloperAppHandler =

@@ -15,7 +15,7 @@ import {
   developerAppProblems,
 } from "../identity/clients/index.ts";
 import { NO_CONTROL, problemDetail, REFERENCE } from "../management/schema.ts";
-import { ApiError, type ErrorDetail, validationError } from "../platform/errors.ts";
+import { type ErrorDetail, validationError } from "../platform/errors.ts";
 
 const CLIENT_ID_EXAMPLE = "7d1f4a52-3c9e-4b8f-a0d1-6e2b9c4f8a31";
 
@@ -32,9 +32,10 @@ export const DeveloperAppParamsSchema = z.object({
     }),
 });
 
+/** A developer app needs a few redirect URIs of ordinary length. */
 const UriListSchema = z
-  .array(z.string().max(2000).regex(NO_CONTROL, "must not contain control characters"))
-  .max(20);
+  .array(z.string().max(500).regex(NO_CONTROL, "must not contain control characters"))
+  .max(5);
 
 export const DeveloperAppBodySchema = z
   .object({
@@ -206,9 +207,12 @@ export function defineDeveloperApp(body: DeveloperAppBody) {
 
 export function limitError(err: unknown): unknown {
   return err instanceof DeveloperAppLimitError
-    ? new ApiError(
-        "developer.limit_reached",
-        `an account has at most ${DEVELOPER_APPS_PER_ACCOUNT} developer apps`,
-      )
+    ? validationError([
+        {
+          path: "",
+          message: `an account has at most ${DEVELOPER_APPS_PER_ACCOUNT} developer apps`,
+          code: "developer.limit_reached",
+        },
+      ])
     : err;
 }

@@ -58,9 +58,10 @@ export const ClientTypeSchema = z.enum(["confidential", "public"]).openapi("Clie
 
 export const ClientGrantTypeSchema = z.enum(CLIENT_GRANT_TYPES).openapi("ClientGrantType");
 
+/** Enough for any real client; small enough that a refused body is still read before the answer. */
 const UriListSchema = z
-  .array(z.string().max(2000).regex(NO_CONTROL, "must not contain control characters"))
-  .max(20);
+  .array(z.string().max(1000).regex(NO_CONTROL, "must not contain control characters"))
+  .max(10);
 
 /** What a client's definition is made of: the body of a PUT, and (with type and resources) of a POST. */
 const definitionShape = {
@@ -87,7 +88,7 @@ const definitionShape = {
   }),
   backchannelLogoutUri: z
     .string()
-    .max(2000)
+    .max(1000)
     .regex(NO_CONTROL, "must not contain control characters")
     .nullable()
     .default(null)
