@@ -43,8 +43,10 @@ const app = createApp({
     avatars: noIo,
     signInLimits: { accountLimit: 10, addressLimit: 100, windowSeconds: 900 },
     mfa: { secretKey: noIo, codeSendsPerHour: 5, issuer: "TJM", operatorSmsEmailAllowed: true },
+    clientSecretKey: undefined,
   },
   authentication: { recovery: noIo, trustedProxies: [] },
+  management: { clientSecretKey: undefined },
 });
 const document = app.getOpenAPI31Document(openApiInfo);
 const target = new URL("./openapi.json", import.meta.url);

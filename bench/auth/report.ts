@@ -59,8 +59,8 @@ function firstErrors(entries: [string, LoadResult | undefined][]): string {
     .join("");
 }
 
-function tokensSection(tokens: LoadResult[] | undefined): string {
-  const title = "## Auth: client_credentials tokens (POST /oidc/token, one tenant client, closed loop)";
+function tokensSection(tokens: LoadResult[] | undefined, settings: Settings): string {
+  const title = `## Auth: client_credentials tokens (POST /oidc/token, one tenant client among ${count(settings.auth.storedClients + 2)} stored, closed loop)`;
   if (!tokens) return `${title}\n\nnot measured`;
   const errors = firstErrors(tokens.map((result): [string, LoadResult] => ["token", result]));
   return `${title}\n\n${table(LOAD_HEADERS, tokens.map(loadRow))}${errors}`;
@@ -112,7 +112,7 @@ function standingSection(levels: StandingLevel[] | undefined): string {
 export function authReport(result: AuthResult | undefined, settings: Settings): string {
   return [
     signInSection(result?.signIns, settings),
-    tokensSection(result?.tokens),
+    tokensSection(result?.tokens, settings),
     standingSection(result?.standing),
   ].join("\n\n");
 }

@@ -80,7 +80,19 @@ interface AuthSetup {
  * the Manager's CLI.
  */
 async function prepare(context: BenchContext): Promise<AuthSetup & { stop(): Promise<void> }> {
-  const { env: withoutProvider } = await freshManagerSchema(context, "auth");
+  const { schema, env: withoutProvider } = await freshManagerSchema(context, "auth");
+  // The client_credentials issuance is measured with this many other clients stored (each with
+  // a grant), so the provider's client lookup is timed against a populated oauth_clients.
+  const { storedClients } = context.settings.auth;
+  await context.admin.unsafe(`
+    with made as (
+      insert into "${schema}".oauth_clients (client_id, client_secret_hmac, name, grant_types, response_types)
+      select gen_random_uuid()::text, md5(random()::text), 'stored ' || n,
+        '{client_credentials}', '{}'
+      from generate_series(1, ${storedClients}) as n
+      returning id)
+    insert into "${schema}".oauth_client_resources (client_id, resource)
+    select id, '${TENANT_AUDIENCE}' from made`);
   const port = await freePort();
   const env = withProvider(withoutProvider, port);
   const { projectId } = await createProject(env, "bench", "auth");

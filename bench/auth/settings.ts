@@ -7,6 +7,8 @@ export interface AuthSettings {
   tokenConcurrency: number[];
   /** Measured seconds per client_credentials level. */
   tokenSeconds: number;
+  /** Other confidential clients stored beside the tenant client while tokens are measured. */
+  storedClients: number;
 }
 
 /** The standing-check comparison reuses the submit knobs (BENCH_CONCURRENCY, BENCH_SECONDS). */
@@ -15,5 +17,6 @@ export function readAuthSettings(env: NodeJS.ProcessEnv): AuthSettings {
     signIns: positiveInteger(env, "BENCH_AUTH_SIGN_INS", "50"),
     tokenConcurrency: positiveNumbers(env, "BENCH_AUTH_TOKEN_CONCURRENCY", "1,16,64").map(Math.round),
     tokenSeconds: positiveNumber(env, "BENCH_AUTH_TOKEN_SECONDS", "5"),
+    storedClients: positiveInteger(env, "BENCH_AUTH_STORED_CLIENTS", "1000"),
   };
 }

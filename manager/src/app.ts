@@ -5,11 +5,13 @@ import { registerDocs } from "./docs/index.ts";
 import { createTokenHasher, enrollmentApp } from "./enrollment/index.ts";
 import { type EventHub, eventsApp } from "./events/index.ts";
 import { healthApp } from "./health/index.ts";
+import { tjmResources } from "./identity/resources.ts";
 import { provideAuthenticator } from "./identity/tokens/audiences.ts";
 import { tokenStanding, tokenStandings } from "./identity/tokens/standing.ts";
 import { createTokenAuth, type IssuerOptions } from "./identity/tokens/verify.ts";
 import { type JobsDeps, jobsApp, tenantJobsApp } from "./jobs/index.ts";
 import type { LiveProgress } from "./jobs/view.ts";
+import { type ManagementDeps, managementApp } from "./management/index.ts";
 import { type ManagerMetrics, registerMetrics } from "./metrics/index.ts";
 import type { Broker } from "./platform/broker.ts";
 import type { Sql } from "./platform/db.ts";
@@ -50,6 +52,8 @@ export interface AppDeps {
   account: Omit<AccountDeps, "sql" | "logger">;
   /** The public recovery routes (/api/v1/authentication/recovery/…). */
   authentication: AuthenticationDeps;
+  /** Client management: the secret key (CLIENT_SECRET_HMAC_KEY). */
+  management: Pick<ManagementDeps, "clientSecretKey">;
   /** Interval of the SSE keep-alive comment; 15 s unless a test shortens it. */
   sseKeepAliveMs?: number | undefined;
   /** How often open SSE streams re-check their tokens' standing (SSE_STANDING_CHECK_MS); 5 s by default. */
@@ -127,6 +131,18 @@ export function createApp(deps: AppDeps) {
   app.route("/api/v1/worker", workerApp(workers));
   app.route("/api/v1", accountApp({ ...deps.account, sql: deps.sql, logger: deps.logger }));
   app.route("/api/v1", authenticationApp(deps.authentication));
+  const audiences = tjmResources({ operations: deps.auth.operationsAudience, tenant: deps.tenantAudience });
+  app.route(
+    "/api/v1",
+    managementApp({
+      sql: deps.sql,
+      logger: deps.logger,
+      clientSecretKey: deps.management.clientSecretKey,
+      resources: new Set(audiences.map((resource) => resource.audience)),
+      reauthenticationMaxAgeSeconds: deps.account.reauthenticationMaxAgeSeconds,
+      logoutsQueued: deps.account.logoutsQueued,
+    }),
+  );
   registerDocs(app, deps.scalarBundle);
   return app;
 }

@@ -83,6 +83,8 @@ export interface ManagerOptions
   oneTimeCodeKey: Buffer;
   /** Second factors of sign-in: see AccountDeps.mfa. */
   mfa: AccountDeps["mfa"];
+  /** CLIENT_SECRET_HMAC_KEY: client management stores new and rotated secrets under it. */
+  clientSecretKey: string | undefined;
   /** AVATAR_BUCKET: where avatar uploads are staged and avatars stored, with the storage settings above. */
   avatarBucket: string;
   /** Password recovery's limits and token lifetime. */
@@ -185,6 +187,7 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
     },
     oneTimeCodeKey: oneTimeCodeKey(config.ONE_TIME_CODE_HMAC_KEY ?? config.ENROLLMENT_TOKEN_SECRET),
     mfa: factorSettingsFromConfig(config),
+    clientSecretKey: config.CLIENT_SECRET_HMAC_KEY,
     avatarBucket: config.AVATAR_BUCKET,
     recovery: {
       limits: {
@@ -416,8 +419,10 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
       logoutsQueued: () => backchannelLogouts?.wake(),
       avatars,
       signInLimits: options.signInLimits,
+      clientSecretKey: options.clientSecretKey,
     },
     authentication: { recovery, trustedProxies: options.trustedProxies },
+    management: { clientSecretKey: options.clientSecretKey },
   });
   return {
     app,

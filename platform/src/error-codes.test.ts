@@ -9,6 +9,10 @@ describe("the error code list", () => {
     );
     expect(statusOf).toStrictEqual({
       "validation.failed": 400,
+      "client.not_found": 404,
+      "client.grant_not_found": 404,
+      "client.entry_not_found": 404,
+      "client.public_without_secret": 409,
       "avatar.upload_unknown": 400,
       "avatar.upload_missing": 400,
       "auth.token_missing": 401,

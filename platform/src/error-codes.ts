@@ -109,6 +109,19 @@ export const errorCodes = {
     status: 404,
     description: "The account has no live session with this id (another account's session answers the same)",
   },
+  "client.not_found": {
+    status: 404,
+    description: "No client has this UUID or client_id (or it was deleted, or it is another account's app)",
+  },
+  "client.grant_not_found": { status: 404, description: "The client holds no grant for this resource" },
+  "client.entry_not_found": {
+    status: 404,
+    description: "The client's resources, roles, users or directory sources do not hold this key",
+  },
+  "client.public_without_secret": {
+    status: 409,
+    description: "A public client has no secret to rotate",
+  },
   "session.client_not_found": {
     status: 404,
     description: "The client holds no grant and no session of the account (connected apps)",
@@ -263,8 +276,45 @@ export const detailCodes = {
   "identifier.code_invalid": { description: "The code is wrong; the message says how many tries are left" },
   "mfa.code_invalid": { description: "The code is wrong; the message says how many tries are left" },
   "client.redirect_uri_invalid": {
-    description: "A redirect URI breaks the client's redirect rules",
-    reserved: true,
+    description:
+      "A redirect, post-logout redirect or back-channel logout URI is not absolute, has a fragment, or is neither https nor http on a loopback address",
+  },
+  "client.grant_type_unknown": { description: "Not a grant type TJM's clients may have" },
+  "client.redirect_uri_required": { description: "The authorization_code grant needs a redirect URI" },
+  "client.redirect_uri_without_code_grant": {
+    description: "Redirect URIs need the authorization_code grant",
+  },
+  "client.logout_uri_without_code_grant": {
+    description: "Post-logout and back-channel logout URIs need the authorization_code grant",
+  },
+  "client.refresh_without_code_grant": { description: "The refresh_token grant needs authorization_code" },
+  "client.resource_unknown": { description: "Not one of TJM's protected resources (audiences)" },
+  "client.project_id_invalid": { description: "A project id is not a UUID" },
+  "client.project_unknown": { description: "No project has this id" },
+  "client.account_unknown": { description: "No account has this id" },
+  "developer.scope_not_allowed": {
+    description: "A developer app may ask only openid, profile and email",
+  },
+  "developer.first_party_not_allowed": { description: "A developer app is never first-party" },
+  "developer.resource_not_allowed": {
+    description: "A developer app gets no TJM resource (operations, tenant, account-portal, admin-console)",
+  },
+  "developer.client_credentials_not_allowed": {
+    description: "A developer app cannot use client_credentials",
+  },
+  "developer.redirect_uri_not_https": {
+    description: "A web developer app's redirect URIs are https only (loopback http is for native apps)",
+  },
+  "developer.type_unchangeable": { description: "An app's type (confidential or public) cannot change" },
+  "developer.limit_reached": { description: "The account already has 10 developer apps; delete one first" },
+  "client.projects_need_client_credentials": {
+    description: "Projects are bound to client_credentials clients only (tenant tokens)",
+  },
+  "client.public_client_credentials": {
+    description: "A public client has no secret, so it cannot use client_credentials",
+  },
+  "client.access_token_ttl_out_of_range": {
+    description: "The client's access-token lifetime is outside 30..600 seconds",
   },
 } as const satisfies Record<string, { description: string; reserved?: true }>;
 

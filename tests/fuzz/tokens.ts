@@ -50,6 +50,8 @@ export const SCHEME_RULES: Record<string, SchemeRules> = {
   tenantBearer: { accepts: ["tenant", "tenant-of-another-project"], mayForbidAccepted: true },
   // Deleting the account needs a recent sign-in (auth.reauthentication_required); otherwise 403.
   accountBearer: { accepts: ["account-portal"], mayForbidAccepted: true },
+  // Rotating a secret and deleting a client need a recent sign-in; otherwise 403.
+  clientAdminBearer: { accepts: ["admin-console"], mayForbidAccepted: true },
 };
 
 const malformedHeader = fc.oneof(

@@ -266,6 +266,9 @@ describe("clients create", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       authorization_version: 1,
       resource_scopes: { "tjm-api": [] },
       project_ids: [projectId],
+      roles: [],
+      user_ids: [],
+      directory_sources: [],
     });
     const audit = await schema.sql`
       select event, actor_account_id, result, details from audit_events where client_id = ${created.clientId}`;

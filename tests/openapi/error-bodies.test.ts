@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ACCOUNT_PORTAL_AUDIENCE } from "../../manager/src/identity/resources.ts";
+import { ACCOUNT_PORTAL_AUDIENCE, ADMIN_CONSOLE_AUDIENCE } from "../../manager/src/identity/resources.ts";
 import { ResponseValidators } from "../fuzz/invariants.ts";
 import { type OpenApiDocument, type Operation, operationsOf, pointerEscape } from "../fuzz/operations.ts";
 import { createTestAccount, createTestClient, resourceIndicator, signInAs } from "../harness/identity.ts";
@@ -80,6 +80,9 @@ const NOT_PROVOKED: Record<string, string> = {
     "spent tries: the identifier verification's twin in tests/account/security.test.ts",
   "POST /api/v1/me/security/mfa/email/verification 409":
     "spent tries: the identifier verification's twin in tests/account/security.test.ts",
+  "GET /api/v1/me/developer-apps 400": "no input: the route's validation is the other account routes'",
+  "POST /api/v1/me/developer-apps/{client}/rotate-secret 409":
+    "a public client's rotation, the same domain call: tests/management/clients.test.ts",
 };
 
 let manager: TestManager;
@@ -87,6 +90,9 @@ let projectId: string;
 let operatorToken: string;
 let tenantToken: string;
 let accountToken: string;
+let clientAdminToken: string;
+/** A public client: it has no secret to rotate (409). */
+let publicClientId: string;
 let queuedJobId: string;
 let completedJobId: string;
 
@@ -100,6 +106,12 @@ beforeAll(async () => {
   accountToken = (
     await signInAs(manager.issuerUrl, portalClient, account, resourceIndicator(ACCOUNT_PORTAL_AUDIENCE))
   ).accessToken;
+  const admin = await createTestAccount(manager.sql, { roles: ["client-admin"] });
+  const consoleClient = await createTestClient(manager.sql, { resources: [ADMIN_CONSOLE_AUDIENCE] });
+  clientAdminToken = (
+    await signInAs(manager.issuerUrl, consoleClient, admin, resourceIndicator(ADMIN_CONSOLE_AUDIENCE))
+  ).accessToken;
+  publicClientId = consoleClient.clientId;
   queuedJobId = await manager.submitJob(sampleSubmission(projectId));
   completedJobId = await manager.submitJob(sampleSubmission(projectId));
   await manager.forceJobState(completedJobId, "COMPLETED", "SUCCEEDED");
@@ -108,11 +120,18 @@ afterAll(() => manager?.close());
 
 const isTenant = (operation: Operation) => operation.security.includes("tenantBearer");
 const isAccount = (operation: Operation) => operation.security.includes("accountBearer");
+const isClientAdmin = (operation: Operation) => operation.security.includes("clientAdminBearer");
 const ownToken = (operation: Operation) =>
-  isTenant(operation) ? tenantToken : isAccount(operation) ? accountToken : operatorToken;
+  isTenant(operation)
+    ? tenantToken
+    : isAccount(operation)
+      ? accountToken
+      : isClientAdmin(operation)
+        ? clientAdminToken
+        : operatorToken;
 /** A valid token of another audience. */
 const otherToken = (operation: Operation) =>
-  isTenant(operation) || isAccount(operation) ? operatorToken : tenantToken;
+  isTenant(operation) || isAccount(operation) || isClientAdmin(operation) ? operatorToken : tenantToken;
 
 interface Call {
   path?: Record<string, string>;
@@ -126,6 +145,11 @@ interface Call {
 function urlOf(operation: Operation, call: Call): string {
   const path = operation.path.replace(/\{(\w+)\}/g, (_, name: string) => {
     if (call.path?.[name] !== undefined) return call.path[name];
+    // A parameter of a few known values (a role, a directory source) gets its first one.
+    const known = (
+      operation.parameters.find((p) => p.in === "path" && p.name === name)?.schema as { enum?: string[] }
+    )?.enum?.[0];
+    if (known !== undefined) return known;
     return name === "projectId" ? projectId : crypto.randomUUID();
   });
   return `${path}${call.query ? `?${call.query}` : ""}`;
@@ -260,9 +284,12 @@ function provocations(operation: Operation, status: string): Provocation[] {
                       ? "session.not_found"
                       : operation.path.startsWith("/api/v1/me/connected-apps/")
                         ? "session.client_not_found"
-                        : jobRoute
-                          ? "job.not_found"
-                          : "worker.not_found",
+                        : operation.path.startsWith("/api/v1/management/clients") ||
+                            operation.path.startsWith("/api/v1/me/developer-apps/")
+                          ? "client.not_found"
+                          : jobRoute
+                            ? "job.not_found"
+                            : "worker.not_found",
           send: () => send(operation, { body: exampleBody(operation) }),
         },
       ];
@@ -273,6 +300,13 @@ function provocations(operation: Operation, status: string): Provocation[] {
         ];
       if (operation.path.endsWith("/retry"))
         return [{ code: "job.not_retryable", send: () => send(operation, { path: { jobId: queuedJobId } }) }];
+      if (operation.path === "/api/v1/management/clients/rotate-secret")
+        return [
+          {
+            code: "client.public_without_secret",
+            send: () => send(operation, { body: { client: publicClientId } }),
+          },
+        ];
       if (operation.path.endsWith("/resume-uploads"))
         return [{ code: "job.not_resumable", send: () => send(operation, { path: { jobId: queuedJobId } }) }];
       return [];

@@ -282,6 +282,9 @@ describe("clients (read from oauth_clients)", () => {
       authorization_version: 7,
       resource_scopes: { "urn:tjm:operations": ["jobs:read", "jobs:write"], "account-portal": [] },
       project_ids: [project?.id],
+      roles: [],
+      user_ids: [],
+      directory_sources: [],
     });
   });
 

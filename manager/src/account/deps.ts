@@ -23,4 +23,6 @@ export interface AccountDeps {
   signInLimits: SignInLimitSettings;
   /** Second factors of sign-in (identity/factors): keys and limits. */
   mfa: FactorSettings;
+  /** CLIENT_SECRET_HMAC_KEY: developer apps' secrets are stored as their HMAC under it. */
+  clientSecretKey: string | undefined;
 }

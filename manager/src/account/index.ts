@@ -10,6 +10,15 @@ import { listConnectedAppsHandler, listConnectedAppsRoute } from "./connected-ap
 import { createAvatarUploadUrlHandler, createAvatarUploadUrlRoute } from "./create-avatar-upload-url.ts";
 import { deleteAccountHandler, deleteAccountRoute } from "./delete-account.ts";
 import type { AccountDeps } from "./deps.ts";
+import { createDeveloperAppHandler, createDeveloperAppRoute } from "./developer-app-create.ts";
+import { deleteDeveloperAppHandler, deleteDeveloperAppRoute } from "./developer-app-delete.ts";
+import { readDeveloperAppHandler, readDeveloperAppRoute } from "./developer-app-read.ts";
+import {
+  rotateDeveloperAppSecretHandler,
+  rotateDeveloperAppSecretRoute,
+} from "./developer-app-rotate-secret.ts";
+import { updateDeveloperAppHandler, updateDeveloperAppRoute } from "./developer-app-update.ts";
+import { listDeveloperAppsHandler, listDeveloperAppsRoute } from "./developer-apps-list.ts";
 import { logoutHandler, logoutRoute } from "./logout.ts";
 import { logoutAllHandler, logoutAllRoute } from "./logout-all.ts";
 import { startEmailHandler, startEmailRoute } from "./mfa-email-start.ts";
@@ -68,5 +77,11 @@ export function accountApp(deps: AccountDeps) {
   app.openapi(startEmailRoute, startEmailHandler(deps));
   app.openapi(verifyEmailRoute, verifyEmailHandler(deps));
   app.openapi(removeFactorRoute, removeFactorHandler(deps));
+  app.openapi(listDeveloperAppsRoute, listDeveloperAppsHandler(deps));
+  app.openapi(createDeveloperAppRoute, createDeveloperAppHandler(deps));
+  app.openapi(readDeveloperAppRoute, readDeveloperAppHandler(deps));
+  app.openapi(updateDeveloperAppRoute, updateDeveloperAppHandler(deps));
+  app.openapi(deleteDeveloperAppRoute, deleteDeveloperAppHandler(deps));
+  app.openapi(rotateDeveloperAppSecretRoute, rotateDeveloperAppSecretHandler(deps));
   return app;
 }

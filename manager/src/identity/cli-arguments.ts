@@ -164,6 +164,8 @@ function clientProblemText(problem: ClientProblem): string {
       return "a client bound to projects (--project) needs the client_credentials grant";
     case "client.public_client_credentials":
       return "a public client (--public) cannot use the client_credentials grant: it has no secret";
+    case "client.access_token_ttl_out_of_range":
+      return `an access-token lifetime of ${problem.seconds} seconds is outside 30..600`;
   }
 }
 

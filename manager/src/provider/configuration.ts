@@ -13,7 +13,7 @@ import { findAccount, issuedBeforeRevocation } from "../identity/accounts/index.
 import { TJM_CLIENT_METADATA } from "../identity/clients/index.ts";
 import { ACR_VALUES } from "../identity/factors/sign-in.ts";
 import { accountMayHold, requiredRole, type TjmResource } from "../identity/resources.ts";
-import { GRANT_CLAIM } from "../identity/tokens/standing.ts";
+import { AUTHORIZATION_VERSION_CLAIM, GRANT_CLAIM, ROLES_CLAIM } from "../identity/tokens/standing.ts";
 import type { Sql } from "../platform/db.ts";
 import { postgresAdapter } from "./adapter.ts";
 
@@ -57,8 +57,33 @@ const ASYMMETRIC_SIGNING = ["RS256", "PS256", "ES256", "EdDSA"] as const;
 interface TjmClientMetadata {
   first_party?: boolean;
   authorization_version?: number;
+  /** Epoch seconds of the version's last change (client management). */
+  authorization_changed_at?: number;
   resource_scopes?: Record<string, string[]>;
   project_ids?: string[];
+  /** The client's own access-token lifetime (client management), within the installation's bounds. */
+  access_token_ttl?: number;
+  /** The account roles its tokens may carry (client management): the roles claim is the account's ∩ these. */
+  roles?: string[];
+  /** The accounts that may use it; empty: every account. */
+  user_ids?: string[];
+  /** The identity sources its accounts may come from; empty: every source. */
+  directory_sources?: string[];
+}
+
+/** The identity source of every account that signs in at TJM's provider. */
+const BUILT_IN_DIRECTORY = "built-in";
+
+/** Why the client may not be used by the account (its users and directory sources); undefined: it may. */
+function accountRefusal(client: unknown, accountId: string): string | undefined {
+  const metadata = tjmMetadata(client);
+  const users = metadata?.user_ids ?? [];
+  if (users.length > 0 && !users.includes(accountId)) return "this account is not among the client's users";
+  const sources = metadata?.directory_sources ?? [];
+  if (sources.length > 0 && !sources.includes(BUILT_IN_DIRECTORY)) {
+    return "the client does not accept accounts of TJM's built-in directory";
+  }
+  return undefined;
 }
 
 function tjmMetadata(client: unknown): TjmClientMetadata {
@@ -69,6 +94,26 @@ function tjmMetadata(client: unknown): TjmClientMetadata {
 function issuedAt(token: unknown): number | undefined {
   const iat = (token as { iat?: unknown } | undefined)?.iat;
   return typeof iat === "number" ? iat : undefined;
+}
+
+/**
+ * Whether a token the provider stored was issued under an older authorization version of its
+ * client than the client has now: an opaque access token names its version (extraTokenClaims
+ * stores it in `extra`); a refresh token names none, so its issue time is compared with the
+ * version's last change (one of that very second is refused too: iat has whole seconds). A code
+ * is not: it lives a minute and what it is exchanged for is issued under the current version.
+ */
+function issuedUnderOlderVersion(token: unknown, client: unknown): boolean {
+  const metadata = tjmMetadata(client);
+  if (!metadata) return false;
+  const version = (token as { extra?: Record<string, unknown> } | undefined)?.extra?.[
+    AUTHORIZATION_VERSION_CLAIM
+  ];
+  if (typeof version === "number") return version < (metadata.authorization_version ?? 1);
+  if ((token as { kind?: unknown } | undefined)?.kind !== "RefreshToken") return false;
+  const changedAt = metadata.authorization_changed_at;
+  const iat = issuedAt(token);
+  return changedAt !== undefined && iat !== undefined && iat <= Math.floor(changedAt);
 }
 
 function indicatorList(resource: unknown): string[] {
@@ -168,6 +213,11 @@ function interactionPolicyWithResourceConsent() {
 export function providerConfiguration(settings: ProviderSettings): Configuration {
   const byIndicator = new Map(settings.resources.map((resource) => [resource.indicator, resource]));
   const tenant = settings.resources.find((resource) => resource.name === "tenant");
+  const accessTokenTtl = (client: unknown) =>
+    Math.min(
+      settings.accessTokenTtlSeconds,
+      tjmMetadata(client)?.access_token_ttl ?? Number.POSITIVE_INFINITY,
+    );
 
   return {
     adapter: postgresAdapter(settings.sql),
@@ -200,7 +250,7 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
     extraClientMetadata: { properties: [...TJM_CLIENT_METADATA] },
     ttl: {
       AccessToken: settings.accessTokenTtlSeconds,
-      ClientCredentials: settings.accessTokenTtlSeconds,
+      ClientCredentials: (ctx) => accessTokenTtl(ctx?.oidc?.client),
       IdToken: settings.accessTokenTtlSeconds,
       AuthorizationCode: AUTHORIZATION_CODE_TTL_S,
       Interaction: INTERACTION_TTL_S,
@@ -238,6 +288,13 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
         allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId,
       },
       userinfo: { enabled: true },
+      // A client introspects only its own tokens, and one issued under an older authorization
+      // version of the client is inactive, as the Manager's standing check has it.
+      introspection: {
+        enabled: true,
+        allowedPolicy: (ctx, client, token) =>
+          token.clientId === client.clientId && !issuedUnderOlderVersion(token, ctx.oidc.client),
+      },
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: settings.logoutSource,
@@ -257,7 +314,7 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
           return {
             scope: [RESOURCE_ACCESS_SCOPE, ...(granted[resource.audience] ?? [])].join(" "),
             audience: resource.audience,
-            accessTokenTTL: settings.accessTokenTtlSeconds,
+            accessTokenTTL: accessTokenTtl(client),
             accessTokenFormat: "jwt",
             jwt: { sign: { alg: "RS256" } },
           };
@@ -277,6 +334,8 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
       const session = ctx.oidc.session;
       if (!client || !session?.accountId) return undefined;
       const grantId = ctx.oidc.result?.consent?.grantId ?? session.grantIdFor(client.clientId) ?? undefined;
+      const refusal = accountRefusal(client, session.accountId);
+      if (refusal) throw new errors.AccessDenied(refusal);
       const existing = grantId ? await ctx.oidc.provider.Grant.find(grantId) : undefined;
       if (!tjmMetadata(client).first_party) return existing;
       const account = await findAccount(settings.sql, session.accountId);
@@ -297,6 +356,18 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
       if (!account || account.disabled) return undefined;
       const since = issuedAt(token) ?? ctx.oidc?.session?.authTime();
       if (since !== undefined && issuedBeforeRevocation(since, account.tokensValidAfter)) return undefined;
+      // The Manager's standing check, at the provider's own token uses: a refresh token, code or
+      // userinfo access token issued before the client's grants last changed is refused.
+      const refusal = token === undefined ? undefined : accountRefusal(ctx.oidc?.client, account.id);
+      if (refusal) throw new errors.InvalidGrant(refusal);
+      if (token !== undefined && issuedUnderOlderVersion(token, ctx.oidc?.client)) {
+        if (ctx.oidc?.route === "token") {
+          throw new errors.InvalidGrant(
+            "issued under an older authorization version of the client; sign in again",
+          );
+        }
+        return undefined;
+      }
       // A token only for a resource the account's roles allow now (role removed since the
       // sign-in, or a client asking for more than its grant holds). Checked here, before a
       // refresh token is rotated, so a refused resource leaves the refresh token usable.
@@ -339,6 +410,11 @@ export function providerConfiguration(settings: ProviderSettings): Configuration
         claims.auth_time = source?.authTime;
         claims.amr = source?.amr;
         claims.acr = source?.acr;
+        // The account's roles the client may see: its roles ∩ the client's (client management).
+        const accountId = (token as { accountId?: string }).accountId;
+        const account = accountId === undefined ? undefined : await findAccount(settings.sql, accountId);
+        const allowed = tjmMetadata(client)?.roles ?? [];
+        claims[ROLES_CLAIM] = (account?.roles ?? []).filter((role) => allowed.includes(role));
       }
       const audience = (token as { resourceServer?: { audience?: string } }).resourceServer?.audience;
       if (token.kind === "ClientCredentials" && tenant && audience === tenant.audience) {

@@ -10,7 +10,7 @@ import { pageHeaders, scriptHashes } from "@tjm/platform/page-headers";
 import type { Config } from "../config.ts";
 import { createSignInLimiter, createSignIns } from "../identity/accounts/index.ts";
 import { writeAuditEvent } from "../identity/audit.ts";
-import { verifyClientSecret } from "../identity/clients/index.ts";
+import { findClientMetadata, verifyClientSecret } from "../identity/clients/index.ts";
 import type { FactorDeps } from "../identity/factors/index.ts";
 import { factorSettingsFromConfig } from "../identity/factors/settings.ts";
 import { oneTimeCodeKey } from "../identity/one-time-codes.ts";
@@ -301,10 +301,20 @@ export class IdentityProvider {
  * instance that serves now, whose `backchannelLogout` signs the logout token with its keys and
  * sends it through its `fetch` (so PROVIDER_PRIVATE_NETWORK_HOSTS applies).
  */
-function logoutClientsOf(identity: IdentityProvider): LogoutClients {
+function logoutClientsOf(identity: IdentityProvider, sql: Sql): LogoutClients {
   return {
     // oidc-provider's Client has backchannelLogout(sub, sid), absent from its published types.
-    find: async (clientId) => (await identity.current().Client.find(clientId)) as LogoutClient | undefined,
+    // A client deleted since its logouts were queued is built from its tombstone's metadata:
+    // never served by the provider, only signed for here.
+    find: async (clientId) => {
+      const provider = identity.current();
+      const served = await provider.Client.find(clientId);
+      if (served) return served as unknown as LogoutClient;
+      const deleted = await findClientMetadata(sql, clientId, true);
+      if (!deleted) return undefined;
+      const Client = provider.Client as unknown as new (metadata: unknown) => LogoutClient;
+      return new Client(deleted);
+    },
   };
 }
 
@@ -351,7 +361,7 @@ export async function startProviderMount(options: IdentityProviderOptions): Prom
     identity,
     interactions,
     trustedProxies: config.TRUSTED_PROXY_ADDRESSES,
-    logoutClients: logoutClientsOf(identity),
+    logoutClients: logoutClientsOf(identity, sql),
     attachRecovery: (started) => {
       recovery = started;
     },

@@ -34,7 +34,14 @@ export type ClientProblem =
   | { code: "client.resource_unknown"; resource: string; known: string[] }
   | { code: "client.project_id_invalid"; projectId: string }
   | { code: "client.projects_need_client_credentials" }
-  | { code: "client.public_client_credentials" };
+  | { code: "client.public_client_credentials" }
+  | { code: "client.access_token_ttl_out_of_range"; seconds: number };
+
+/**
+ * Bounds of a client's own access-token lifetime: never longer than the installation allows
+ * (PROVIDER_ACCESS_TOKEN_TTL_SECONDS tops at 600), never so short a token expires in transit.
+ */
+export const ACCESS_TOKEN_TTL_BOUNDS = { min: 30, max: 600 } as const;
 
 export interface ClientProposal {
   name: string;
@@ -47,6 +54,8 @@ export interface ClientProposal {
   firstParty: boolean;
   /** A public client (a browser or native app) has no secret and must use PKCE. */
   public: boolean;
+  /** The client's access-token lifetime; undefined: the installation's. */
+  accessTokenTtlSeconds?: number | undefined;
 }
 
 export interface ClientDefinition extends ClientProposal {
@@ -107,6 +116,12 @@ export function defineClient(
     problems.push({ code: "client.projects_need_client_credentials" });
   if (proposal.public && grantTypes.includes("client_credentials"))
     problems.push({ code: "client.public_client_credentials" });
+  const ttl = proposal.accessTokenTtlSeconds;
+  if (
+    ttl !== undefined &&
+    (!Number.isInteger(ttl) || ttl < ACCESS_TOKEN_TTL_BOUNDS.min || ttl > ACCESS_TOKEN_TTL_BOUNDS.max)
+  )
+    problems.push({ code: "client.access_token_ttl_out_of_range", seconds: ttl });
   if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,

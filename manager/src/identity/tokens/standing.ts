@@ -12,6 +12,8 @@ import type { JWTPayload } from "jose";
 import type { Sql } from "../../platform/db.ts";
 
 export const AUTHORIZATION_VERSION_CLAIM = "tjm_authorization_version";
+/** An account's roles its client may see (the account's roles ∩ the client's roles); informative only. */
+export const ROLES_CLAIM = "roles";
 /** The provider's grant an account's access token was issued under (JWT access tokens carry none). */
 export const GRANT_CLAIM = "tjm_grant_id";
 
