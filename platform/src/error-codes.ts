@@ -17,15 +17,6 @@ export const errorCodes = {
     status: 400,
     description: "The path, query or body is invalid; `details` lists every failure",
   },
-  "avatar.upload_unknown": {
-    status: 400,
-    description:
-      "The avatarUploadId names no upload of this account that can still be claimed (unknown, another account's, claimed or refused already, or older than an hour)",
-  },
-  "avatar.upload_missing": {
-    status: 400,
-    description: "Nothing has been uploaded to the avatar upload's URL yet; upload, then claim it again",
-  },
   "auth.token_missing": {
     status: 401,
     description: "No bearer token, or an authorization header that is not `Bearer <token>`",
@@ -132,15 +123,6 @@ export const errorCodes = {
   },
   "job.not_retryable": { status: 409, description: "The job has not failed, so it cannot be retried" },
   "job.not_resumable": { status: 409, description: "The job is not eligible for resume-uploads" },
-  "recovery.code_invalid": {
-    status: 400,
-    description:
-      "The code is wrong, expired or already used, its challenge has had its tries, or no code was asked for: ask for a new code",
-  },
-  "recovery.token_invalid": {
-    status: 400,
-    description: "The recovery token is unknown, expired or already used: start the recovery again",
-  },
   "worker.already_registered": {
     status: 409,
     description: "A Worker with this public key is already registered",
@@ -243,6 +225,20 @@ export type ErrorCode = keyof typeof errorCodes;
  * `validation.*` follow the schema library's issue codes; the others are rules of their own.
  */
 export const detailCodes = {
+  "avatar.upload_unknown": {
+    description:
+      "The avatarUploadId names no upload of this account that can still be claimed (unknown, another account's, claimed or refused already, or older than an hour)",
+  },
+  "avatar.upload_missing": {
+    description: "Nothing has been uploaded to the avatar upload's URL yet; upload, then claim it again",
+  },
+  "recovery.code_invalid": {
+    description:
+      "The code is wrong, expired or already used, its challenge has had its tries, or no code was asked for: ask for a new code",
+  },
+  "recovery.token_invalid": {
+    description: "The recovery token is unknown, expired or already used: start the recovery again",
+  },
   "validation.required": { description: "A required field is missing" },
   "validation.invalid_type": { description: "The value has the wrong type" },
   "validation.invalid_format": {

@@ -1440,7 +1440,7 @@ export interface components {
              * @example job.not_found
              * @enum {string}
              */
-            code: "validation.failed" | "avatar.upload_unknown" | "avatar.upload_missing" | "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked" | "auth.session_missing" | "auth.reauthentication_required" | "auth.audience_missing" | "auth.token_refused" | "auth.project_forbidden" | "auth.mfa_required" | "mfa.factor_refused" | "request.cross_site" | "request.json_required" | "enrollment.token_invalid" | "enrollment.pool_mismatch" | "worker.proof_invalid" | "worker.disabled" | "avatar.not_found" | "route.not_found" | "identifier.change_not_found" | "mfa.factor_not_found" | "mfa.enrolment_not_found" | "job.not_found" | "job.attempt_not_found" | "job.log_not_found" | "worker.not_found" | "session.not_found" | "client.not_found" | "client.grant_not_found" | "client.entry_not_found" | "client.public_without_secret" | "session.client_not_found" | "job.not_cancellable" | "job.not_retryable" | "job.not_resumable" | "recovery.code_invalid" | "recovery.token_invalid" | "worker.already_registered" | "worker.pool_mismatch" | "worker.instance_superseded" | "worker.not_draining" | "identifier.taken" | "identifier.change_expired" | "mfa.enrolment_expired" | "mfa.factor_exists" | "mfa.destination_unverified" | "mfa.not_enabled" | "request.body_too_large" | "avatar.too_large" | "avatar.too_many_pixels" | "request.unsupported_media_type" | "avatar.unsupported_type" | "avatar.upload_rate_limited" | "account.too_many_attempts" | "mfa.too_many_codes_sent" | "recovery.rate_limited" | "internal.error" | "dependency.manager_unavailable" | "dependency.unavailable" | "identifier.delivery_unavailable" | "mfa.delivery_unavailable" | "auth.verification_unavailable";
+            code: "validation.failed" | "auth.token_missing" | "auth.token_invalid" | "auth.token_expired" | "auth.token_revoked" | "auth.session_missing" | "auth.reauthentication_required" | "auth.audience_missing" | "auth.token_refused" | "auth.project_forbidden" | "auth.mfa_required" | "mfa.factor_refused" | "request.cross_site" | "request.json_required" | "enrollment.token_invalid" | "enrollment.pool_mismatch" | "worker.proof_invalid" | "worker.disabled" | "avatar.not_found" | "route.not_found" | "identifier.change_not_found" | "mfa.factor_not_found" | "mfa.enrolment_not_found" | "job.not_found" | "job.attempt_not_found" | "job.log_not_found" | "worker.not_found" | "session.not_found" | "client.not_found" | "client.grant_not_found" | "client.entry_not_found" | "client.public_without_secret" | "session.client_not_found" | "job.not_cancellable" | "job.not_retryable" | "job.not_resumable" | "worker.already_registered" | "worker.pool_mismatch" | "worker.instance_superseded" | "worker.not_draining" | "identifier.taken" | "identifier.change_expired" | "mfa.enrolment_expired" | "mfa.factor_exists" | "mfa.destination_unverified" | "mfa.not_enabled" | "request.body_too_large" | "avatar.too_large" | "avatar.too_many_pixels" | "request.unsupported_media_type" | "avatar.unsupported_type" | "avatar.upload_rate_limited" | "account.too_many_attempts" | "mfa.too_many_codes_sent" | "recovery.rate_limited" | "internal.error" | "dependency.manager_unavailable" | "dependency.unavailable" | "identifier.delivery_unavailable" | "mfa.delivery_unavailable" | "auth.verification_unavailable";
             /**
              * @description The request's id, as in the x-request-id response header; the log names the failure under it
              * @example 5f0c2a9e-3d4b-4f6a-9c1e-7b8d2e4f6a10
@@ -1563,7 +1563,7 @@ export interface components {
              * @example validation.custom
              * @enum {string}
              */
-            code: "validation.required" | "validation.invalid_type" | "validation.invalid_format" | "validation.invalid_value" | "validation.too_small" | "validation.too_big" | "validation.not_multiple_of" | "validation.unrecognized_keys" | "validation.invalid_union" | "validation.invalid_key" | "validation.invalid_element" | "validation.custom" | "validation.malformed_json" | "job.requirements_unsatisfiable" | "job.project_unknown" | "worker.public_key_invalid" | "password.too_short" | "password.too_long" | "password.too_common" | "password.contains_email" | "password.incorrect" | "identifier.email_invalid" | "identifier.phone_invalid" | "identifier.unchanged" | "identifier.code_invalid" | "mfa.code_invalid" | "client.redirect_uri_invalid" | "client.grant_type_unknown" | "client.redirect_uri_required" | "client.redirect_uri_without_code_grant" | "client.logout_uri_without_code_grant" | "client.refresh_without_code_grant" | "client.resource_unknown" | "client.project_id_invalid" | "client.project_unknown" | "client.account_unknown" | "developer.scope_not_allowed" | "developer.first_party_not_allowed" | "developer.resource_not_allowed" | "developer.client_credentials_not_allowed" | "developer.redirect_uri_not_https" | "developer.type_unchangeable" | "developer.limit_reached" | "client.projects_need_client_credentials" | "client.public_client_credentials" | "client.access_token_ttl_out_of_range";
+            code: "avatar.upload_unknown" | "avatar.upload_missing" | "recovery.code_invalid" | "recovery.token_invalid" | "validation.required" | "validation.invalid_type" | "validation.invalid_format" | "validation.invalid_value" | "validation.too_small" | "validation.too_big" | "validation.not_multiple_of" | "validation.unrecognized_keys" | "validation.invalid_union" | "validation.invalid_key" | "validation.invalid_element" | "validation.custom" | "validation.malformed_json" | "job.requirements_unsatisfiable" | "job.project_unknown" | "worker.public_key_invalid" | "password.too_short" | "password.too_long" | "password.too_common" | "password.contains_email" | "password.incorrect" | "identifier.email_invalid" | "identifier.phone_invalid" | "identifier.unchanged" | "identifier.code_invalid" | "mfa.code_invalid" | "client.redirect_uri_invalid" | "client.grant_type_unknown" | "client.redirect_uri_required" | "client.redirect_uri_without_code_grant" | "client.logout_uri_without_code_grant" | "client.refresh_without_code_grant" | "client.resource_unknown" | "client.project_id_invalid" | "client.project_unknown" | "client.account_unknown" | "developer.scope_not_allowed" | "developer.first_party_not_allowed" | "developer.resource_not_allowed" | "developer.client_credentials_not_allowed" | "developer.redirect_uri_not_https" | "developer.type_unchangeable" | "developer.limit_reached" | "client.projects_need_client_credentials" | "client.public_client_credentials" | "client.access_token_ttl_out_of_range";
         };
         SubmitJob: {
             /**
@@ -8155,7 +8155,7 @@ export interface operations {
                     "application/json": components["schemas"]["AccountSnapshot"];
                 };
             };
-            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. `avatar.upload_unknown`: The avatarUploadId names no upload of this account that can still be claimed (unknown, another account's, claimed or refused already, or older than an hour). `avatar.upload_missing`: Nothing has been uploaded to the avatar upload's URL yet; upload, then claim it again. */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14548,7 +14548,7 @@ export interface operations {
                     "application/json": components["schemas"]["RecoveryToken"];
                 };
             };
-            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. `recovery.code_invalid`: The code is wrong, expired or already used, its challenge has had its tries, or no code was asked for: ask for a new code. */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14702,7 +14702,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. `recovery.token_invalid`: The recovery token is unknown, expired or already used: start the recovery again. */
+            /** @description `validation.failed`: The path, query or body is invalid; `details` lists every failure. */
             400: {
                 headers: {
                     [name: string]: unknown;

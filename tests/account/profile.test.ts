@@ -75,6 +75,9 @@ function call(token: string | undefined, method: string, path: string, body?: un
   });
 }
 
+/** The code of a 400's first detail. */
+const detailCode = (body: Record<string, unknown>) => (body.details as { code: string }[])[0]?.code;
+
 async function json(response: Response): Promise<Record<string, unknown>> {
   return (await response.json()) as Record<string, unknown>;
 }
@@ -365,7 +368,7 @@ describe("avatar upload", () => {
     expect((await put(upload, photo)).status).toBe(200);
 
     const stolen = await call(tokenB, "PATCH", "/me/profile", { avatarUploadId: upload.avatarUploadId });
-    expect([stolen.status, (await json(stolen)).code]).toEqual([400, "avatar.upload_unknown"]);
+    expect([stolen.status, detailCode(await json(stolen))]).toEqual([400, "avatar.upload_unknown"]);
     expect(await staged(upload, accountA.accountId)).toBe(true);
 
     const rows = await auditRowsOf(accountA, async () => {
@@ -390,7 +393,7 @@ describe("avatar upload", () => {
     expect(Buffer.from(bytes).includes("tjm-gps-marker")).toBe(false);
 
     const again = await call(tokenA, "PATCH", "/me/profile", { avatarUploadId: upload.avatarUploadId });
-    expect([again.status, (await json(again)).code]).toEqual([400, "avatar.upload_unknown"]);
+    expect([again.status, detailCode(await json(again))]).toEqual([400, "avatar.upload_unknown"]);
     expect((await call(tokenB, "GET", "/me/profile/avatar")).status).toBe(404);
     expect((await json(await call(tokenB, "GET", "/me"))).avatarUrl).toBeNull();
   });
@@ -434,7 +437,7 @@ describe("avatar upload", () => {
   it("keeps an upload claimable when nothing was uploaded yet", async () => {
     const upload = await uploadUrl(tokenB, "image/png", 10);
     const early = await call(tokenB, "PATCH", "/me/profile", { avatarUploadId: upload.avatarUploadId });
-    expect([early.status, (await json(early)).code]).toEqual([400, "avatar.upload_missing"]);
+    expect([early.status, detailCode(await json(early))]).toEqual([400, "avatar.upload_missing"]);
     const [row] = await admin.manager
       .sql`select settled_at from avatar_uploads where id = ${upload.avatarUploadId}`;
     expect(row?.settledAt).toBeNull();

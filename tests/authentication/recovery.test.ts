@@ -230,7 +230,10 @@ describe("the happy path", () => {
       { recovery_token, new_password: "another fine passphrase 7", revoke_sessions: false },
       from,
     );
-    expect(await answer(replay)).toMatchObject({ status: 400, body: { code: "recovery.token_invalid" } });
+    expect(await answer(replay)).toMatchObject({
+      status: 400,
+      body: { code: "validation.failed", details: [{ path: "recovery_token", code: "recovery.token_invalid" }] },
+    });
 
     const rows = await auditRows(since);
     expect(rows.map((row) => [row.event, row.result])).toEqual([
@@ -473,7 +476,7 @@ describe("guessing", () => {
       { identifier: account.email, channel: "EMAIL", code: first.code },
       from,
     );
-    expect((await answer(old)).body.code).toBe("recovery.code_invalid");
+    expect((await answer(old)).body.details[0].code).toBe("recovery.code_invalid");
     const fresh = await post(
       "code-verifications",
       { identifier: account.email, channel: "EMAIL", code: second.code },
@@ -496,7 +499,7 @@ describe("guessing", () => {
           expect((await post("code-challenges", identity, from)).status).toBe(202);
           for (let guess = 0; guess < 5; guess++) {
             const wrong = await post("code-verifications", { ...identity, code: "000000" }, from);
-            expect((await answer(wrong)).body.code).toBe("recovery.code_invalid");
+            expect((await answer(wrong)).body.details[0].code).toBe("recovery.code_invalid");
           }
         }
         expect((await post("code-challenges", identity, from)).status).toBe(202);
@@ -533,7 +536,7 @@ describe("the recovery token", () => {
       { recovery_token: token, new_password: NEW_PASSWORD, revoke_sessions: false },
       from,
     );
-    expect((await answer(replay)).body.code).toBe("recovery.token_invalid");
+    expect((await answer(replay)).body.details[0].code).toBe("recovery.token_invalid");
   });
 
   it("resets tried from one address past the limit answer 429 with Retry-After, even with a good token", async () => {

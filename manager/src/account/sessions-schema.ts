@@ -2,9 +2,11 @@
  * Named components of the account portal's sessions, remembered accounts and connected apps
  * routes, and the portal principal's current session, which several of them need.
  */
+
 import { z } from "@hono/zod-openapi";
 import { sessionUidOf } from "../identity/sessions/index.ts";
 import type { AccountPrincipal } from "../identity/tokens/principals.ts";
+import { REFERENCE } from "../management/schema.ts";
 import type { Sql } from "../platform/db.ts";
 import { ApiError } from "../platform/errors.ts";
 
@@ -59,6 +61,7 @@ export const SessionIdParamsSchema = z.object({
     .string()
     .min(1)
     .max(128)
+    .regex(REFERENCE, "must be visible ASCII characters")
     .openapi({
       param: { name: "id", in: "path" },
       description: "The session's id (uid)",
@@ -71,6 +74,7 @@ export const ClientIdParamsSchema = z.object({
     .string()
     .min(1)
     .max(255)
+    .regex(REFERENCE, "must be visible ASCII characters")
     .openapi({
       param: { name: "client_id", in: "path" },
       description: "The client's public id",

@@ -10,7 +10,7 @@ import {
   updateProfile,
 } from "../identity/accounts/index.ts";
 import { accountRoute } from "../identity/tokens/audiences.ts";
-import { ApiError, type ErrorCode, validationError } from "../platform/errors.ts";
+import { ApiError, type DetailCode, type ErrorCode, validationError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { jsonBody, jsonResponse } from "../platform/routes.ts";
 import type { AccountDeps } from "./deps.ts";
@@ -41,8 +41,6 @@ export const updateProfileRoute = accountRoute({
     200: jsonResponse("The account after the change", AccountSnapshotSchema, ACCOUNT_SNAPSHOT_EXAMPLE),
   },
   errors: [
-    "avatar.upload_unknown",
-    "avatar.upload_missing",
     "avatar.too_large",
     "avatar.too_many_pixels",
     "avatar.unsupported_type",
@@ -52,12 +50,19 @@ export const updateProfileRoute = accountRoute({
   ],
 });
 
-const REFUSALS: Record<AvatarRefusal, { code: ErrorCode; message: string }> = {
+/** An upload that cannot be claimed is a field of the request that is wrong: a 400 with its detail. */
+const CLAIM_REFUSALS: Record<"unknown" | "missing", { code: DetailCode; message: string }> = {
   unknown: {
     code: "avatar.upload_unknown",
     message: "no avatar upload of this account can be claimed with this id",
   },
   missing: { code: "avatar.upload_missing", message: "nothing has been uploaded for this avatar upload yet" },
+};
+
+const REFUSALS: Record<
+  Exclude<AvatarRefusal, "unknown" | "missing">,
+  { code: ErrorCode; message: string }
+> = {
   too_large: { code: "avatar.too_large", message: "the uploaded avatar is over 2 MiB" },
   too_many_pixels: { code: "avatar.too_many_pixels", message: "the uploaded image has too many pixels" },
   unsupported: {
@@ -104,6 +109,10 @@ export const updateProfileHandler =
           fields: named,
           avatarUploadId,
         });
+        if (error.refusal === "unknown" || error.refusal === "missing") {
+          const refusal = CLAIM_REFUSALS[error.refusal];
+          throw validationError([{ path: "avatarUploadId", ...refusal }]);
+        }
         const refusal = REFUSALS[error.refusal];
         throw new ApiError(refusal.code, refusal.message);
       }

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { normalizeCode } from "../identity/delivery/index.ts";
 import { identifierProblem, RECOVERY_CHANNELS } from "../identity/recovery/index.ts";
-import { ApiError } from "../platform/errors.ts";
+import { validationError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { apiRoute, BODY_ERRORS, jsonBody, jsonResponse } from "../platform/routes.ts";
 import { fieldRefused, rateLimited, requestAddress } from "./answers.ts";
@@ -52,7 +52,7 @@ export const codeVerificationsRoute = apiRoute({
       expiresInSeconds: 600,
     }),
   },
-  errors: [...BODY_ERRORS, "recovery.code_invalid", "recovery.rate_limited"],
+  errors: [...BODY_ERRORS, "recovery.rate_limited"],
 });
 
 export const verifyRecoveryCode =
@@ -71,10 +71,13 @@ export const verifyRecoveryCode =
     });
     if (outcome.outcome === "rate-limited") throw rateLimited(c, outcome.retryAfterSeconds);
     if (outcome.outcome === "wrong-code") {
-      throw new ApiError(
-        "recovery.code_invalid",
-        "The code is not valid: ask for a new code if it keeps failing",
-      );
+      throw validationError([
+        {
+          path: "code",
+          message: "The code is not valid: ask for a new code if it keeps failing",
+          code: "recovery.code_invalid",
+        },
+      ]);
     }
     return c.json({ recovery_token: outcome.recoveryToken, expiresInSeconds: outcome.expiresInSeconds }, 200);
   };

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_PASSWORD_LENGTH } from "../identity/input-bounds.ts";
-import { ApiError } from "../platform/errors.ts";
+import { validationError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { apiRoute, BODY_ERRORS, jsonBody } from "../platform/routes.ts";
 import { passwordRefused, rateLimited, requestAddress } from "./answers.ts";
@@ -40,7 +40,7 @@ export const passwordResetsRoute = apiRoute({
     revoke_sessions: true,
   }),
   responses: { 204: { description: "The password is set" } },
-  errors: [...BODY_ERRORS, "recovery.token_invalid", "recovery.rate_limited"],
+  errors: [...BODY_ERRORS, "recovery.rate_limited"],
 });
 
 export const resetRecoveredPassword =
@@ -56,10 +56,13 @@ export const resetRecoveredPassword =
     });
     if (outcome.outcome === "rate-limited") throw rateLimited(c, outcome.retryAfterSeconds);
     if (outcome.outcome === "token-invalid") {
-      throw new ApiError(
-        "recovery.token_invalid",
-        "The recovery token is not valid: start the recovery again",
-      );
+      throw validationError([
+        {
+          path: "recovery_token",
+          message: "The recovery token is not valid: start the recovery again",
+          code: "recovery.token_invalid",
+        },
+      ]);
     }
     if (outcome.outcome === "policy-refused") throw passwordRefused(outcome.problems);
     return c.body(null, 204);

@@ -14,8 +14,11 @@ import { type ErrorDetail, validationError } from "../platform/errors.ts";
 
 /** Visible ASCII: what a client reference or resource key is made of (never a control character). */
 export const REFERENCE = /^[\x21-\x7e]+$/;
-/** Text without control characters (PostgreSQL refuses NUL; none belongs in a name or a URI). */
-export const NO_CONTROL = /^\P{Cc}*$/u;
+/**
+ * Text without control characters (PostgreSQL refuses NUL; none belongs in a name or a URI): the
+ * Cc class spelled out, since the document's pattern must read the same without the u flag.
+ */
+export const NO_CONTROL = /^[^\u0000-\u001f\u007f-\u009f]*$/;
 
 const CLIENT_UUID_EXAMPLE = "3f0c2b8e-5d4a-4c1e-9b7f-2a6d8e1c4b90";
 const CLIENT_ID_EXAMPLE = "7d1f4a52-3c9e-4b8f-a0d1-6e2b9c4f8a31";
