@@ -232,7 +232,10 @@ describe("the happy path", () => {
     );
     expect(await answer(replay)).toMatchObject({
       status: 400,
-      body: { code: "validation.failed", details: [{ path: "recovery_token", code: "recovery.token_invalid" }] },
+      body: {
+        code: "validation.failed",
+        details: [{ path: "recovery_token", code: "recovery.token_invalid" }],
+      },
     });
 
     const rows = await auditRows(since);

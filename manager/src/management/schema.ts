@@ -18,6 +18,7 @@ export const REFERENCE = /^[\x21-\x7e]+$/;
  * Text without control characters (PostgreSQL refuses NUL; none belongs in a name or a URI): the
  * Cc class spelled out, since the document's pattern must read the same without the u flag.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is its purpose
 export const NO_CONTROL = /^[^\u0000-\u001f\u007f-\u009f]*$/;
 
 const CLIENT_UUID_EXAMPLE = "3f0c2b8e-5d4a-4c1e-9b7f-2a6d8e1c4b90";
