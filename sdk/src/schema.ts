@@ -8360,7 +8360,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "avatarUploadId": "6f1c2a9e-8d4b-4c3a-9e7f-1a2b3c4d5e6f",
-                     *       "url": "https://s3.example.com/tjm-avatars/avatar-staging/0b6b1e58-3f5f-4a8e-9c1d-2f8c7a9e4b10/6f1c2a9e-8d4b-4c3a-9e7f-1a2b3c4d5e6f?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-SignedHeaders=content-length%3Bcontent-type%3Bhost&X-Amz-Signature=…",
+                     *       "url": "https://s3.example.com/tjm-avatars/avatar-staging/0b6b1e58-3f5f-4a8e-9c1d-2f8c7a9e4b10/6f1c2a9e-8d4b-4c3a-9e7f-1a2b3c4d5e6f?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-SignedHeaders=content-length%3Bcontent-type%3Bhost&X-Amz-Signature=5d2c1e0b9a8f7e6d5c4b3a291807f6e5d4c3b2a1908f7e6d5c4b3a2918076f5e4",
                      *       "method": "PUT",
                      *       "headers": {
                      *         "content-type": "image/png",

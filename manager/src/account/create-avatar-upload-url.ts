@@ -56,7 +56,7 @@ export const createAvatarUploadUrlRoute = accountRoute({
   responses: {
     201: jsonResponse("The upload URL", AvatarUploadSchema, {
       avatarUploadId: AVATAR_UPLOAD_ID_EXAMPLE,
-      url: `https://s3.example.com/tjm-avatars/avatar-staging/0b6b1e58-3f5f-4a8e-9c1d-2f8c7a9e4b10/${AVATAR_UPLOAD_ID_EXAMPLE}?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-SignedHeaders=content-length%3Bcontent-type%3Bhost&X-Amz-Signature=…`,
+      url: `https://s3.example.com/tjm-avatars/avatar-staging/0b6b1e58-3f5f-4a8e-9c1d-2f8c7a9e4b10/${AVATAR_UPLOAD_ID_EXAMPLE}?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-SignedHeaders=content-length%3Bcontent-type%3Bhost&X-Amz-Signature=5d2c1e0b9a8f7e6d5c4b3a291807f6e5d4c3b2a1908f7e6d5c4b3a2918076f5e4`,
       method: "PUT",
       headers: { "content-type": "image/png", "content-length": "48213" },
       expiresAt: "2026-11-27T12:05:00.000Z",
