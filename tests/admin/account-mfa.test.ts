@@ -11,9 +11,11 @@ import { generate } from "otplib";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestAccount } from "../harness/identity.ts";
+import { Mailbox } from "../harness/mailbox.ts";
 import { TestAdmin } from "./admin-harness.ts";
 import { CHROMIUM, screenshots, seriousViolations } from "./chromium.ts";
 
+let mailbox: Mailbox;
 let admin: TestAdmin;
 let account: TestAccount;
 let browser: Browser;
@@ -24,8 +26,20 @@ let recoveryCodes: string[];
 const cspViolations: string[] = [];
 
 beforeAll(async () => {
+  mailbox = await Mailbox.start();
   [admin, browser, shoot] = await Promise.all([
-    TestAdmin.start(),
+    TestAdmin.start({
+      manager: {
+        env: {
+          EMAIL_TRANSPORT: "smtp",
+          SMTP_HOST: "127.0.0.1",
+          SMTP_PORT: String(mailbox.port),
+          SMTP_TLS: "none",
+          EMAIL_FROM: "no-reply@tjm.example",
+          MESSAGE_POLL_MS: "100",
+        },
+      },
+    }),
     chromium.launch({ executablePath: CHROMIUM }),
     screenshots("account-mfa"),
   ]);
@@ -48,6 +62,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await admin?.close();
+  await mailbox?.stop();
 });
 
 const until = <T>(read: () => Promise<T> | T) => expect.poll(read, { timeout: 10_000 });
@@ -112,6 +127,14 @@ describe("the account page's two-step sign-in", () => {
     expect(shown).toHaveLength(10);
     await shoot(page, "mfa-02-recovery-codes");
     expect(await seriousViolations(page), "axe on the page with its recovery codes").toEqual([]);
+    // Printed, the sheet is all there is: the codes and not the rest of the page.
+    await page.evaluate(() => document.getElementById("mfa-print-sheet")?.classList.add("printing"));
+    await page.emulateMedia({ media: "print" });
+    expect(await page.locator("#mfa-print-sheet li").first().isVisible()).toBe(true);
+    expect(await page.locator("#mfa-heading").isVisible()).toBe(false);
+    await shoot(page, "mfa-03-printed-sheet");
+    await page.emulateMedia({ media: "screen" });
+    await page.evaluate(() => document.getElementById("mfa-print-sheet")?.classList.remove("printing"));
     recoveryCodes = await keepRecoveryCodes();
   });
 
@@ -160,9 +183,33 @@ describe("the account page's two-step sign-in", () => {
     await until(() => status()).toBe("The authenticator app was removed.");
     expect(await factorRows().count()).toBe(0);
     expect(await page.locator("#mfa-remaining").textContent()).toBe("");
+    expect(await page.getByRole("button", { name: "New recovery codes" }).isHidden()).toBe(true);
     const [factors] = await admin.manager.sql`
       select count(*)::int as count from mfa_factors where account_id = ${account.accountId}`;
     expect(factors?.count).toBe(0);
+  });
+
+  it("adds e-mail codes with the code mailed: the first factor again, so recovery codes again", async () => {
+    await admin.manager.sql`update accounts set email_verified = true where id = ${account.accountId}`;
+    await page.getByRole("button", { name: "Add codes by e-mail" }).click();
+    await until(() => page.locator("#mfa-code-intro").textContent()).toMatch(/^A code was sent to \S+•\S+\./);
+    expect(await page.locator("#mfa-totp").isHidden()).toBe(true);
+    // Before the code: the notices of the app added and removed.
+    const mails = await mailbox.untilReceived(account.email, 3);
+    const sent = mails.find((mail) => !/factor was (added|removed)/.test(mail.parsed.subject ?? ""));
+    const code = /\b(\d{6})\b/.exec(sent?.parsed.text ?? "")?.[1] ?? "";
+    await page.getByLabel("Code from the app or the message").fill(code);
+    await page.getByRole("button", { name: "Add the factor" }).click();
+    await until(() => page.locator("#mfa-recovery-list li").count()).toBe(10);
+    await page.getByRole("button", { name: "I saved them" }).click();
+    await until(() => status()).toBe("");
+    expect(await factorRows().locator("td").allTextContents()).toEqual([
+      "E-mail codes",
+      expect.stringContaining("•"),
+      expect.any(String),
+      "—",
+      "Remove",
+    ]);
   });
 
   it("broke no CSP rule", () => {
