@@ -1,10 +1,11 @@
 /**
  * The account page's two-step sign-in section in headless Chromium, one person: enrols an
- * authenticator app from the page (codes computed with otplib from the key the page shows),
- * gets the recovery codes once and prints them, signs out and in again answering the provider's
- * second step with a TOTP code, makes new recovery codes, signs in with one, and removes the
- * factor: refused for want of a recent sign-in, then signed in again (password and a recovery
- * code) and removed. axe-core checks the section; screenshots go to
+ * authenticator app from the page (codes computed with otplib from the key the page shows; a
+ * wrong one said at its field), gets the recovery codes once and prints them (the print-only
+ * sheet alone), signs out and in again answering the provider's second step with a TOTP code,
+ * makes new recovery codes, signs in with one, and removes the factor: refused for want of a
+ * recent sign-in, then signed in again (password and a recovery code) and removed; then adds
+ * e-mail codes with the mailed code. axe-core checks the section; screenshots go to
  * `$TMPDIR/tjm-admin-screens-account-mfa-<run>`.
  */
 import { generate } from "otplib";
@@ -117,12 +118,20 @@ describe("the account page's two-step sign-in", () => {
     expect(await code.evaluate((input) => input === document.activeElement)).toBe(true);
     await shoot(page, "mfa-01-authenticator-app");
     expect(await seriousViolations(page), "axe on the page enrolling an app").toEqual([]);
+    // A wrong code is said at its field, which takes the focus.
+    await code.fill((Number(await totp()) + 1).toString().padStart(6, "0").slice(-6));
+    await page.getByRole("button", { name: "Add the factor" }).click();
+    await until(() => status()).toMatch(/^The factor was not added: /);
+    expect(await code.getAttribute("aria-invalid")).toBe("true");
+    expect(await page.locator("#mfa-code-errors li").count()).toBe(1);
+    expect(await code.evaluate((input) => input === document.activeElement)).toBe(true);
     await code.fill(await totp());
     await page.getByRole("button", { name: "Add the factor" }).click();
     await until(() => status()).toBe("Save your recovery codes now: they are not shown again.");
     expect(await factorRows().locator("td").first().textContent()).toBe("Authenticator app");
     expect(await page.locator("#mfa-remaining").textContent()).toBe("10 recovery codes left");
     expect(await page.locator("#mfa-totp").isHidden()).toBe(true);
+    expect(await page.locator("#mfa-secret").textContent()).toBe("");
     const shown = await page.locator("#mfa-recovery-list li").allTextContents();
     expect(shown).toHaveLength(10);
     await shoot(page, "mfa-02-recovery-codes");

@@ -57,10 +57,12 @@ async function loadFactors() {
   }
 }
 
-/** Hides the code step and the TOTP part; the enrolment, if any, is abandoned. */
+/** Hides the code step and the TOTP part, the key and QR code gone; the enrolment, if any, is abandoned. */
 function closeEnrolment() {
   pending = undefined;
   document.getElementById("mfa-totp").hidden = true;
+  document.getElementById("mfa-secret").textContent = "";
+  document.getElementById("mfa-qr").removeAttribute("src");
   const form = document.getElementById("mfa-code-form");
   form.hidden = true;
   form.reset();
