@@ -6,6 +6,8 @@
  * auth.reauthentication_required) offers to sign in again with the max_age it names; the
  * sign-in comes back to the same section of this page.
  */
+
+import { startMfa } from "./account-mfa.js";
 import { ApiError, deleteJson, errorMessage, getJson, patchJson, postFile, postJson } from "./api.js";
 import { el, formatTime, setStatus } from "./dom.js";
 import { t } from "./i18n.js";
@@ -533,7 +535,13 @@ export async function start() {
   const loaded = getJson("/api/me").then(showSnapshot, (error) => {
     reportFailure("profile", "account.notLoaded", error);
   });
-  await Promise.all([loaded, loadSessions(), loadRemembered(), loadApps()]);
+  await Promise.all([
+    loaded,
+    loadSessions(),
+    loadRemembered(),
+    loadApps(),
+    startMfa({ act, reportFailure, clearDetails }),
+  ]);
   setStatus("view-status", "");
   // Back from signing in again for a section's action: that section's heading has the focus.
   document.getElementById(`${location.hash.slice(1)}-heading`)?.focus();

@@ -26,6 +26,7 @@ const PAGE_FILES: Record<string, string> = {
   "workers.js": "text/javascript; charset=utf-8",
   "enrollment.js": "text/javascript; charset=utf-8",
   "account.js": "text/javascript; charset=utf-8",
+  "account-mfa.js": "text/javascript; charset=utf-8",
   "style.css": "text/css; charset=utf-8",
   "favicon.svg": "image/svg+xml",
 };

@@ -14,6 +14,7 @@ import {
   pageTexts,
 } from "../pages/layout.ts";
 import type { ConsoleKey } from "../pages/messages.ts";
+import { accountMfaSection } from "./account-mfa-view.ts";
 
 type Schemas = components["schemas"];
 
@@ -352,6 +353,7 @@ ${status("identifiers")}
 </form>
 ${status("password")}
 </section>
+${accountMfaSection(t, status)}
 <section id="sessions" aria-labelledby="sessions-heading"><h2 id="sessions-heading">${t("account.sessions.heading")}</h2>
 <table id="sessions-table">
 <caption>${t("account.sessions.caption")}</caption>

@@ -53,6 +53,7 @@ const SCRIPT_SECTIONS: Record<string, string[]> = {
   "workers.js": ["common", "workers"],
   "enrollment.js": ["common", "enrollment"],
   "account.js": ["common", "account"],
+  "account-mfa.js": ["common", "account"],
 };
 
 describe("the console's scripts", () => {
