@@ -146,6 +146,7 @@ function rotate(button, app) {
   void act(SECTION, button, t("account.developerApps.rotating"), async () => {
     try {
       const rotated = await postJson(`${appPath(app)}/rotate-secret`, { graceSeconds: Number(grace.value) });
+      showSecret(app.name, rotated.clientSecret);
       setStatus(
         `${SECTION}-status`,
         rotated.previousSecretExpiresAt === null
@@ -156,7 +157,6 @@ function rotate(button, app) {
             }),
       );
       await loadApps();
-      showSecret(app.name, rotated.clientSecret);
     } catch (error) {
       failed("account.developerApps.notRotated", error);
     }
@@ -194,9 +194,9 @@ export function startDeveloperApps() {
         if (app === undefined) {
           const created = await postJson(APPS, body);
           stopEditing();
+          if (created.clientSecret !== null) showSecret(created.name, created.clientSecret);
           setStatus(`${SECTION}-status`, t("account.developerApps.created", { name: created.name }));
           await loadApps();
-          if (created.clientSecret !== null) showSecret(created.name, created.clientSecret);
         } else {
           const saved = await putJson(appPath(app), body);
           stopEditing();

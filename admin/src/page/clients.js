@@ -213,9 +213,9 @@ function startEditor() {
         if (client === undefined) {
           const created = await postJson(API, { ...body, type: form.elements.type.value });
           showEditor(created);
+          if (created.clientSecret !== null) showSecret(created.name, created.clientSecret);
           setStatus("editor-status", t("clients.created", { name: created.name }));
           await reloadList();
-          if (created.clientSecret !== null) showSecret(created.name, created.clientSecret);
         } else {
           const saved = await putJson(clientPath(client), body);
           showEditor(saved);
@@ -293,11 +293,11 @@ function grantRow(grant) {
 async function loadGrants() {
   const client = editing;
   try {
-    const { items } = await getJson(`${clientPath(client)}/oauth-grants`);
+    const { grants } = await getJson(`${clientPath(client)}/oauth-grants`);
     if (editing !== client) return;
     const body = document.querySelector("#grants-table tbody");
-    body.replaceChildren(...items.map(grantRow));
-    if (items.length === 0)
+    body.replaceChildren(...grants.map(grantRow));
+    if (grants.length === 0)
       body.append(el("tr", {}, el("td", { colspan: 4, text: t("clients.grants.none") })));
   } catch (error) {
     failed("grants", "clients.notLoaded", error);
