@@ -118,11 +118,38 @@ describe("the Clients view", () => {
     await shoot(page, "clients-02-rotated");
   });
 
-  it("sets a grant and deletes the client after confirming", async () => {
+  it("sets a grant", async () => {
     await page.getByLabel("Resource (its audience)").fill("account-portal");
     await page.getByRole("button", { name: "Set the grant" }).click();
     await until(() => status("grants")).toBe("Grant of account-portal set.");
     await until(() => page.locator('#grants-table tr[data-resource="account-portal"]').count()).toBe(1);
+  });
+
+  it("deletes the client after confirming, signing in again when the sign-in is too old", async () => {
+    // The provider's session signed in ten minutes ago; a console sign-in through it (no login
+    // page) gets tokens with that auth_time.
+    await admin.manager.sql`
+      update oidc_records set payload = jsonb_set(payload, '{loginTs}', to_jsonb(extract(epoch from now())::int - 600))
+      where model = 'Session' and payload->>'accountId' = ${clientAdmin.accountId}`;
+    const client = await storedClient("Reports dashboard");
+    await page.goto(
+      `${admin.baseUrl}/auth/sign-in?returnTo=${encodeURIComponent(`/clients?client=${client?.id}`)}`,
+    );
+    await page.waitForURL(`${admin.baseUrl}/clients?client=${client?.id}`);
+    await until(() => page.locator("#editor-heading").textContent()).toBe("Edit Reports dashboard");
+    await page.getByRole("button", { name: "Delete the client" }).click();
+    await until(() => status("editor")).toBe(
+      "This needs a recent sign-in: sign in again, then try once more.",
+    );
+    const again = page.locator('[data-reauth="editor"] button');
+    expect(await again.evaluate((button) => button === document.activeElement)).toBe(true);
+    await again.click();
+    // max_age against a sign-in ten minutes old: the provider asks for the password again.
+    await page.getByLabel(/e-mail/i).fill(clientAdmin.email);
+    await page.getByLabel(/password/i).fill(clientAdmin.password);
+    await page.getByRole("button", { name: /sign in/i }).click();
+    await page.waitForURL(`${admin.baseUrl}/clients?client=${client?.id}#editor`);
+    await until(() => page.evaluate(() => document.activeElement?.id)).toBe("editor-heading");
 
     await page.getByRole("button", { name: "Delete the client" }).click();
     await until(() => status("editor")).toBe("Client Reports dashboard deleted.");
@@ -156,7 +183,7 @@ describe("the account page's developer apps", () => {
     await page.goto(`${admin.baseUrl}/account`);
     await until(() => page.locator("#developer-apps-list").textContent()).toBe("You have no developer apps.");
     const section = page.locator("#developer-apps");
-    await section.getByLabel("App name").fill("My reading list");
+    await section.getByLabel("App title").fill("My reading list");
     await section.getByLabel("Redirect URIs (one per line)").fill("https://reading.example.com/callback");
     await section.getByRole("button", { name: "Create an app" }).click();
     await until(() => status("developer-apps")).toBe("App My reading list created.");
