@@ -128,10 +128,21 @@ describe("the clients proxy", () => {
     expect(revoked.ended).toHaveLength(1);
   });
 
-  it("answers no route for a path outside client management", async () => {
+  it("answers no route for a path outside client management (dot segments resolve before routing)", async () => {
     const { app, asked } = consoleWith(["admin-console"]);
     expect((await app.request(`/api/management/clients/${CLIENT_ID}/roles`)).status).toBe(404);
     expect((await app.request("/api/management/clientsx")).status).toBe(404);
+    expect(
+      (await app.request("/api/management/clients/%2e%2e/oauth-grants/x", { method: "DELETE" })).status,
+    ).toBe(404);
+    expect(
+      (
+        await app.request(`/api/management/clients/${CLIENT_ID}/oauth-grants/%2E`, {
+          method: "PUT",
+          body: "{}",
+        })
+      ).status,
+    ).toBe(404);
     expect(asked).toEqual([]);
   });
 });
