@@ -24,6 +24,7 @@ import {
   AVATAR_UPLOAD_PATH,
   registerAccountPortal,
 } from "./proxy/account-portal.ts";
+import { CLIENTS_PROXY_PATH, registerClientsProxy } from "./proxy/clients.ts";
 import { PROXY_PATH, registerProxy } from "./proxy/routes.ts";
 import { readSessionId } from "./sessions/cookie.ts";
 import { BACKCHANNEL_LOGOUT_PATH, registerBackchannelLogout } from "./sign-in/backchannel-logout.ts";
@@ -60,7 +61,9 @@ export function createAdminApp(deps: AdminDeps & { sql: Sql; fetch?: typeof fetc
   app.use(
     limitBody((path) => {
       if (path === AVATAR_UPLOAD_PATH) return AVATAR_MAX_BYTES;
-      return path.startsWith(`${PROXY_PATH}/`) || path.startsWith(`${ACCOUNT_PORTAL_PATH}/`)
+      return path.startsWith(`${PROXY_PATH}/`) ||
+        path.startsWith(`${ACCOUNT_PORTAL_PATH}/`) ||
+        path.startsWith(CLIENTS_PROXY_PATH)
         ? proxyMaxBytes
         : SMALL_BODY_MAX_BYTES;
     }),
@@ -95,6 +98,7 @@ export function createAdminApp(deps: AdminDeps & { sql: Sql; fetch?: typeof fetc
   });
   registerProxy(app, deps, fetchImpl);
   registerAccountPortal(app, deps, fetchImpl);
+  registerClientsProxy(app, deps, fetchImpl);
   const fanout = new EventFanout({
     managerUrl: deps.managerUrl,
     sessions: {

@@ -186,7 +186,9 @@ describe("a client admin", () => {
     const before = await stored(browser);
     expectTokens(before, ["account-portal", "admin-console"], account.accountId);
     const view = await page(browser, "/account");
-    expect(view.html).toMatch(/Client administration<\/strong>: your account holds the client-admin role/);
+    expect(view.html).toMatch(
+      /<a href="\/clients">Client administration<\/a>: your account holds the client-admin role/,
+    );
     for (const link of OPERATIONS_LINKS) expect(view.html).not.toContain(link);
 
     await accessExpiresIn(browser, INSIDE_REFRESH_MARGIN_SECONDS);

@@ -7,71 +7,22 @@
  * sign-in comes back to the same section of this page.
  */
 
+import { startDeveloperApps } from "./account-developer-apps.js";
 import { startMfa } from "./account-mfa.js";
 import { ApiError, deleteJson, errorMessage, getJson, patchJson, postFile, postJson } from "./api.js";
 import { el, formatTime, setStatus } from "./dom.js";
 import { t } from "./i18n.js";
+import { act, clearDetails, reportFailure as reportSectionFailure, signInUrl } from "./sections.js";
 
 const PAGE = "/account";
 
-const signInUrl = (parameters) => `/auth/sign-in?${new URLSearchParams(parameters)}`;
-
-function clearDetails(form) {
-  for (const list of form.querySelectorAll(".field-errors")) list.replaceChildren();
-  for (const field of form.querySelectorAll("[aria-invalid]")) field.removeAttribute("aria-invalid");
-}
-
-/** A 400's details under the fields they name; the first such field takes the focus. */
-function showDetails(form, details) {
-  let first;
-  for (const detail of details) {
-    const field = form.elements[detail.path];
-    const list = field && document.getElementById(`${field.id}-errors`);
-    if (!list) continue;
-    field.setAttribute("aria-invalid", "true");
-    list.append(el("li", { text: detail.message }));
-    first ??= field;
-  }
-  first?.focus();
-}
-
-/**
- * Says in the section's status why an action failed (`messageKey` takes the error). A stale
- * sign-in shows the section's "sign in again" button instead, and moves the focus to it.
- */
+/** Reports a section's failure: `messageKey` takes the error; a stale sign-in comes back to the section. */
 function reportFailure(section, messageKey, error, form) {
-  const reauthentication =
-    error instanceof ApiError &&
-    error.status === 403 &&
-    error.body?.code === "auth.reauthentication_required";
-  if (reauthentication) {
-    setStatus(`${section}-status`, t("account.reauth.needed"));
-    const offer = document.querySelector(`[data-reauth="${section}"]`);
-    const button = offer.querySelector("button");
-    const asked = Number.isInteger(error.body.maxAge)
-      ? { maxAge: String(error.body.maxAge) }
-      : { prompt: "login" };
-    button.onclick = () => location.assign(signInUrl({ returnTo: `${PAGE}#${section}`, ...asked }));
-    offer.hidden = false;
-    button.focus();
-    return;
-  }
-  if (form && error instanceof ApiError && Array.isArray(error.body?.details)) {
-    showDetails(form, error.body.details);
-  }
-  setStatus(`${section}-status`, t(messageKey, { error: errorMessage(error) }));
-}
-
-/** Runs a section's action with its button disabled, the section's status saying what happens. */
-async function act(section, button, working, run) {
-  button.disabled = true;
-  document.querySelector(`[data-reauth="${section}"]`).hidden = true;
-  setStatus(`${section}-status`, working);
-  try {
-    await run();
-  } finally {
-    button.disabled = false;
-  }
+  reportSectionFailure(section, error, form, {
+    failed: t(messageKey, { error: errorMessage(error) }),
+    reauthNeeded: t("account.reauth.needed"),
+    returnTo: `${PAGE}#${section}`,
+  });
 }
 
 /** The console session ends with the provider's: its cookie goes, then the signed-out page. */
@@ -541,6 +492,7 @@ export async function start() {
     loadRemembered(),
     loadApps(),
     startMfa({ act, reportFailure, clearDetails }),
+    startDeveloperApps(),
   ]);
   setStatus("view-status", "");
   // Back from signing in again for a section's action: that section's heading has the focus.

@@ -52,6 +52,7 @@ function send(method, path, body) {
 export const getJson = (path) => send("GET", path);
 export const postJson = (path, body = {}) => send("POST", path, body);
 export const patchJson = (path, body) => send("PATCH", path, body);
+export const putJson = (path, body) => send("PUT", path, body);
 export const deleteJson = (path) => send("DELETE", path);
 
 /** A file as the body, its own type as the content type. */

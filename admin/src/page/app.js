@@ -13,6 +13,7 @@ const VIEWS = {
   submit: () => import("./submit.js"),
   workers: () => import("./workers.js"),
   enrollment: () => import("./enrollment.js"),
+  clients: () => import("./clients.js"),
   account: () => import("./account.js"),
 };
 

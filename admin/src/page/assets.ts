@@ -27,6 +27,9 @@ const PAGE_FILES: Record<string, string> = {
   "enrollment.js": "text/javascript; charset=utf-8",
   "account.js": "text/javascript; charset=utf-8",
   "account-mfa.js": "text/javascript; charset=utf-8",
+  "account-developer-apps.js": "text/javascript; charset=utf-8",
+  "sections.js": "text/javascript; charset=utf-8",
+  "clients.js": "text/javascript; charset=utf-8",
   "style.css": "text/css; charset=utf-8",
   "favicon.svg": "image/svg+xml",
 };

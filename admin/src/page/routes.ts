@@ -14,7 +14,15 @@ import { readSessionId } from "../sessions/cookie.ts";
 import { accessTokenFor, type Session } from "../sessions/sessions.ts";
 import { safeReturnTo } from "../sign-in/return-to.ts";
 import { type loadPageAssets, registerAssets } from "./assets.ts";
-import { accountView, enrollmentView, jobsView, jobView, submitView, workersView } from "./views.ts";
+import {
+  accountView,
+  clientsView,
+  enrollmentView,
+  jobsView,
+  jobView,
+  submitView,
+  workersView,
+} from "./views.ts";
 
 const ACCOUNT_VIEW_PATH = "/account";
 
@@ -101,6 +109,10 @@ export function registerPage(
   app.get(
     "/enrollment",
     view((_c, context, offered) => enrollmentView(context, offered), "operations"),
+  );
+  app.get(
+    "/clients",
+    view((_c, context, offered) => clientsView(context, offered), "clientAdministration"),
   );
   app.get(
     ACCOUNT_VIEW_PATH,

@@ -14,6 +14,7 @@ import {
   pageTexts,
 } from "../pages/layout.ts";
 import type { ConsoleKey } from "../pages/messages.ts";
+import { developerAppsSection, GRACE_PERIODS } from "./account-developer-apps-view.ts";
 import { accountMfaSection } from "./account-mfa-view.ts";
 
 type Schemas = components["schemas"];
@@ -267,7 +268,11 @@ export function accountView(context: PageContext, offered: Offered, accountId: s
   const clients = messageHtml(
     catalogue,
     offered.clientAdministration ? "account.clientsOffered" : "account.clientsNotOffered",
-    { clients: `<strong>${t("account.clients")}</strong>` },
+    {
+      clients: offered.clientAdministration
+        ? `<a href="/clients">${t("account.clients")}</a>`
+        : `<strong>${t("account.clients")}</strong>`,
+    },
   );
   const genders = GENDERS.map(
     // ICU select keys take no hyphen: the message names the answers with underscores.
@@ -373,6 +378,7 @@ ${status("remembered")}
 <ul id="apps-list" class="apps"></ul>
 ${status("apps")}
 </section>
+${developerAppsSection(context, status)}
 <section id="logout" aria-labelledby="logout-heading"><h2 id="logout-heading">${t("account.logout.heading")}</h2>
 <p>${t("account.logout.explain")}</p>
 <div class="buttons">
@@ -393,6 +399,104 @@ ${status("delete")}
 <section aria-labelledby="offers-heading"><h2 id="offers-heading">${t("account.offersHeading")}</h2>
 <ul id="offered"><li>${operations}</li><li>${clients}</li></ul>
 <p>${t("account.rolesNote")}</p>
+</section>`,
+    offered,
+  );
+}
+
+const CLIENT_GRANT_TYPES = [
+  "authorization_code",
+  "refresh_token",
+  "client_credentials",
+] as const satisfies readonly Schemas["ClientGrantType"][];
+const CLIENT_TYPES = ["confidential", "public"] as const satisfies readonly Schemas["ClientType"][];
+
+/**
+ * Client management, for an account holding the client-admin role: the clients (searched by
+ * name, filtered by type, paged), a form that creates one or edits the chosen one (PUT: the
+ * whole definition), its secret's rotation with a grace period, its deletion, and its grants
+ * (scopes per protected resource), all through the console's /api/management/clients….
+ */
+export function clientsView(context: PageContext, offered: Offered): string {
+  const t = pageTexts(context);
+  const { catalogue } = context;
+  const status = (id: string) =>
+    `<p id="${id}-status" class="status" role="status"></p>
+<p class="reauth" data-reauth="${id}" hidden><button type="button" class="secondary">${t("clients.reauth.signIn")}</button></p>`;
+  const field = (name: string, label: string, input: string) =>
+    `<div class="field"><label for="client-${name}">${label}</label>
+${input}
+<ul id="client-${name}-errors" class="field-errors"></ul></div>`;
+  const uris = (name: string) =>
+    `<textarea id="client-${name}" name="${name}" rows="2" dir="ltr" spellcheck="false" aria-describedby="client-${name}-errors"></textarea>`;
+  const types = CLIENT_TYPES.map(
+    (type) => `<option value="${type}">${t("clients.typeValue", { type })}</option>`,
+  ).join("");
+  const grantTypes = CLIENT_GRANT_TYPES.map(
+    (grant) =>
+      `<div class="check"><input id="client-grant-${grant}" name="grantTypes" type="checkbox" value="${grant}"><label for="client-grant-${grant}" dir="ltr">${grant}</label></div>`,
+  ).join("");
+  const graces = GRACE_PERIODS.map(
+    (grace) => `<option value="${grace.seconds}">${t(grace.label)}</option>`,
+  ).join("");
+  return consolePage(
+    context,
+    "clients",
+    catalogue.text("clients.title"),
+    `<h1>${t("clients.title")}</h1>
+<form id="client-filters" class="filters" role="search">
+<div class="field"><label for="filter-name">${t("clients.search")}</label><input id="filter-name" name="name" type="search" maxlength="200"></div>
+<div class="field"><label for="filter-type">${t("clients.type")}</label><select id="filter-type" name="type"><option value="">${t("clients.anyType")}</option>${types}</select></div>
+<button type="submit">${t("clients.apply")}</button>
+</form>
+<p id="view-status" class="status" role="status"></p>
+<table id="clients-table">
+<caption>${t("clients.caption")}</caption>
+${headers(t, ["clients.colName", "clients.colClientId", "clients.colType", "clients.colGrantTypes", "clients.colCreated", "clients.colActions"])}
+<tbody></tbody>
+</table>
+${pager(context, "clients.pages")}
+<p><button type="button" id="new-client" class="secondary">${t("clients.new")}</button></p>
+<section id="client-secret" aria-labelledby="client-secret-heading" hidden>
+<h2 id="client-secret-heading"></h2>
+<p class="warning">${t("clients.copyNow")}</p>
+<label for="client-secret-value">${t("clients.secret")}</label>
+<div class="copy-row"><input id="client-secret-value" readonly spellcheck="false" dir="ltr"></div>
+</section>
+<section id="editor" aria-labelledby="editor-heading"><h2 id="editor-heading">${t("clients.createHeading")}</h2>
+<form id="client-form" class="stacked" novalidate>
+${field("name", t("clients.name"), '<input id="client-name" name="name" maxlength="200" required autocomplete="off" aria-describedby="client-name-errors">')}
+${field("type", t("clients.type"), `<select id="client-type" name="type" aria-describedby="client-type-errors">${types}</select>`)}
+<fieldset aria-describedby="client-grantTypes-errors"><legend>${t("clients.grantTypes")}</legend>${grantTypes}
+<ul id="client-grantTypes-errors" class="field-errors"></ul></fieldset>
+${field("redirectUris", t("clients.redirectUris"), uris("redirectUris"))}
+${field("postLogoutRedirectUris", t("clients.postLogoutRedirectUris"), uris("postLogoutRedirectUris"))}
+${field("backchannelLogoutUri", t("clients.backchannelLogoutUri"), '<input id="client-backchannelLogoutUri" name="backchannelLogoutUri" type="url" dir="ltr" spellcheck="false" aria-describedby="client-backchannelLogoutUri-errors">')}
+${field("accessTokenTtlSeconds", t("clients.accessTokenTtl", { min: 30, max: 600 }), '<input id="client-accessTokenTtlSeconds" name="accessTokenTtlSeconds" type="number" min="30" max="600" aria-describedby="client-accessTokenTtlSeconds-errors">')}
+<div class="check"><input id="client-firstParty" name="firstParty" type="checkbox"><label for="client-firstParty">${t("clients.firstParty")}</label></div>
+<div class="buttons"><button type="submit">${t("clients.create")}</button>
+<button type="button" id="cancel-edit" class="secondary" hidden>${t("clients.cancel")}</button></div>
+</form>
+<div id="client-actions" hidden>
+<div class="field"><label for="client-grace">${t("clients.grace")}</label>
+<select id="client-grace" name="grace">${graces}</select></div>
+<div class="buttons"><button type="button" id="rotate-secret" class="secondary">${t("clients.rotate")}</button>
+<button type="button" id="delete-client" class="danger">${t("clients.delete")}</button></div>
+</div>
+${status("editor")}
+</section>
+<section id="grants" aria-labelledby="grants-heading" hidden><h2 id="grants-heading">${t("clients.grants.heading")}</h2>
+<p>${t("clients.grants.intro")}</p>
+<table id="grants-table">
+${headers(t, ["clients.grants.colResource", "clients.grants.colScopes", "clients.grants.colGranted", "clients.colActions"])}
+<tbody></tbody>
+</table>
+<form id="grant-form" class="stacked" novalidate>
+${field("grant-resource", t("clients.grants.resource"), '<input id="client-grant-resource" name="resource_key" required dir="ltr" spellcheck="false" list="known-resources" aria-describedby="client-grant-resource-errors"><datalist id="known-resources"><option value="account-portal"><option value="admin-console"></datalist>')}
+${field("grant-scopes", t("clients.grants.scopes"), '<input id="client-grant-scopes" name="scopes" dir="ltr" spellcheck="false" aria-describedby="client-grant-scopes-errors">')}
+<button type="submit">${t("clients.grants.set")}</button>
+</form>
+${status("grants")}
 </section>`,
     offered,
   );

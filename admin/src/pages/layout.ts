@@ -90,7 +90,7 @@ ${body}
 `;
 }
 
-export type ViewName = "jobs" | "job" | "submit" | "workers" | "enrollment" | "account";
+export type ViewName = "jobs" | "job" | "submit" | "workers" | "enrollment" | "clients" | "account";
 
 /** What the signed-in account may use here: decided by the tokens its session holds. */
 export interface Offered {
@@ -105,6 +105,7 @@ const NAVIGATION: { view: ViewName; path: string; label: ConsoleKey; needs?: key
   { view: "submit", path: "/submit", label: "nav.submit", needs: "operations" },
   { view: "workers", path: "/workers", label: "nav.workers", needs: "operations" },
   { view: "enrollment", path: "/enrollment", label: "nav.enrollment", needs: "operations" },
+  { view: "clients", path: "/clients", label: "nav.clients", needs: "clientAdministration" },
   { view: "account", path: "/account", label: "nav.account" },
 ];
 

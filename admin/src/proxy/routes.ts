@@ -12,7 +12,7 @@ import { answerError } from "../platform/http.ts";
 import { accessTokenFor } from "../sessions/sessions.ts";
 
 /** The SDK's answer as forwarded: openapi-fetch with `parseAs: "text"` leaves the body untouched. */
-interface ManagerAnswer {
+export interface ManagerAnswer {
   response: Response;
   data?: unknown;
   error?: unknown;
@@ -21,17 +21,17 @@ interface ManagerAnswer {
 /** `body`: the browser's JSON as it sent it, for the operations that take one. */
 type Call = (client: TjmClient, c: Context<AdminEnv>, body: never) => Promise<ManagerAnswer>;
 
-const asText = { parseAs: "text" } as const;
+export const asText = { parseAs: "text" } as const;
 
 /**
  * A body goes to the Manager as the browser sent it: the Manager parses and judges it, and its
  * answer comes back. Parsing it here and encoding it again broke on what the Manager refuses
  * cleanly (JSON.stringify overflows the stack on a deeply nested body) and answered 502.
  */
-const rawJson = { ...asText, bodySerializer: (body: unknown) => body } as const;
+export const rawJson = { ...asText, bodySerializer: (body: unknown) => body } as const;
 
 /** Query parameters as the SDK takes them: repeated ones as arrays. */
-function queryOf(c: Context<AdminEnv>): never {
+export function queryOf(c: Context<AdminEnv>): never {
   const entries = Object.entries(c.req.queries()).map(([name, values]) => [
     name,
     values.length === 1 ? values[0] : values,
@@ -40,7 +40,7 @@ function queryOf(c: Context<AdminEnv>): never {
 }
 
 /** The request's body as text, bounded by the body limit; none is an empty object. */
-async function jsonText(c: Context<AdminEnv>): Promise<string> {
+export async function jsonText(c: Context<AdminEnv>): Promise<string> {
   const text = await c.req.text();
   return text === "" ? "{}" : text;
 }
@@ -169,6 +169,34 @@ export function managerClient(
   });
 }
 
+/**
+ * The Manager's answer to the browser: its status, forwarded headers and body as the Manager
+ * wrote them; `no-store` for an answer showing a secret once. A Manager 401 ends the session.
+ */
+export async function answerFromManager(
+  c: Context<AdminEnv>,
+  deps: AdminDeps,
+  answer: ManagerAnswer,
+  secret: boolean,
+): Promise<Response> {
+  const { response } = answer;
+  if (response.status === 401) {
+    await deps.sessions.end(c.get("session").hash);
+    return answerError(c, "auth.session_missing", "the session has ended; sign in again");
+  }
+  const headers = new Headers();
+  for (const name of FORWARDED_HEADERS) {
+    const value = response.headers.get(name);
+    if (value !== null) headers.set(name, value);
+  }
+  headers.set("cache-control", secret ? "no-store" : "no-cache");
+  headers.set("x-request-id", c.get("requestId"));
+  // openapi-fetch hands error bodies back parsed even with parseAs "text".
+  const raw = answer.data ?? answer.error;
+  const body = raw === undefined || raw === null ? null : typeof raw === "string" ? raw : JSON.stringify(raw);
+  return new Response(response.status === 204 ? null : body, { status: response.status, headers });
+}
+
 export function registerProxy(app: Hono<AdminEnv>, deps: AdminDeps, fetchImpl: typeof fetch = fetch) {
   for (const operation of operations) {
     app.on(operation.method.toUpperCase(), `${PROXY_PATH}${operation.path}`, async (c) => {
@@ -181,8 +209,7 @@ export function registerProxy(app: Hono<AdminEnv>, deps: AdminDeps, fetchImpl: t
           "this account does not hold the operator role; operations are not offered",
         );
       }
-      const requestId = c.get("requestId");
-      const sdk = managerClient(deps, requestId, token, fetchImpl);
+      const sdk = managerClient(deps, c.get("requestId"), token, fetchImpl);
       // Read before the Manager is called: a body the limit refuses is a 413, not a Manager failure.
       const sent = (operation.takesBody ? await jsonText(c) : undefined) as never;
       let answer: ManagerAnswer;
@@ -192,23 +219,7 @@ export function registerProxy(app: Hono<AdminEnv>, deps: AdminDeps, fetchImpl: t
         deps.logger.warn("the Manager did not answer", { error: String(error) });
         return answerError(c, "dependency.manager_unavailable", "the Manager did not answer");
       }
-      const { response } = answer;
-      if (response.status === 401) {
-        await deps.sessions.end(session.hash);
-        return answerError(c, "auth.session_missing", "the session has ended; sign in again");
-      }
-      const headers = new Headers();
-      for (const name of FORWARDED_HEADERS) {
-        const value = response.headers.get(name);
-        if (value !== null) headers.set(name, value);
-      }
-      headers.set("cache-control", operation.secret ? "no-store" : "no-cache");
-      headers.set("x-request-id", requestId);
-      // openapi-fetch hands error bodies back parsed even with parseAs "text".
-      const raw = answer.data ?? answer.error;
-      const body =
-        raw === undefined || raw === null ? null : typeof raw === "string" ? raw : JSON.stringify(raw);
-      return new Response(response.status === 204 ? null : body, { status: response.status, headers });
+      return answerFromManager(c, deps, answer, operation.secret === true);
     });
   }
 }
