@@ -9,7 +9,7 @@
 
 import { startDeveloperApps } from "./account-developer-apps.js";
 import { startMfa } from "./account-mfa.js";
-import { ApiError, deleteJson, errorMessage, getJson, patchJson, postFile, postJson } from "./api.js";
+import { deleteJson, errorMessage, getJson, patchJson, postFile, postJson } from "./api.js";
 import { el, formatTime, setStatus } from "./dom.js";
 import { t } from "./i18n.js";
 import { act, clearDetails, reportFailure as reportSectionFailure, signInUrl } from "./sections.js";
