@@ -21,18 +21,20 @@ import { updateDeveloperAppHandler, updateDeveloperAppRoute } from "./developer-
 import { listDeveloperAppsHandler, listDeveloperAppsRoute } from "./developer-apps-list.ts";
 import { logoutHandler, logoutRoute } from "./logout.ts";
 import { logoutAllHandler, logoutAllRoute } from "./logout-all.ts";
-import { startEmailHandler, startEmailRoute } from "./mfa-email-start.ts";
-import { verifyEmailHandler, verifyEmailRoute } from "./mfa-email-verify.ts";
+import { codeStartHandler, startEmailRoute, startSmsRoute } from "./mfa-code-start.ts";
 import { listFactorsHandler, listFactorsRoute } from "./mfa-list.ts";
 import {
   regenerateRecoveryCodesHandler,
   regenerateRecoveryCodesRoute,
 } from "./mfa-recovery-codes-regenerate.ts";
 import { removeFactorHandler, removeFactorRoute } from "./mfa-remove.ts";
-import { startSmsHandler, startSmsRoute } from "./mfa-sms-start.ts";
-import { verifySmsHandler, verifySmsRoute } from "./mfa-sms-verify.ts";
 import { startTotpHandler, startTotpRoute } from "./mfa-totp-start.ts";
-import { verifyTotpHandler, verifyTotpRoute } from "./mfa-totp-verify.ts";
+import {
+  verificationHandler,
+  verifyEmailRoute,
+  verifySmsRoute,
+  verifyTotpRoute,
+} from "./mfa-verification.ts";
 import { readAvatarHandler, readAvatarRoute } from "./read-avatar.ts";
 import { readMeHandler, readMeRoute } from "./read-me.ts";
 import { readRememberedAvatarHandler, readRememberedAvatarRoute } from "./read-remembered-avatar.ts";
@@ -71,11 +73,11 @@ export function accountApp(deps: AccountDeps) {
   // Before /me/security/mfa/{factor_id}: "recovery-codes" is not a factor id.
   app.openapi(regenerateRecoveryCodesRoute, regenerateRecoveryCodesHandler(deps));
   app.openapi(startTotpRoute, startTotpHandler(deps));
-  app.openapi(verifyTotpRoute, verifyTotpHandler(deps));
-  app.openapi(startSmsRoute, startSmsHandler(deps));
-  app.openapi(verifySmsRoute, verifySmsHandler(deps));
-  app.openapi(startEmailRoute, startEmailHandler(deps));
-  app.openapi(verifyEmailRoute, verifyEmailHandler(deps));
+  app.openapi(verifyTotpRoute, verificationHandler(deps, "totp"));
+  app.openapi(startSmsRoute, codeStartHandler(deps, "sms"));
+  app.openapi(verifySmsRoute, verificationHandler(deps, "sms"));
+  app.openapi(startEmailRoute, codeStartHandler(deps, "email"));
+  app.openapi(verifyEmailRoute, verificationHandler(deps, "email"));
   app.openapi(removeFactorRoute, removeFactorHandler(deps));
   app.openapi(listDeveloperAppsRoute, listDeveloperAppsHandler(deps));
   app.openapi(createDeveloperAppRoute, createDeveloperAppHandler(deps));
