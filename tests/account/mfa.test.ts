@@ -244,6 +244,45 @@ describe("TOTP", () => {
     expect(rows.map((row) => row.result)).toEqual(["success", "failure", "failure"]);
   });
 
+  it("a password reset through recovery leaves the factor asked at the next sign-in", async () => {
+    const { account, secret } = await enrolTotp();
+    const recovery = (step: string, body: unknown) =>
+      fetch(`${manager.baseUrl}/api/v1/authentication/recovery/${step}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    expect((await recovery("code-challenges", { identifier: account.email, channel: "EMAIL" })).status).toBe(
+      202,
+    );
+    // The factor's notice came first; the recovery code is in the second message.
+    const mails = await mailbox.untilReceived(account.email, 2);
+    const code = mails
+      .map((mail) => /<strong dir="ltr"[^>]*>(\d{6})<\/strong>/.exec(String(mail.parsed.html))?.[1])
+      .find((found) => found !== undefined);
+    const verified = await recovery("code-verifications", {
+      identifier: account.email,
+      channel: "EMAIL",
+      code,
+    });
+    expect(verified.status).toBe(200);
+    const { recovery_token } = (await verified.json()) as { recovery_token: string };
+    const newPassword = "a new password after recovery 77";
+    const reset = await recovery("password-resets", {
+      recovery_token,
+      new_password: newPassword,
+      revoke_sessions: true,
+    });
+    expect(reset.status).toBe(204);
+
+    const recovered = { ...account, password: newPassword };
+    await new Promise((resolve) => setTimeout(resolve, 1050 - (Date.now() % 1000)));
+    await expect(portalSignIn(recovered)).rejects.toThrow(/neither the sign-in form nor a consent/);
+    const next = await totp(secret, 1);
+    const signedIn = await portalSignIn(recovered, { secondFactor: { method: "totp", code: () => next } });
+    expect(signedIn.claims.amr).toEqual(["pwd", "otp", "mfa"]);
+  });
+
   it("50 concurrent wrong codes: at most the factor's limit are compared, the rest refused", async () => {
     const { account, factorId } = await enrolTotp();
     const deps = {
