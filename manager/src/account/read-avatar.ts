@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import { InputNotFoundError, StorageRefusedError, StorageUnavailableError } from "@tjm/storage";
-import { AVATAR_STORED_TYPE, findProfile, readAvatar } from "../identity/accounts/index.ts";
+import { AVATAR_STORED_TYPE, findProfile } from "../identity/accounts/index.ts";
 import { accountRoute } from "../identity/tokens/audiences.ts";
 import { ApiError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
+import { answerAvatar } from "./avatar-answer.ts";
 import type { AccountDeps } from "./deps.ts";
 
 export const readAvatarRoute = accountRoute({
@@ -31,20 +31,5 @@ export const readAvatarHandler =
   async (c) => {
     const profile = await findProfile(deps.sql, c.get("account").accountId);
     if (!profile?.avatarKey) throw new ApiError("avatar.not_found", "the account has no avatar");
-    let bytes: Uint8Array;
-    try {
-      bytes = await readAvatar(deps.avatars, profile.avatarKey);
-    } catch (error) {
-      if (error instanceof InputNotFoundError)
-        throw new ApiError("avatar.not_found", "the avatar is not in storage");
-      if (error instanceof StorageUnavailableError || error instanceof StorageRefusedError) {
-        throw new ApiError("dependency.unavailable", "the avatar cannot be read from storage now");
-      }
-      throw error;
-    }
-    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
-      "content-type": AVATAR_STORED_TYPE,
-      // Private: one account's picture, behind its token; the versioned URL changes with it.
-      "cache-control": "private, max-age=86400",
-    });
+    return answerAvatar(c, deps, profile.avatarKey);
   };

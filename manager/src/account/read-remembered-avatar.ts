@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { InputNotFoundError, StorageRefusedError, StorageUnavailableError } from "@tjm/storage";
-import { AVATAR_STORED_TYPE, readAvatar } from "../identity/accounts/index.ts";
+import { AVATAR_STORED_TYPE } from "../identity/accounts/index.ts";
 import { rememberedAccounts } from "../identity/sessions/index.ts";
 import { accountRoute } from "../identity/tokens/audiences.ts";
 import { ApiError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
+import { answerAvatar } from "./avatar-answer.ts";
 import type { AccountDeps } from "./deps.ts";
 import { currentSessionUid } from "./sessions-schema.ts";
 
@@ -43,20 +43,5 @@ export const readRememberedAvatarHandler =
       (account) => account.accountId === accountId,
     );
     if (!remembered?.avatarKey) throw new ApiError("avatar.not_found", "no remembered account's avatar here");
-    let bytes: Uint8Array;
-    try {
-      bytes = await readAvatar(deps.avatars, remembered.avatarKey);
-    } catch (error) {
-      if (error instanceof InputNotFoundError)
-        throw new ApiError("avatar.not_found", "the avatar is not in storage");
-      if (error instanceof StorageUnavailableError || error instanceof StorageRefusedError) {
-        throw new ApiError("dependency.unavailable", "the avatar cannot be read from storage now");
-      }
-      throw error;
-    }
-    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
-      "content-type": AVATAR_STORED_TYPE,
-      // Private: shown only to accounts of this browser; the versioned URL changes with it.
-      "cache-control": "private, max-age=86400",
-    });
+    return answerAvatar(c, deps, remembered.avatarKey);
   };
