@@ -1,9 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { rotateClientSecret } from "../identity/clients/index.ts";
 import { accountRoute } from "../identity/tokens/audiences.ts";
-import { requireRecentAuthentication } from "../identity/tokens/recent-authentication.ts";
 import { MAX_GRACE_SECONDS, RotatedSecretSchema } from "../management/client-rotate-secret.ts";
-import { auditedChange } from "../management/errors.ts";
+import { rotateSecretAudited } from "../management/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { BODY_ERRORS, jsonBody, jsonResponse } from "../platform/routes.ts";
 import type { AccountDeps } from "./deps.ts";
@@ -46,19 +44,7 @@ export const rotateDeveloperAppSecretHandler =
     const { graceSeconds } = c.req.valid("json");
     const account = c.get("account");
     const actor = { accountId: account.accountId, ownClientsOf: account.accountId };
-    const rotated = await auditedChange(deps.sql, "client.secret-rotated", actor, reference, async () => {
-      requireRecentAuthentication(account, deps.reauthenticationMaxAgeSeconds);
-      if (deps.clientSecretKey === undefined)
-        throw new Error("rotating a secret needs CLIENT_SECRET_HMAC_KEY");
-      return rotateClientSecret(deps.sql, actor, reference, graceSeconds, deps.clientSecretKey);
-    });
+    const rotated = await rotateSecretAudited(deps, actor, account, { reference, graceSeconds });
     c.header("cache-control", "no-store");
-    return c.json(
-      {
-        clientId: rotated.clientId,
-        clientSecret: rotated.clientSecret,
-        previousSecretExpiresAt: rotated.previousSecretExpiresAt?.toISOString() ?? null,
-      },
-      200,
-    );
+    return c.json(rotated, 200);
   };

@@ -1,11 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import { rotateClientSecret } from "../identity/clients/index.ts";
 import { clientAdminRoute } from "../identity/tokens/audiences.ts";
-import { requireRecentAuthentication } from "../identity/tokens/recent-authentication.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { BODY_ERRORS, jsonBody, jsonResponse } from "../platform/routes.ts";
 import type { ManagementDeps } from "./deps.ts";
-import { auditedChange } from "./errors.ts";
+import { rotateSecretAudited } from "./errors.ts";
 import { REFERENCE } from "./schema.ts";
 
 /** Keycloak's longest "rotated secret" window is the client policy's; TJM's is a week. */
@@ -69,19 +67,7 @@ export const rotateSecretHandler =
   async (c) => {
     const { client: reference, graceSeconds } = c.req.valid("json");
     const admin = c.get("clientAdmin");
-    const rotated = await auditedChange(deps.sql, "client.secret-rotated", admin, reference, async () => {
-      requireRecentAuthentication(admin, deps.reauthenticationMaxAgeSeconds);
-      if (deps.clientSecretKey === undefined)
-        throw new Error("rotating a secret needs CLIENT_SECRET_HMAC_KEY");
-      return rotateClientSecret(deps.sql, admin, reference, graceSeconds, deps.clientSecretKey);
-    });
+    const rotated = await rotateSecretAudited(deps, admin, admin, { reference, graceSeconds });
     c.header("cache-control", "no-store");
-    return c.json(
-      {
-        clientId: rotated.clientId,
-        clientSecret: rotated.clientSecret,
-        previousSecretExpiresAt: rotated.previousSecretExpiresAt?.toISOString() ?? null,
-      },
-      200,
-    );
+    return c.json(rotated, 200);
   };

@@ -1,5 +1,6 @@
 /**
- * The domain's refusals as API errors, one mapping shared by every route of the room.
+ * The domain's refusals as API errors, one mapping shared by every route of the room (and the
+ * developer-app routes of the account portal, the same domain).
  */
 import {
   auditRefusedClientChange,
@@ -7,8 +8,11 @@ import {
   ClientNotFoundError,
   GrantNotFoundError,
   PublicClientError,
+  rotateClientSecret,
   UnknownProjectError,
 } from "../identity/clients/index.ts";
+import type { AccountPrincipal } from "../identity/tokens/principals.ts";
+import { requireRecentAuthentication } from "../identity/tokens/recent-authentication.ts";
 import type { Sql } from "../platform/db.ts";
 import { ApiError } from "../platform/errors.ts";
 
@@ -52,4 +56,39 @@ export async function auditedChange<T>(
     }
     throw refusal;
   }
+}
+
+/**
+ * A secret rotation as both its routes make it (client management, developer apps): audited,
+ * after a recent sign-in, the new secret answered once.
+ */
+export async function rotateSecretAudited(
+  deps: { sql: Sql; clientSecretKey: string | undefined; reauthenticationMaxAgeSeconds: number },
+  actor: ClientActor,
+  signedIn: Pick<AccountPrincipal, "authenticatedAt">,
+  rotation: { reference: string; graceSeconds: number },
+) {
+  const rotated = await auditedChange(
+    deps.sql,
+    "client.secret-rotated",
+    actor,
+    rotation.reference,
+    async () => {
+      requireRecentAuthentication(signedIn, deps.reauthenticationMaxAgeSeconds);
+      if (deps.clientSecretKey === undefined)
+        throw new Error("rotating a secret needs CLIENT_SECRET_HMAC_KEY");
+      return rotateClientSecret(
+        deps.sql,
+        actor,
+        rotation.reference,
+        rotation.graceSeconds,
+        deps.clientSecretKey,
+      );
+    },
+  );
+  return {
+    clientId: rotated.clientId,
+    clientSecret: rotated.clientSecret,
+    previousSecretExpiresAt: rotated.previousSecretExpiresAt?.toISOString() ?? null,
+  };
 }
