@@ -10,6 +10,7 @@ import type { Context, Hono } from "hono";
 import type { AdminDeps, AdminEnv } from "../platform/context.ts";
 import { answerError } from "../platform/http.ts";
 import { accessTokenFor } from "../sessions/sessions.ts";
+import type { ConsoleResource } from "../sign-in/relying-party.ts";
 
 /** The SDK's answer as forwarded: openapi-fetch with `parseAs: "text"` leaves the body untouched. */
 export interface ManagerAnswer {
@@ -45,8 +46,9 @@ export async function jsonText(c: Context<AdminEnv>): Promise<string> {
   return text === "" ? "{}" : text;
 }
 
-interface Operation {
-  method: "get" | "post";
+/** One Manager operation the console forwards, under the path it serves it on. */
+export interface ForwardedOperation {
+  method: "get" | "post" | "put" | "delete";
   path: string;
   /** The operation sends the request's JSON body on. */
   takesBody?: boolean;
@@ -58,7 +60,7 @@ interface Operation {
 const jobId = (c: Context<AdminEnv>) => ({ path: { jobId: c.req.param("jobId") as string } });
 const workerId = (c: Context<AdminEnv>) => ({ path: { workerId: c.req.param("workerId") as string } });
 
-export const operations: Operation[] = [
+export const operations: ForwardedOperation[] = [
   {
     method: "get",
     path: "/jobs",
@@ -197,18 +199,25 @@ export async function answerFromManager(
   return new Response(response.status === 204 ? null : body, { status: response.status, headers });
 }
 
-export function registerProxy(app: Hono<AdminEnv>, deps: AdminDeps, fetchImpl: typeof fetch = fetch) {
-  for (const operation of operations) {
-    app.on(operation.method.toUpperCase(), `${PROXY_PATH}${operation.path}`, async (c) => {
-      const session = c.get("session");
-      const token = accessTokenFor(session, "operations");
-      if (token === undefined) {
-        return answerError(
-          c,
-          "auth.token_refused",
-          "this account does not hold the operator role; operations are not offered",
-        );
-      }
+/**
+ * Serves each operation under `basePath`, forwarding it with the session's token for `resource`;
+ * a session without one is refused with 403 (`refusal`) and the Manager is not asked.
+ */
+export function registerForwarding(
+  app: Hono<AdminEnv>,
+  deps: AdminDeps,
+  forwarding: {
+    basePath: string;
+    operations: readonly ForwardedOperation[];
+    resource: ConsoleResource;
+    refusal: string;
+  },
+  fetchImpl: typeof fetch,
+) {
+  for (const operation of forwarding.operations) {
+    app.on(operation.method.toUpperCase(), `${forwarding.basePath}${operation.path}`, async (c) => {
+      const token = accessTokenFor(c.get("session"), forwarding.resource);
+      if (token === undefined) return answerError(c, "auth.token_refused", forwarding.refusal);
       const sdk = managerClient(deps, c.get("requestId"), token, fetchImpl);
       // Read before the Manager is called: a body the limit refuses is a 413, not a Manager failure.
       const sent = (operation.takesBody ? await jsonText(c) : undefined) as never;
@@ -222,4 +231,18 @@ export function registerProxy(app: Hono<AdminEnv>, deps: AdminDeps, fetchImpl: t
       return answerFromManager(c, deps, answer, operation.secret === true);
     });
   }
+}
+
+export function registerProxy(app: Hono<AdminEnv>, deps: AdminDeps, fetchImpl: typeof fetch = fetch) {
+  registerForwarding(
+    app,
+    deps,
+    {
+      basePath: PROXY_PATH,
+      operations,
+      resource: "operations",
+      refusal: "this account does not hold the operator role; operations are not offered",
+    },
+    fetchImpl,
+  );
 }
