@@ -7,7 +7,7 @@
  * editor then offers to sign in again and comes back to the same client (`?client=`).
  */
 import { deleteJson, errorMessage, getJson, postJson, putJson } from "./api.js";
-import { el, formatTime, setStatus } from "./dom.js";
+import { el, formatTime, setStatus, showPage } from "./dom.js";
 import { t } from "./i18n.js";
 import { act, clearDetails, reportFailure } from "./sections.js";
 
@@ -154,17 +154,18 @@ function startList() {
     query.set("offset", String(offset));
     try {
       const list = await getJson(`${API}?${query}`);
-      body.replaceChildren(...list.items.map(clientRow));
-      if (list.items.length === 0)
-        body.append(el("tr", {}, el("td", { colspan: 6, text: t("clients.empty") })));
-      const first = list.items.length === 0 ? 0 : offset + 1;
-      position.textContent = t("clients.position", {
-        first,
-        last: offset + list.items.length,
-        total: list.total,
-      });
-      previous.disabled = offset === 0;
-      next.disabled = offset + PAGE_SIZE >= list.total;
+      showPage(
+        { body, position, previous, next },
+        {
+          rows: list.items.map(clientRow),
+          columns: 6,
+          emptyText: t("clients.empty"),
+          offset,
+          pageSize: PAGE_SIZE,
+          total: list.total,
+          positionText: (rows) => t("clients.position", rows),
+        },
+      );
       setStatus("view-status", "");
     } catch (error) {
       setStatus("view-status", t("clients.notLoaded", { error: errorMessage(error) }));

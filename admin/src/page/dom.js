@@ -138,3 +138,22 @@ export function detailItems(details, stripPrefix = "") {
     );
   });
 }
+
+/**
+ * One page of a list view: its rows in the table body (or the empty row), which rows of how many
+ * in the position line, and the previous and next buttons enabled where there is a page to go to.
+ */
+export function showPage(
+  { body, position, previous, next },
+  { rows, columns, emptyText, offset, pageSize, total, positionText },
+) {
+  body.replaceChildren(...rows);
+  if (rows.length === 0) body.append(el("tr", {}, el("td", { colspan: columns, text: emptyText })));
+  position.textContent = positionText({
+    first: rows.length === 0 ? 0 : offset + 1,
+    last: offset + rows.length,
+    total,
+  });
+  previous.disabled = offset === 0;
+  next.disabled = offset + pageSize >= total;
+}

@@ -1,6 +1,6 @@
 /** The jobs list: state and pool filters, pages of 20, live states and progress bars. */
 import { errorMessage, getJson } from "./api.js";
-import { debounce, el, formatPercent, formatTime, progressView, setStatus } from "./dom.js";
+import { debounce, el, formatPercent, formatTime, progressView, setStatus, showPage } from "./dom.js";
 import { t } from "./i18n.js";
 import { followEvents } from "./live.js";
 
@@ -47,42 +47,44 @@ export function start() {
   const render = (list) => {
     total = list.total;
     progressCells.clear();
-    body.replaceChildren(
-      ...list.items.map((job) =>
-        el(
-          "tr",
-          { "data-job-id": job.id },
+    showPage(
+      { body, position, previous, next },
+      {
+        rows: list.items.map((job) =>
           el(
-            "td",
-            {},
-            el("a", {
-              href: `/jobs/${job.id}`,
-              text: job.id.slice(0, 8),
-              "aria-label": t("jobs.jobLink", { job: job.id }),
-            }),
+            "tr",
+            { "data-job-id": job.id },
+            el(
+              "td",
+              {},
+              el("a", {
+                href: `/jobs/${job.id}`,
+                text: job.id.slice(0, 8),
+                "aria-label": t("jobs.jobLink", { job: job.id }),
+              }),
+            ),
+            el(
+              "td",
+              {},
+              el("span", {
+                class: `state state-${job.state}`,
+                text: t("common.jobState", { state: job.state }),
+              }),
+            ),
+            el("td", { text: job.workerPool }),
+            el("td", { text: job.priority }),
+            progressCell(job),
+            el("td", { text: formatTime(job.createdAt) }),
           ),
-          el(
-            "td",
-            {},
-            el("span", {
-              class: `state state-${job.state}`,
-              text: t("common.jobState", { state: job.state }),
-            }),
-          ),
-          el("td", { text: job.workerPool }),
-          el("td", { text: job.priority }),
-          progressCell(job),
-          el("td", { text: formatTime(job.createdAt) }),
         ),
-      ),
+        columns: 6,
+        emptyText: t("jobs.empty"),
+        offset,
+        pageSize: PAGE_SIZE,
+        total,
+        positionText: (rows) => t("jobs.position", rows),
+      },
     );
-    if (list.items.length === 0) {
-      body.append(el("tr", {}, el("td", { colspan: 6, text: t("jobs.empty") })));
-    }
-    const first = list.items.length === 0 ? 0 : offset + 1;
-    position.textContent = t("jobs.position", { first, last: offset + list.items.length, total });
-    previous.disabled = offset === 0;
-    next.disabled = offset + PAGE_SIZE >= total;
   };
 
   const load = async () => {

@@ -4,7 +4,7 @@
  * drain / undrain / disable (each confirmed first), live from worker and job events.
  */
 import { errorMessage, getJson, postJson } from "./api.js";
-import { debounce, el, formatPercent, formatTime, setStatus } from "./dom.js";
+import { debounce, el, formatPercent, formatTime, setStatus, showPage } from "./dom.js";
 import { t } from "./i18n.js";
 import { followEvents } from "./live.js";
 
@@ -262,17 +262,18 @@ export function start() {
   const load = async () => {
     try {
       const list = await getJson(`/api/operations/workers?limit=${PAGE_SIZE}&offset=${offset}`);
-      body.replaceChildren(...list.items.map(row));
-      if (list.items.length === 0)
-        body.append(el("tr", {}, el("td", { colspan: 8, text: t("workers.empty") })));
-      const first = list.items.length === 0 ? 0 : offset + 1;
-      position.textContent = t("workers.position", {
-        first,
-        last: offset + list.items.length,
-        total: list.total,
-      });
-      previous.disabled = offset === 0;
-      next.disabled = offset + PAGE_SIZE >= list.total;
+      showPage(
+        { body, position, previous, next },
+        {
+          rows: list.items.map(row),
+          columns: 8,
+          emptyText: t("workers.empty"),
+          offset,
+          pageSize: PAGE_SIZE,
+          total: list.total,
+          positionText: (rows) => t("workers.position", rows),
+        },
+      );
       setStatus("view-status", "");
     } catch (error) {
       setStatus("view-status", t("workers.loadFailed", { error: errorMessage(error) }));
