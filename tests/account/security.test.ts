@@ -41,14 +41,8 @@ beforeAll(async () => {
   manager = await TestManager.start({
     logger: createLogger("debug", (line) => logLines.push(line)),
     env: {
-      EMAIL_TRANSPORT: "smtp",
-      SMTP_HOST: "127.0.0.1",
-      SMTP_PORT: String(mailbox.port),
-      SMTP_TLS: "none",
-      EMAIL_FROM: "no-reply@tjm.example",
-      SMS_TRANSPORT: "webhook",
-      SMS_WEBHOOK_URL: sms.url,
-      SMS_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      ...mailbox.managerEnv(),
+      ...sms.managerEnv(),
       MESSAGE_POLL_MS: "100",
       SIGN_IN_ACCOUNT_FAILURE_LIMIT: String(ACCOUNT_LIMIT),
     },

@@ -32,11 +32,7 @@ beforeAll(async () => {
     TestAdmin.start({
       manager: {
         env: {
-          EMAIL_TRANSPORT: "smtp",
-          SMTP_HOST: "127.0.0.1",
-          SMTP_PORT: String(mailbox.port),
-          SMTP_TLS: "none",
-          EMAIL_FROM: "no-reply@tjm.example",
+          ...mailbox.managerEnv(),
           MESSAGE_POLL_MS: "100",
         },
       },

@@ -33,11 +33,7 @@ beforeAll(async () => {
       manager: {
         storage: swift.settings,
         env: {
-          EMAIL_TRANSPORT: "smtp",
-          SMTP_HOST: "127.0.0.1",
-          SMTP_PORT: String(mailbox.port),
-          SMTP_TLS: "none",
-          EMAIL_FROM: "no-reply@tjm.example",
+          ...mailbox.managerEnv(),
           MESSAGE_POLL_MS: "100",
         },
       },

@@ -36,14 +36,8 @@ beforeAll(async () => {
   webhook = await SmsWebhook.start(WEBHOOK_SECRET);
   manager = await TestManager.start({
     env: {
-      EMAIL_TRANSPORT: "smtp",
-      SMTP_HOST: "127.0.0.1",
-      SMTP_PORT: String(mailbox.port),
-      SMTP_TLS: "none",
-      EMAIL_FROM: "no-reply@tjm.example",
-      SMS_TRANSPORT: "webhook",
-      SMS_WEBHOOK_URL: webhook.url,
-      SMS_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      ...mailbox.managerEnv(),
+      ...webhook.managerEnv(),
       MESSAGE_POLL_MS: "50",
       TRUSTED_PROXY_ADDRESSES: "127.0.0.1",
       RECOVERY_REQUEST_IDENTIFIER_LIMIT: "8",

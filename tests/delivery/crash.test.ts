@@ -60,11 +60,7 @@ function managerEnv(): Record<string, string> {
     S3_ACCESS_KEY_ID: "unused",
     S3_SECRET_ACCESS_KEY: "unused",
     LOG_LEVEL: "debug",
-    EMAIL_TRANSPORT: "smtp",
-    SMTP_HOST: "127.0.0.1",
-    SMTP_PORT: String(mailbox.port),
-    SMTP_TLS: "none",
-    EMAIL_FROM: "no-reply@tjm.example",
+    ...mailbox.managerEnv(),
     // A claimed message is taken again 2 × this after its sender died.
     MESSAGE_SEND_TIMEOUT_MS: "1500",
     MESSAGE_POLL_MS: "100",

@@ -33,6 +33,17 @@ export class Mailbox {
 
   private constructor(public port: number) {}
 
+  /** The Manager's settings that send its e-mail here. */
+  managerEnv(): Record<string, string> {
+    return {
+      EMAIL_TRANSPORT: "smtp",
+      SMTP_HOST: "127.0.0.1",
+      SMTP_PORT: String(this.port),
+      SMTP_TLS: "none",
+      EMAIL_FROM: "no-reply@tjm.example",
+    };
+  }
+
   /** Listens on 127.0.0.1 (on `port`, or a free one). */
   static async start(port = 0): Promise<Mailbox> {
     const mailbox = new Mailbox(port);

@@ -33,7 +33,13 @@ export class SmsWebhook {
   private constructor(
     private readonly server: Server,
     readonly url: string,
+    private readonly secret: string,
   ) {}
+
+  /** The Manager's settings that send its SMS here, signed with the receiver's secret. */
+  managerEnv(): Record<string, string> {
+    return { SMS_TRANSPORT: "webhook", SMS_WEBHOOK_URL: this.url, SMS_WEBHOOK_SECRET: this.secret };
+  }
 
   static async start(secret: string): Promise<SmsWebhook> {
     let receiver: SmsWebhook | undefined;
@@ -67,7 +73,11 @@ export class SmsWebhook {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    receiver = new SmsWebhook(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/sms`);
+    receiver = new SmsWebhook(
+      server,
+      `http://127.0.0.1:${(server.address() as AddressInfo).port}/sms`,
+      secret,
+    );
     return receiver;
   }
 

@@ -29,11 +29,7 @@ beforeAll(async () => {
   mailbox = await Mailbox.start();
   manager = await TestManager.start({
     env: {
-      EMAIL_TRANSPORT: "smtp",
-      SMTP_HOST: "127.0.0.1",
-      SMTP_PORT: String(mailbox.port),
-      SMTP_TLS: "none",
-      EMAIL_FROM: "no-reply@tjm.example",
+      ...mailbox.managerEnv(),
       MESSAGE_POLL_MS: "50",
     },
   });
