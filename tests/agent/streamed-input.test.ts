@@ -3,13 +3,14 @@
  * first: ffmpeg's command line names only the relay (no store, no signature), the relay
  * refuses another user's connections, a failed read falls back to a download and the job
  * still completes, reads beyond the object's size give up the stream, and an output asking
- * for audio the input lacks fails INPUT_INCOMPATIBLE. Real s3rver (behind the request log,
+ * for audio the input lacks fails INPUT_INCOMPATIBLE, ffmpeg having started before any ffprobe
+ * answered. Real s3rver (behind the request log,
  * which can cut requests), real ffmpeg, the Attempt class with reports collected in memory.
  */
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { readFileSync, writeFileSync } from "node:fs";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -68,8 +69,11 @@ interface Outcome {
   cmdlines: string[];
 }
 
-/** Runs one attempt of a 240p h264/aac mp4 from `inputKey` to its end; `onEncoding` as each ffmpeg starts. */
-async function runAttempt(inputKey: string, onEncoding?: () => void): Promise<Outcome> {
+/**
+ * Runs one attempt of a 240p h264/aac mp4 from `inputKey` to its end; `onEncoding` as each
+ * ffmpeg starts; `ffprobePath` instead of the one on PATH.
+ */
+async function runAttempt(inputKey: string, onEncoding?: () => void, ffprobePath?: string): Promise<Outcome> {
   const jobId = randomUUID();
   const attemptId = randomUUID();
   const lease: LeaseCommand = {
@@ -118,7 +122,7 @@ async function runAttempt(inputKey: string, onEncoding?: () => void): Promise<Ou
     {
       pool: "cpu",
       ffmpegPath: undefined,
-      ffprobePath: undefined,
+      ffprobePath,
       records,
       logger,
       report: async (_lease, type, body) => {
@@ -191,11 +195,23 @@ describe("a streamed input", () => {
     }
   });
 
-  it("fails INPUT_INCOMPATIBLE when an output asks for audio the input lacks, without running ffmpeg", async () => {
-    const outcome = await runAttempt("silent.mp4");
-    expect(outcome.reports.map((report) => report.type)).toEqual(["failed"]);
-    expect(outcome.reports[0]?.body).toMatchObject({ failureCode: "INPUT_INCOMPATIBLE" });
-    expect(outcome.cmdlines).toEqual([]);
+  it("fails INPUT_INCOMPATIBLE when an output asks for audio the input lacks, ffmpeg started before ffprobe answered", async () => {
+    // An ffprobe that answers only once ffmpeg has started: an attempt that waited for the
+    // probe before spawning ffmpeg would never get there.
+    const gate = join(workDir, `ffmpeg-started-${randomUUID()}`);
+    const gatedProbe = join(workDir, "gated-ffprobe.sh");
+    await writeFile(
+      gatedProbe,
+      `#!/bin/sh\nwhile [ ! -e '${gate}' ]; do sleep 0.02; done\nexec ffprobe "$@"\n`,
+    );
+    await chmod(gatedProbe, 0o755);
+    const outcome = await runAttempt("silent.mp4", () => writeFileSync(gate, ""), gatedProbe);
+    expect(outcome.reports.map((report) => report.type)).toEqual(["started", "failed"]);
+    expect(outcome.reports[1]?.body).toMatchObject({
+      failureCode: "INPUT_INCOMPATIBLE",
+      failureMessage: "an output asks for audio but the input has none",
+    });
+    expect(outcome.cmdlines).toHaveLength(1);
   });
 });
 

@@ -1,8 +1,9 @@
 /**
  * One attempt on this Worker, from an accepted lease to its last report: the input streamed
  * to ffprobe and ffmpeg through the loopback relay (downloaded when the stream fails or reads
- * too much), watermark and subtitle files downloaded meanwhile, one ffmpeg run for every
- * output, outputs uploaded to their attempt-scoped staging keys with resumable multipart
+ * too much), ffprobe running beside ffmpeg rather than before it (only a plan that needs its
+ * facts to build the command waits for it), watermark and subtitle files downloaded first,
+ * one ffmpeg run for every output, outputs uploaded to their attempt-scoped staging keys with resumable multipart
  * uploads while they are probed, the ffmpeg log to logsUri, then `completed`. When storage
  * stays down past the uploader's retry budget it reports `upload-paused` and keeps the
  * encoded files until `resume-uploads` (or a cancel). Nothing here throws to the caller:
@@ -21,9 +22,10 @@ import type {
   WorkerPool,
 } from "@tjm/protocol";
 import type { WorkerMetrics } from "../metrics/worker-metrics.ts";
-import { buildFfmpegCommand, type FfmpegCommand } from "../run/args.ts";
-import { type RunningFfmpeg, startFfmpeg } from "../run/ffmpeg-process.ts";
-import { type MediaInfo, probeMedia } from "../run/media-info.ts";
+import { buildFfmpegCommand, checkStreams, type FfmpegCommand, probeFactsNeeded } from "../run/args.ts";
+import { FfmpegFailedError, type RunningFfmpeg, startFfmpeg } from "../run/ffmpeg-process.ts";
+import { InputUnreadableError, type MediaInfo, probeMedia } from "../run/media-info.ts";
+import { missingStreamError } from "../run/plan-errors.ts";
 import type { ProgressUpdate } from "../run/progress.ts";
 import { retimeSubtitles } from "../run/subtitle-retime.ts";
 import {
@@ -75,10 +77,12 @@ const STREAM_INPUT_OPTIONS = [
 /** What ffmpeg reads: the relay's URL or the downloaded file. */
 interface EncodeInput {
   path: string;
-  info: MediaInfo;
   options?: readonly string[];
   streamed: boolean;
 }
+
+/** The input's ffprobe, settled either way: it runs beside ffmpeg and is awaited only when needed. */
+type ProbeOutcome = { info: MediaInfo } | { error: unknown };
 
 /**
  * ffmpeg prints "<input>: <error>" when a read of its input fails. At the opening it then
@@ -237,13 +241,24 @@ export class Attempt {
       },
     });
     try {
-      // The side files download while the input is probed through the relay.
-      const [input, subtitlePaths, watermarkPath] = await Promise.all([
-        this.probeStreamed(relay),
+      let input: EncodeInput =
+        this.env.streamInput === false
+          ? await this.downloadInput()
+          : { path: relay.url, options: STREAM_INPUT_OPTIONS, streamed: true };
+      let probe = this.probe(input);
+      const [subtitlePaths, watermarkPath] = await Promise.all([
         this.downloadSubtitles(plan),
         this.downloadWatermark(plan),
       ]);
-      await this.retimeSubtitles(plan, subtitlePaths, input.info);
+      // Most plans build their command from stream specifiers alone; the few that need a fact
+      // of the input (args.ts's probeFactsNeeded) wait for the probe, and only they.
+      const needed = probeFactsNeeded(plan);
+      let info: MediaInfo | undefined;
+      if (needed !== undefined) {
+        this.log.info("waiting for the input's probe before encoding", { reason: needed });
+        ({ input, probe, info } = await this.probed(input, probe, relay));
+        await this.retimeSubtitles(plan, subtitlePaths, info);
+      }
       signal.throwIfAborted();
 
       entering("encode");
@@ -251,26 +266,32 @@ export class Attempt {
         buildFfmpegCommand({
           plan,
           pool: this.env.pool,
-          input: source,
+          input: {
+            path: source.path,
+            ...(source.options ? { options: source.options } : {}),
+            ...(info ? { info } : {}),
+          },
           subtitlePaths,
           ...(watermarkPath ? { watermarkPath } : {}),
           outputPaths,
         });
       const first = command(input);
-      await this.env.report(this.lease, "started", {});
-      if (input.streamed) {
-        const problem = await this.runFfmpeg(first, relay);
-        if (problem) {
-          this.log.warn("the input stream failed; downloading the input and encoding again", {
-            problem,
-            ...relay.measures,
-          });
-          await this.runFfmpeg(command(await this.downloadInput(input.info)), undefined);
-        } else {
-          this.log.info("input streamed", { ...relay.measures });
-        }
-      } else {
-        await this.runFfmpeg(first, undefined);
+      // Not awaited: the registry sends this attempt's reports in order, so `started` still
+      // follows `accepted` and precedes `encoded`.
+      this.env
+        .report(this.lease, "started", {})
+        .catch((err) => this.log.warn("cannot report started", { err }));
+      const problem = await this.runFfmpeg(first, input.streamed ? relay : undefined, probe);
+      if (problem) {
+        this.log.warn("the input stream failed; downloading the input and encoding again", {
+          problem,
+          ...relay.measures,
+        });
+        const local = await this.downloadInput();
+        probe = info ? Promise.resolve({ info }) : this.probe(local);
+        await this.runFfmpeg(command(local), undefined, probe);
+      } else if (input.streamed) {
+        this.log.info("input streamed", { ...relay.measures });
       }
     } finally {
       await relay.close();
@@ -285,32 +306,43 @@ export class Attempt {
     await this.env.report(this.lease, "encoded", {});
   }
 
-  /**
-   * Probes the input through the relay. Any trouble with the stream (a read from the store
-   * failed, Range refused, more read than the object holds) downloads the input instead, and
-   * the encode reads the local file.
-   */
-  private async probeStreamed(relay: InputRelay): Promise<EncodeInput> {
-    if (this.env.streamInput === false) return this.downloadInput(undefined);
-    const probed = await probeMedia(relay.url, { ffprobePath: this.env.ffprobePath }).then(
+  /** Starts ffprobe on what ffmpeg reads; nothing waits for it unless it must. */
+  private probe(input: EncodeInput): Promise<ProbeOutcome> {
+    return probeMedia(input.path, { ffprobePath: this.env.ffprobePath }).then(
       (info) => ({ info }),
       (error: unknown) => ({ error }),
     );
-    this.abort.signal.throwIfAborted();
-    const problem = relay.problem;
-    if (problem === undefined && "info" in probed) {
-      return { path: relay.url, info: probed.info, options: STREAM_INPUT_OPTIONS, streamed: true };
-    }
-    if (problem === undefined) throw (probed as { error: unknown }).error;
-    this.log.warn("the input cannot be streamed; downloading it", { problem, ...relay.measures });
-    return this.downloadInput("info" in probed ? probed.info : undefined);
   }
 
-  private async downloadInput(known: MediaInfo | undefined): Promise<EncodeInput> {
+  /**
+   * The probe's facts, for a plan that needs them before ffmpeg starts. Any trouble with the
+   * stream (a read from the store failed, Range refused, more read than the object holds)
+   * downloads the input instead, and the encode reads the local file.
+   */
+  private async probed(
+    input: EncodeInput,
+    probe: Promise<ProbeOutcome>,
+    relay: InputRelay,
+  ): Promise<{ input: EncodeInput; probe: Promise<ProbeOutcome>; info: MediaInfo }> {
+    let outcome = await probe;
+    this.abort.signal.throwIfAborted();
+    const problem = input.streamed ? relay.problem : undefined;
+    if (problem !== undefined) {
+      this.log.warn("the input cannot be streamed; downloading it", { problem, ...relay.measures });
+      input = await this.downloadInput();
+      if ("error" in outcome) {
+        probe = this.probe(input);
+        outcome = await probe;
+      }
+    }
+    if ("error" in outcome) throw outcome.error;
+    return { input, probe, info: outcome.info };
+  }
+
+  private async downloadInput(): Promise<EncodeInput> {
     const path = join(this.directory, "input");
     await downloadObject(this.client, this.lease.plan.input.uri, path, this.retry);
-    const info = known ?? (await probeMedia(path, { ffprobePath: this.env.ffprobePath }));
-    return { path, info, streamed: false };
+    return { path, streamed: false };
   }
 
   /**
@@ -321,6 +353,7 @@ export class Attempt {
   private async runFfmpeg(
     command: FfmpegCommand,
     relay: InputRelay | undefined,
+    probe: Promise<ProbeOutcome>,
   ): Promise<RelayProblem | undefined> {
     const meter = this.env.metrics?.encodeMeter();
     this.ffmpeg = startFfmpeg({
@@ -335,6 +368,13 @@ export class Attempt {
       },
       ...(this.env.killGraceMs !== undefined ? { killGraceMs: this.env.killGraceMs } : {}),
     });
+    const running = this.ffmpeg;
+    // Without a cut the output is as long as the input: ffmpeg prints that itself, and the
+    // probe tells it if it lands first.
+    if (command.expectedDurationMs === undefined)
+      void probe.then((outcome) => {
+        if ("info" in outcome) running.expectDuration(outcome.info.durationMs);
+      });
     this.log.info("encoding", {
       attemptId: this.lease.attemptId,
       pid: this.ffmpeg.pid,
@@ -348,9 +388,31 @@ export class Attempt {
       if (relay?.problem && readErrorIn(result.stderrTail, relay.url)) return relay.problem;
       return undefined;
     } catch (error) {
-      if (this.abort.signal.aborted || !relay?.problem) throw error;
-      return relay.problem;
+      if (this.abort.signal.aborted) throw error;
+      if (relay?.problem) return relay.problem;
+      throw await this.explained(error, probe);
     }
+  }
+
+  /**
+   * A failed ffmpeg in the plan's terms. The command names streams by specifier without a probe
+   * first, so an input lacking what an output asks for makes ffmpeg exit ("matches no streams"):
+   * that is INPUT_INCOMPATIBLE, never a silently silent output. The probe, awaited only now,
+   * tells an unreadable input (INPUT_UNREADABLE, as when it ran first) and names the missing
+   * stream; ffmpeg's own line does when the probe has no answer.
+   */
+  private async explained(error: unknown, probe: Promise<ProbeOutcome>): Promise<unknown> {
+    if (!(error instanceof FfmpegFailedError)) return error;
+    const outcome = await probe;
+    if ("error" in outcome && outcome.error instanceof InputUnreadableError) return outcome.error;
+    if ("info" in outcome) {
+      try {
+        checkStreams(this.lease.plan, outcome.info);
+      } catch (mismatch) {
+        return mismatch;
+      }
+    }
+    return missingStreamError(error.stderrTail) ?? error;
   }
 
   private async downloadSubtitles(plan: ExecutionPlan): Promise<string[]> {

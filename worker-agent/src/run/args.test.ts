@@ -1,9 +1,9 @@
 import type { Container, ExecutionPlan, PlanOutput, PlanTransforms } from "@tjm/protocol";
 import { VIDEO_ENCODERS, WORKER_POOLS } from "@tjm/protocol";
 import { describe, expect, it } from "vitest";
-import { buildFfmpegCommand, type FfmpegCommandRequest, scaledWidth } from "./args.ts";
+import { buildFfmpegCommand, type FfmpegCommandRequest, probeFactsNeeded, scaledWidth } from "./args.ts";
 import type { MediaInfo } from "./media-info.ts";
-import { PlanNotApplicableError } from "./plan-errors.ts";
+import { missingStreamError, PlanNotApplicableError } from "./plan-errors.ts";
 
 const HEAD = ["-hide_banner", "-nostdin", "-nostats", "-progress", "pipe:1", "-y"];
 const INPUT = "/work/job/input.mov";
@@ -12,7 +12,7 @@ const INPUT = "/work/job/input.mov";
 const INFO: MediaInfo = {
   formatName: "mov,mp4,m4a,3gp,3g2,mj2",
   durationMs: 10_000,
-  video: { streamIndex: 0, codec: "h264", width: 1920, height: 1080 },
+  video: { codec: "h264", width: 1920, height: 1080 },
   audioStreams: [
     { codec: "aac", channels: 2, language: "eng" },
     { codec: "ac3", channels: 6, language: "fra" },
@@ -73,9 +73,9 @@ describe("one output", () => {
       args: [
         ...HEAD,
         ...["-i", INPUT],
-        ...["-filter_complex", "[0:v:0]scale=-2:720,format=yuv420p[vout0]"],
+        ...["-filter_complex", "[0:V:0]scale=-2:720,format=yuv420p[vout0]"],
         ...["-map", "[vout0]", "-c:v", "libx264", "-preset", "medium", "-crf", "23"],
-        ...["-map", "0:a:0", "-c:a", "aac", "-b:a", "128k", "-metadata:s:a:0", "language=eng"],
+        ...["-map", "0:a:0", "-c:a", "aac", "-b:a", "128k", "-map_metadata:s:a:0", "0:s:a:0"],
         ...["-f", "mp4", "-movflags", "+faststart", "/work/job/out/720p"],
       ],
       expectedDurationMs: 10_000,
@@ -84,7 +84,7 @@ describe("one output", () => {
 
   it("an omitted height keeps the input's size", () => {
     const command = build(plan([output("same", { video: { codec: "h264", preset: "fast" } })]));
-    expect(graphOf(command.args)).toEqual(["[0:v:0]format=yuv420p[vout0]"]);
+    expect(graphOf(command.args)).toEqual(["[0:V:0]format=yuv420p[vout0]"]);
   });
 
   it("an audio-only output maps the input stream without any filter graph", () => {
@@ -94,7 +94,7 @@ describe("one output", () => {
     expect(command.args).toEqual([
       ...HEAD,
       ...["-i", INPUT],
-      ...["-map", "0:a:0", "-c:a", "libmp3lame", "-b:a", "192k", "-metadata:s:a:0", "language=eng"],
+      ...["-map", "0:a:0", "-c:a", "libmp3lame", "-b:a", "192k", "-map_metadata:s:a:0", "0:s:a:0"],
       ...["-f", "mp4", "-movflags", "+faststart", "/work/job/out/music"],
     ]);
   });
@@ -107,24 +107,20 @@ describe("one output", () => {
     expect(command.args).toEqual([
       ...HEAD,
       ...["-i", INPUT],
-      ...["-filter_complex", "[0:v:0]scale=-2:720,format=yuv420p[vout0]"],
+      ...["-filter_complex", "[0:V:0]scale=-2:720,format=yuv420p[vout0]"],
       ...["-map", "[vout0]", "-c:v", "libx264", "-preset", "medium", "-crf", "23"],
       ...["-f", "matroska", "/work/job/out/mute"],
     ]);
   });
 
-  it("the video stream is the one MediaInfo chose (cover art skipped), an http(s) input is passed as is", () => {
+  it("the video stream is the first that is not cover art (0:V:0), an http(s) input is passed as is", () => {
     const url = "https://store.example/input.mp4?X-Amz-Signature=abc";
-    const withCover: MediaInfo = {
-      ...INFO,
-      video: { ...(INFO.video as NonNullable<MediaInfo["video"]>), streamIndex: 1 },
-    };
-    const command = build(plan([output("a")]), { input: { path: url, info: withCover } });
+    const command = build(plan([output("a")]), { input: { path: url } });
     expect(command.args.slice(6, 10)).toEqual([
       "-i",
       url,
       "-filter_complex",
-      "[0:v:1]scale=-2:720,format=yuv420p[vout0]",
+      "[0:V:0]scale=-2:720,format=yuv420p[vout0]",
     ]);
   });
 });
@@ -189,7 +185,7 @@ describe("video codec -> the pool's encoder", () => {
     const intel = build(plan([output("out", { video: { codec: "hevc", preset: "fast" } })]), {
       pool: "intel",
     }).args;
-    expect(graphOf(intel)).toEqual(["[0:v:0]format=nv12[vout0]"]);
+    expect(graphOf(intel)).toEqual(["[0:V:0]format=nv12[vout0]"]);
     expect(intel.slice(intel.indexOf("-c:v"), intel.indexOf("-c:v") + 6)).toEqual([
       "-c:v",
       "hevc_qsv",
@@ -236,10 +232,10 @@ describe("video codec -> the pool's encoder", () => {
       ...HEAD,
       ...["-i", INPUT],
       "-filter_complex",
-      "[0:v:0]format=yuv420p[vout0];[0:a:0]aformat=channel_layouts=mono|stereo|5.1|7.1[a0out0]",
+      "[0:V:0]format=yuv420p[vout0];[0:a:0]aformat=channel_layouts=mono|stereo|5.1|7.1[a0out0]",
       ...["-map", "[vout0]", "-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8"],
       ...["-crf", "32", "-b:v", "0", "-row-mt", "1"],
-      ...["-map", "[a0out0]", "-c:a", "libopus", "-b:a", "96k", "-metadata:s:a:0", "language=eng"],
+      ...["-map", "[a0out0]", "-c:a", "libopus", "-b:a", "96k", "-map_metadata:s:a:0", "0:s:a:0"],
       ...["-f", "webm", "/work/job/out/web"],
     ]);
   });
@@ -262,19 +258,19 @@ describe("several outputs from one decode", () => {
       ...["-i", INPUT],
       "-filter_complex",
       [
-        "[0:v:0]split=2[vfan0][vfan1]",
+        "[0:V:0]split=2[vfan0][vfan1]",
         "[0:a:0]asplit=3[a0fan0][a0fan1][a0fan2]",
         "[vfan0]format=yuv420p[vout0]",
         "[vfan1]scale=-2:360,format=yuv420p[vout1]",
         "[a0fan2]aformat=channel_layouts=mono|stereo|5.1|7.1[a0out2]",
       ].join(";"),
       ...["-map", "[vout0]", "-c:v", "libx264", "-preset", "slow", "-crf", "23"],
-      ...["-map", "[a0fan0]", "-c:a", "aac", "-b:a", "128k", "-metadata:s:a:0", "language=eng"],
+      ...["-map", "[a0fan0]", "-c:a", "aac", "-b:a", "128k", "-map_metadata:s:a:0", "0:s:a:0"],
       ...["-f", "mp4", "-movflags", "+faststart", "/work/job/out/1080p"],
       ...["-map", "[vout1]", "-c:v", "libx264", "-preset", "veryfast", "-crf", "23"],
-      ...["-map", "[a0fan1]", "-c:a", "aac", "-b:a", "64k", "-metadata:s:a:0", "language=eng"],
+      ...["-map", "[a0fan1]", "-c:a", "aac", "-b:a", "64k", "-map_metadata:s:a:0", "0:s:a:0"],
       ...["-f", "mp4", "-movflags", "+faststart", "/work/job/out/360p"],
-      ...["-map", "[a0out2]", "-c:a", "libopus", "-b:a", "96k", "-metadata:s:a:0", "language=eng"],
+      ...["-map", "[a0out2]", "-c:a", "libopus", "-b:a", "96k", "-map_metadata:s:a:0", "0:s:a:0"],
       ...["-f", "matroska", "/work/job/out/audio"],
     ]);
   });
@@ -291,7 +287,7 @@ describe("removed segments", () => {
       }),
     );
     expect(graphOf(command.args)).toEqual([
-      "[0:v:0]split=3[vcut0][vcut1][vcut2]",
+      "[0:V:0]split=3[vcut0][vcut1][vcut2]",
       "[vcut0]trim=end=1[vpart0]",
       "[vcut1]trim=start=2.5:end=6,setpts=PTS-2.5/TB[vpart1]",
       "[vcut2]trim=start=7.25,setpts=PTS-7.25/TB[vpart2]",
@@ -304,7 +300,7 @@ describe("removed segments", () => {
     ]);
     expect(command.args.slice(command.args.indexOf("[vout0]") - 1)).toEqual([
       ...["-map", "[vout0]", "-c:v", "libx264", "-preset", "medium", "-crf", "23"],
-      ...["-map", "[a0kept]", "-c:a", "aac", "-b:a", "128k", "-metadata:s:a:0", "language=eng"],
+      ...["-map", "[a0kept]", "-c:a", "aac", "-b:a", "128k", "-map_metadata:s:a:0", "0:s:a:0"],
       ...["-map_chapters", "-1"],
       ...["-f", "mp4", "-movflags", "+faststart", "/work/job/out/cut"],
     ]);
@@ -321,7 +317,7 @@ describe("removed segments", () => {
       }),
     );
     expect(graphOf(command.args)).toEqual([
-      "[0:v:0]trim=start=2:end=8,setpts=PTS-2/TB[vkept]",
+      "[0:V:0]trim=start=2:end=8,setpts=PTS-2/TB[vkept]",
       "[0:a:0]atrim=start=2:end=8,asetpts=PTS-2/TB[a0kept]",
       "[vkept]scale=-2:720,format=yuv420p[vout0]",
     ]);
@@ -332,11 +328,11 @@ describe("removed segments", () => {
     const past = build(plan([output("a")], { removedSegments: [{ startMs: 12_000, endMs: 13_000 }] }));
     expect(past.expectedDurationMs).toBe(10_000);
     expect(past.args).not.toContain("-map_chapters");
-    expect(graphOf(past.args)).toEqual(["[0:v:0]scale=-2:720,format=yuv420p[vout0]"]);
+    expect(graphOf(past.args)).toEqual(["[0:V:0]scale=-2:720,format=yuv420p[vout0]"]);
 
     const across = build(plan([output("a")], { removedSegments: [{ startMs: 9_000, endMs: 60_000 }] }));
     expect(across.expectedDurationMs).toBe(9_000);
-    expect(graphOf(across.args)[0]).toBe("[0:v:0]trim=end=9[vkept]");
+    expect(graphOf(across.args)[0]).toBe("[0:V:0]trim=end=9[vkept]");
   });
 
   it("with several outputs and audio tracks the cut happens once, before the fan-out", () => {
@@ -354,7 +350,7 @@ describe("removed segments", () => {
       ),
     );
     expect(graphOf(command.args)).toEqual([
-      "[0:v:0]split=2[vcut0][vcut1]",
+      "[0:V:0]split=2[vcut0][vcut1]",
       "[vcut0]trim=end=4[vpart0]",
       "[vcut1]trim=start=5,setpts=PTS-5/TB[vpart1]",
       "[0:a:1]asplit=2[a0cut0][a0cut1]",
@@ -373,7 +369,8 @@ describe("removed segments", () => {
     const audioOnly = command.args.slice(command.args.lastIndexOf("[vout1]") + 8);
     expect(audioOnly.slice(audioOnly.indexOf("[a0fan2]") - 1)).toEqual([
       ...["-map", "[a0fan2]", "-map", "[a1fan2]", "-c:a", "aac", "-b:a", "96k"],
-      ...["-metadata:s:a:0", "language=fra", "-metadata:s:a:1", "language=eng"],
+      ...["-map_metadata:s:a:0", "0:s:a:1", "-metadata:s:a:0", "language=fra"],
+      ...["-map_metadata:s:a:1", "0:s:a:0"],
       ...["-map_chapters", "-1", "-f", "mp4", "-movflags", "+faststart", "/work/job/out/audio"],
     ]);
     expect(command.expectedDurationMs).toBe(9_000);
@@ -402,7 +399,7 @@ describe("subtitles", () => {
       { subtitlePaths: ["/work/job/subtitles/0.srt"] },
     );
     expect(graphOf(command.args).slice(0, 3)).toEqual([
-      "[0:v:0]subtitles=filename=/work/job/subtitles/0.srt[burned]",
+      "[0:V:0]subtitles=filename=/work/job/subtitles/0.srt[burned]",
       "[burned]trim=start=1,setpts=PTS-1/TB[vkept]",
       "[0:a:0]atrim=start=1,asetpts=PTS-1/TB[a0kept]",
     ]);
@@ -417,7 +414,7 @@ describe("subtitles", () => {
     );
     // Level 1 ' : , ; [ ] \ and space -> \x; level 2 the same again, so each becomes \\\x.
     expect(command.args[command.args.indexOf("-filter_complex") + 1]?.split("[burned]")[0]).toBe(
-      "[0:v:0]subtitles=filename=/work/job/it\\\\\\'s\\\\\\:\\\\\\ \\\\\\[a\\\\\\]\\\\\\,\\\\\\ b\\\\\\;\\\\\\ c\\\\\\\\d\\\\\\ e.srt",
+      "[0:V:0]subtitles=filename=/work/job/it\\\\\\'s\\\\\\:\\\\\\ \\\\\\[a\\\\\\]\\\\\\,\\\\\\ b\\\\\\;\\\\\\ c\\\\\\\\d\\\\\\ e.srt",
     );
   });
 
@@ -492,8 +489,8 @@ describe("subtitles", () => {
 });
 
 describe("audio tracks", () => {
-  it("without audioTracks the first input audio stream is used, keeping its language", () => {
-    const args = build(plan([output("a", { video: undefined })])).args;
+  it("without audioTracks the first input audio stream is used, keeping its tags (its language)", () => {
+    const args = build(plan([output("a", { video: undefined })]), { input: { path: INPUT } }).args;
     expect(args.slice(8, 16)).toEqual([
       "-map",
       "0:a:0",
@@ -501,8 +498,8 @@ describe("audio tracks", () => {
       "aac",
       "-b:a",
       "128k",
-      "-metadata:s:a:0",
-      "language=eng",
+      "-map_metadata:s:a:0",
+      "0:s:a:0",
     ]);
   });
 
@@ -521,7 +518,9 @@ describe("audio tracks", () => {
       { input: { path: INPUT, info: unlabelled } },
     ).args;
     expect(args.slice(8)).toEqual([
-      ...["-map", "0:a:1", "-map", "0:a:0", "-c:a", "aac", "-b:a", "128k", "-metadata:s:a:0", "language=por"],
+      ...["-map", "0:a:1", "-map", "0:a:0", "-c:a", "aac", "-b:a", "128k"],
+      ...["-map_metadata:s:a:0", "0:s:a:1", "-metadata:s:a:0", "language=por"],
+      ...["-map_metadata:s:a:1", "0:s:a:0"],
       ...["-f", "mp4", "-movflags", "+faststart", "/work/job/out/a"],
     ]);
   });
@@ -559,6 +558,7 @@ describe("opus", () => {
       "510k",
       "-b:a:0",
       "256k",
+      ...["-map_metadata:s:a:0", "0:s:a:0", "-map_metadata:s:a:1", "0:s:a:1"],
     ]);
   });
 });
@@ -582,7 +582,7 @@ describe("watermark", () => {
       },
     );
     expect(command.args.slice(6, 10)).toEqual(["-i", INPUT, "-i", "/work/job/logo.png"]);
-    expect(graphOf(command.args)).toEqual([`[0:v:0][1:v]overlay=${expression},format=yuv420p[vout0]`]);
+    expect(graphOf(command.args)).toEqual([`[0:V:0][1:v]overlay=${expression},format=yuv420p[vout0]`]);
   });
 
   it("opacity and widthPercent apply per output, in that output's pixels", () => {
@@ -594,7 +594,7 @@ describe("watermark", () => {
     );
     expect(graphOf(command.args)).toEqual([
       "[1:v]format=rgba,colorchannelmixer=aa=0.5,split=2[wm0][wm1]",
-      "[0:v:0]split=2[vfan0][vfan1]",
+      "[0:V:0]split=2[vfan0][vfan1]",
       "[0:a:0]asplit=2[a0fan0][a0fan1]",
       "[vfan0]scale=-2:720[vscaled0]",
       "[wm0]scale=128:-1[wmscaled0]",
@@ -624,7 +624,7 @@ describe("scaledWidth (what scale=-2:H gives)", () => {
     [1000, 750, 146, 194], // 194.67 -> 97.33 pairs -> 97 pairs
     [720, 576, 144, 180],
   ])("%ix%i at height %i -> width %i", (width, height, target, expected) => {
-    expect(scaledWidth({ streamIndex: 0, codec: "h264", width, height }, target)).toBe(expected);
+    expect(scaledWidth({ codec: "h264", width, height }, target)).toBe(expected);
   });
 });
 
@@ -692,5 +692,49 @@ describe("what the builder refuses", () => {
         }),
       ),
     ).toThrow(/no watermarkPath/);
+  });
+});
+
+describe("without the input's probe", () => {
+  it("most plans need none: the same command, the expected duration left to ffmpeg's own output", () => {
+    const executionPlan = plan([output("a"), output("b", { video: undefined })]);
+    expect(probeFactsNeeded(executionPlan)).toBeUndefined();
+    const unprobed = build(executionPlan, { input: { path: INPUT } });
+    expect(unprobed.args).toEqual(build(executionPlan).args);
+    expect(unprobed.expectedDurationMs).toBeUndefined();
+  });
+
+  it("removed segments, a watermark sized by widthPercent and opus above 256 kb/s wait for it", () => {
+    const watermark = { uri: "s3://media-in/logo.png", marginPx: 0, opacity: 1, position: "center" } as const;
+    const needing = [
+      plan([output("a")], { removedSegments: [{ startMs: 0, endMs: 1_000 }] }),
+      plan([output("a")], { watermark: { ...watermark, widthPercent: 10 } }),
+      plan([output("a", { audio: { codec: "opus", bitrateKbps: 320 } })]),
+    ];
+    for (const executionPlan of needing) {
+      expect(probeFactsNeeded(executionPlan)).toBeDefined();
+      expect(() =>
+        build(executionPlan, { input: { path: INPUT }, watermarkPath: "/work/job/watermark" }),
+      ).toThrow("the input's probe is needed");
+    }
+    expect(probeFactsNeeded(plan([output("a")], { watermark }))).toBeUndefined();
+    expect(
+      probeFactsNeeded(plan([output("a", { audio: { codec: "opus", bitrateKbps: 256 } })])),
+    ).toBeUndefined();
+  });
+
+  it("ffmpeg's 'matches no streams' for the input's video or audio is INPUT_INCOMPATIBLE; a side file's is not", () => {
+    const map = missingStreamError(
+      "Stream map '0:a:1' matches no streams.\nTo ignore this, add a trailing '?' to the map.\n",
+    );
+    expect(map).toBeInstanceOf(PlanNotApplicableError);
+    expect(map?.failureCode).toBe("INPUT_INCOMPATIBLE");
+    expect(map?.message).toContain("audio stream 1");
+    const graph = missingStreamError(
+      "Stream specifier ':V:0' in filtergraph description [0:V:0]scale=-2:720[vout0] matches no streams.",
+    );
+    expect(graph?.message).toContain("asks for video but the input has none");
+    expect(missingStreamError("Stream map '2:s:0' matches no streams.")).toBeUndefined();
+    expect(missingStreamError("Conversion failed!")).toBeUndefined();
   });
 });

@@ -17,6 +17,14 @@
  * subtitle file was timed for) -> cut -> split -> per output: scale, watermark, pixel format.
  * The watermark is placed per output so that marginPx and widthPercent hold in each output's
  * own pixels.
+ *
+ * Streams are named by specifier, not by what a probe found, so ffmpeg can start before
+ * ffprobe has answered: `0:V:0` is the first video stream that is not an attached picture
+ * (cover art), `0:a:N` the plan's audio track N, and each output audio track takes its
+ * source's stream tags (its language among them) with -map_metadata. An input lacking one of
+ * them makes ffmpeg exit with "... matches no streams", which the Worker reports as
+ * INPUT_INCOMPATIBLE (plan-errors.ts). Only what a specifier cannot say needs the probe's
+ * MediaInfo first: see probeFactsNeeded.
  */
 
 import type { Container, ExecutionPlan, PlanAudioTrack, PlanOutput, PlanWatermark } from "@tjm/protocol";
@@ -42,9 +50,11 @@ export interface FfmpegCommandRequest {
   pool: WorkerPool;
   /**
    * `path`: an absolute local path or an http(s) URL ffmpeg reads directly; `options`: input
-   * options placed before its `-i` (the http protocol's reconnect settings).
+   * options placed before its `-i` (the http protocol's reconnect settings); `info`: the
+   * input's probe, required when probeFactsNeeded names a reason, otherwise only checked
+   * against the plan (a missing stream fails here instead of in ffmpeg).
    */
-  input: { path: string; info: MediaInfo; options?: readonly string[] };
+  input: { path: string; info?: MediaInfo; options?: readonly string[] };
   /**
    * Local files in the order of plan.transforms.subtitles. A BURN_IN file is timed for the
    * input; SOFT files are muxed as they are, so with removed segments the caller passes them
@@ -59,8 +69,12 @@ export interface FfmpegCommandRequest {
 export interface FfmpegCommand {
   /** Everything after the ffmpeg executable. */
   args: string[];
-  /** The length of every output: the input's duration less the removed segments. */
-  expectedDurationMs: number;
+  /**
+   * The length of every output: the input's duration less the removed segments. Undefined
+   * when nothing is removed and no probe was given: the input's duration, which ffmpeg prints
+   * and the probe tells while ffmpeg runs.
+   */
+  expectedDurationMs: number | undefined;
 }
 
 const MUXERS: Record<Container, string[]> = {
@@ -95,20 +109,56 @@ function softSubtitleCodec(container: Container, path: string): string | undefin
   }
 }
 
+/**
+ * Why the command cannot be built before the input's probe has answered, or undefined when
+ * it can (most plans: ffmpeg then starts while ffprobe runs beside it). Each reason is a fact
+ * no stream specifier or filter expression gives ffmpeg:
+ * - removed segments: the kept spans are clipped to the input's duration (a segment past the
+ *   end, or one reaching it, changes the graph and the expected duration), and SOFT subtitles
+ *   are retimed against it before ffmpeg reads them;
+ * - a watermark sized by widthPercent: its pixel width follows the input's aspect;
+ * - opus above 256 kb/s: libopus's cap is per channel, so the track's channel count decides.
+ * The plan's track languages need no probe: the input's come with -map_metadata.
+ */
+export function probeFactsNeeded(plan: ExecutionPlan): string | undefined {
+  if (plan.transforms.removedSegments.length > 0)
+    return "removed segments are clipped to the input's duration";
+  if (plan.transforms.watermark?.widthPercent !== undefined && plan.outputs.some((output) => output.video))
+    return "the watermark's width follows the input's aspect";
+  if (
+    plan.outputs.some(
+      (output) => output.audio?.codec === "opus" && output.audio.bitrateKbps > OPUS_MAX_KBPS_PER_CHANNEL,
+    )
+  )
+    return "libopus caps the bitrate per channel";
+  return undefined;
+}
+
+/**
+ * Throws INPUT_INCOMPATIBLE when the probed input lacks a stream the plan asks for: what
+ * ffmpeg's "matches no streams" says, in the plan's terms.
+ */
+export function checkStreams(plan: ExecutionPlan, info: MediaInfo): void {
+  if (plan.outputs.some((output) => output.video)) requireVideo(info);
+  if (plan.outputs.some((output) => output.audio)) audioTracks(plan, info);
+}
+
 export function buildFfmpegCommand(request: FfmpegCommandRequest): FfmpegCommand {
   const { plan, pool, input, outputPaths } = request;
   const { info } = input;
   checkLocations(request);
+  const needed = probeFactsNeeded(plan);
+  if (needed !== undefined && info === undefined) throw new Error(`the input's probe is needed: ${needed}`);
+  if (info) checkStreams(plan, info);
 
   const videoOutputs = plan.outputs.filter((output) => output.video !== undefined);
   const audioOutputs = plan.outputs.filter((output) => output.audio !== undefined);
-  const video = videoOutputs.length > 0 ? requireVideo(info) : undefined;
   const tracks = audioOutputs.length > 0 ? audioTracks(plan, info) : [];
 
   const inputs = [...(input.options ?? []), "-i", input.path];
   const graph: string[] = [];
 
-  let videoSource = video ? inputStream(`0:v:${video.streamIndex}`) : undefined;
+  let videoSource = videoOutputs.length > 0 ? inputStream("0:V:0") : undefined;
   const burnIn = plan.transforms.subtitles.findIndex((subtitle) => subtitle.mode === "BURN_IN");
   if (videoSource && burnIn >= 0) {
     graph.push(
@@ -117,13 +167,13 @@ export function buildFfmpegCommand(request: FfmpegCommandRequest): FfmpegCommand
     videoSource = pad("burned");
   }
 
-  const ranges = keptRanges(plan.transforms.removedSegments, info.durationMs);
+  const ranges = info ? keptRanges(plan.transforms.removedSegments, info.durationMs) : WHOLE_INPUT;
   const cut = !(ranges.length === 1 && ranges[0]?.startMs === 0 && ranges[0].endMs === undefined);
   let audioSources = tracks.map((track) => inputStream(`0:a:${track.streamIndex}`));
   if (cut) ({ videoSource, audioSources } = cutSegments(graph, ranges, videoSource, audioSources));
 
   let watermarkSources: StreamRef[] = [];
-  if (video && plan.transforms.watermark) {
+  if (videoOutputs.length > 0 && plan.transforms.watermark) {
     if (request.watermarkPath === undefined) throw new Error("the plan has a watermark but no watermarkPath");
     inputs.push("-i", request.watermarkPath);
     watermarkSources = watermarkInputs(graph, plan.transforms.watermark, videoOutputs.length);
@@ -145,7 +195,7 @@ export function buildFfmpegCommand(request: FfmpegCommandRequest): FfmpegCommand
   const outputArgs = plan.outputs.flatMap((output, outputIndex) => {
     const args: string[] = [];
     const videoIndex = videoOutputs.indexOf(output);
-    if (output.video && video && videoIndex >= 0) {
+    if (output.video && videoIndex >= 0) {
       const branch = videoBranches[videoIndex] as StreamRef;
       const encoder = VIDEO_ENCODERS[pool][output.video.codec];
       const label = `vout${outputIndex}`;
@@ -155,7 +205,7 @@ export function buildFfmpegCommand(request: FfmpegCommandRequest): FfmpegCommand
           pixelFormat: encoderPixelFormat(encoderFamily(encoder)),
           watermark: plan.transforms.watermark,
           watermarkSource: watermarkSources[videoIndex],
-          outputWidth: scaledWidth(video, output.video.height),
+          outputWidth: () => scaledWidth(requireVideo(info), output.video?.height),
           outputIndex,
         }),
       );
@@ -181,9 +231,13 @@ export function buildFfmpegCommand(request: FfmpegCommandRequest): FfmpegCommand
       args.push("-c:a", AUDIO_ENCODERS[codec], "-b:a", `${bitrateKbps}k`);
       tracks.forEach((track, index) => {
         // libopus refuses more than 256 kb/s per channel (a mono track at the plan's 510 fails).
-        const opusMax = OPUS_MAX_KBPS_PER_CHANNEL * track.channels;
-        if (codec === "opus" && track.channels > 0 && bitrateKbps > opusMax)
-          args.push(`-b:a:${index}`, `${opusMax}k`);
+        if (codec === "opus" && bitrateKbps > OPUS_MAX_KBPS_PER_CHANNEL) {
+          const channels = track.channels();
+          const opusMax = OPUS_MAX_KBPS_PER_CHANNEL * channels;
+          if (channels > 0 && bitrateKbps > opusMax) args.push(`-b:a:${index}`, `${opusMax}k`);
+        }
+        // A filter's output carries no stream tags: the source track's come along explicitly.
+        args.push(`-map_metadata:s:a:${index}`, `0:s:a:${track.streamIndex}`);
         if (track.language)
           args.push(`-metadata:s:a:${index}`, `language=${containerLanguage(track.language)}`);
       });
@@ -217,9 +271,12 @@ export function buildFfmpegCommand(request: FfmpegCommandRequest): FfmpegCommand
       ...(graph.length > 0 ? ["-filter_complex", graph.join(";")] : []),
       ...outputArgs,
     ],
-    expectedDurationMs: keptDurationMs(ranges, info.durationMs),
+    expectedDurationMs: info ? keptDurationMs(ranges, info.durationMs) : undefined,
   };
 }
+
+/** Nothing removed: the input from its start to wherever it really ends. */
+const WHOLE_INPUT: KeptRange[] = [{ startMs: 0, endMs: undefined }];
 
 function cutSegments(
   graph: string[],
@@ -295,7 +352,8 @@ function outputVideoChain(
     pixelFormat: string;
     watermark: PlanWatermark | undefined;
     watermarkSource: StreamRef | undefined;
-    outputWidth: number;
+    /** Called only for a watermark sized by widthPercent, whose plan waited for the probe. */
+    outputWidth: () => number;
     outputIndex: number;
   },
 ): string[] {
@@ -312,7 +370,7 @@ function outputVideoChain(
   }
   let mark = watermarkSource;
   if (watermark.widthPercent !== undefined) {
-    const width = Math.max(1, Math.round((options.outputWidth * watermark.widthPercent) / 100));
+    const width = Math.max(1, Math.round((options.outputWidth() * watermark.widthPercent) / 100));
     mark = pad(`wmscaled${options.outputIndex}`);
     chains.push(`${link(watermarkSource)}scale=${width}:-1${link(mark)}`);
   }
@@ -328,33 +386,44 @@ export function scaledWidth(video: VideoStreamInfo, height: number | undefined):
   return Math.round((height * video.width) / (video.height * 2)) * 2;
 }
 
-function requireVideo(info: MediaInfo): VideoStreamInfo {
+function requireVideo(info: MediaInfo | undefined): VideoStreamInfo {
+  if (info === undefined) throw new Error("the input's video size is needed but it was not probed");
   if (!info.video)
     throw new PlanNotApplicableError("an output asks for video but the input has none", "INPUT_INCOMPATIBLE");
   return info.video;
 }
 
-/** The plan's audio tracks, or the input's first; each with its channel count and the language to write. */
+/**
+ * The plan's audio tracks, or the input's first; each with the language the plan sets and its
+ * channel count (asked only when it matters, by a plan that waited for the probe). With a
+ * probe, a track the input lacks throws here; without one, ffmpeg finds out.
+ */
 function audioTracks(
   plan: ExecutionPlan,
-  info: MediaInfo,
-): { streamIndex: number; channels: number; language?: string }[] {
-  const count = info.audioStreams.length;
+  info: MediaInfo | undefined,
+): { streamIndex: number; channels: () => number; language?: string }[] {
+  const count = info?.audioStreams.length;
   if (count === 0) {
     throw new PlanNotApplicableError("an output asks for audio but the input has none", "INPUT_INCOMPATIBLE");
   }
   const chosen: PlanAudioTrack[] =
     plan.transforms.audioTracks.length > 0 ? plan.transforms.audioTracks : [{ streamIndex: 0 }];
   return chosen.map((track) => {
-    const stream = info.audioStreams[track.streamIndex];
-    if (!stream) {
+    if (info !== undefined && count !== undefined && !info.audioStreams[track.streamIndex]) {
       throw new PlanNotApplicableError(
         `audio stream ${track.streamIndex} is selected but the input has ${count} audio stream${count === 1 ? "" : "s"}`,
         "INPUT_INCOMPATIBLE",
       );
     }
-    const language = track.language ?? stream.language;
-    return { streamIndex: track.streamIndex, channels: stream.channels, ...(language ? { language } : {}) };
+    const channels = () => {
+      if (info === undefined) throw new Error("the input's channel counts are needed but it was not probed");
+      return info.audioStreams[track.streamIndex]?.channels ?? 0;
+    };
+    return {
+      streamIndex: track.streamIndex,
+      channels,
+      ...(track.language ? { language: track.language } : {}),
+    };
   });
 }
 

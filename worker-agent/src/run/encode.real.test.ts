@@ -11,9 +11,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExecutionPlan, PlanOutput, PlanTransforms } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildFfmpegCommand } from "./args.ts";
-import { startFfmpeg } from "./ffmpeg-process.ts";
+import { buildFfmpegCommand, probeFactsNeeded } from "./args.ts";
+import { FfmpegFailedError, startFfmpeg } from "./ffmpeg-process.ts";
 import { probeMedia } from "./media-info.ts";
+import { missingStreamError } from "./plan-errors.ts";
 import type { ProgressUpdate } from "./progress.ts";
 import { retimeSubtitles } from "./subtitle-retime.ts";
 
@@ -90,20 +91,23 @@ const output = (id: string, container: PlanOutput["container"], fields: Partial<
   ...fields,
 });
 
-/** Builds the command for `executionPlan`, runs it, returns each output's path and the progress seen. */
+/**
+ * Builds the command for `executionPlan` as the Worker does (probing the input only when the
+ * plan needs it), runs it, returns each output's path and the progress seen.
+ */
 async function encode(
   executionPlan: ExecutionPlan,
   input: string,
   files: { subtitlePaths?: string[]; watermarkPath?: string } = {},
 ) {
-  const info = await probeMedia(input);
+  const info = probeFactsNeeded(executionPlan) === undefined ? undefined : await probeMedia(input);
   const outputPaths = Object.fromEntries(
     executionPlan.outputs.map((o) => [o.id, join(dir, `${o.id}.${o.container}`)]),
   );
   const command = buildFfmpegCommand({
     plan: executionPlan,
     pool: "cpu",
-    input: { path: input, info },
+    input: { path: input, ...(info ? { info } : {}) },
     subtitlePaths: files.subtitlePaths ?? [],
     ...(files.watermarkPath ? { watermarkPath: files.watermarkPath } : {}),
     outputPaths,
@@ -271,7 +275,8 @@ describe.skipIf(MISSING.length > 0)(
         ]),
         colourInput,
       );
-      expect(result.expectedDurationMs).toBe(4_000);
+      // Unprobed: the percent comes from the duration ffmpeg prints for its input.
+      expect(result.expectedDurationMs).toBeUndefined();
       expect(result.updates.at(-1)).toMatchObject({ final: true });
       expect(result.updates.at(-1)?.percent).toBeGreaterThanOrEqual(99);
 
@@ -293,6 +298,27 @@ describe.skipIf(MISSING.length > 0)(
       expect(ofType(web.streams, "video")[0]).toMatchObject({ width: 320, height: 240 });
       expectDuration(web.durationS, 4_000);
       expectBitrate(audioBitrateKbps(result.paths.web as string, 0), 64);
+    });
+
+    it("audio asked of a video-only input, with no probe before ffmpeg: ffmpeg refuses, INPUT_INCOMPATIBLE, no silent output", async () => {
+      const videoOnly = join(dir, "video-only.mp4");
+      ffmpeg(["-i", blackInput, "-map", "0:v", "-c", "copy", videoOnly]);
+      const executionPlan = plan([
+        output("sound", "mp4", {
+          video: { codec: "h264", height: 120, preset: "fastest" },
+          audio: { codec: "aac", bitrateKbps: 64 },
+        }),
+      ]);
+      expect(probeFactsNeeded(executionPlan)).toBeUndefined();
+      const failure = await encode(executionPlan, videoOnly).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(FfmpegFailedError);
+      const incompatible = missingStreamError((failure as FfmpegFailedError).stderrTail);
+      expect(incompatible?.failureCode).toBe("INPUT_INCOMPATIBLE");
+      expect(incompatible?.message).toContain("audio stream 0");
+      expect(() => probe(join(dir, "sound.mp4"))).toThrow();
     });
 
     it("removed segments, two selected audio tracks, soft subtitles and an audio-only output in one run", async () => {

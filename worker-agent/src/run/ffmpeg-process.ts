@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { createWriteStream, openSync } from "node:fs";
 import { unavailableError } from "../probe/run-ffmpeg.ts";
-import { ProgressParser, type ProgressUpdate, shouldPublish } from "./progress.ts";
+import { InputDurationReader, ProgressParser, type ProgressUpdate, shouldPublish } from "./progress.ts";
 
 /** 64 KiB: ffmpeg's error is in its last lines; the full log goes to logPath. */
 export const STDERR_TAIL_CHARS = 64 * 1024;
@@ -15,7 +15,11 @@ export interface FfmpegRunOptions {
   /** Default "ffmpeg" from PATH. */
   ffmpegPath?: string;
   args: readonly string[];
-  expectedDurationMs: number;
+  /**
+   * The output's length for percent and ETA. Undefined: the input's duration, taken from the
+   * "Duration:" line ffmpeg prints for its first input or from expectDuration, whichever comes first.
+   */
+  expectedDurationMs: number | undefined;
   /** Created or truncated before ffmpeg starts; receives all of stderr. */
   logPath: string;
   /** Throttled (see shouldPublish); the final block always arrives. Must not throw. */
@@ -41,6 +45,8 @@ export interface RunningFfmpeg {
   readonly done: Promise<FfmpegSucceeded>;
   /** SIGTERM (ffmpeg then finishes the files it has open), SIGKILL after the grace period. */
   cancel(): void;
+  /** The expected duration learnt while ffmpeg runs (the input's probe); ignored once one is known. */
+  expectDuration(durationMs: number): void;
 }
 
 export class FfmpegFailedError extends Error {
@@ -90,6 +96,7 @@ export function startFfmpeg(options: FfmpegRunOptions): RunningFfmpeg {
 
   const child = spawn(options.ffmpegPath ?? "ffmpeg", options.args, { stdio: ["ignore", "pipe", "pipe"] });
   const parser = new ProgressParser(options.expectedDurationMs);
+  const inputDuration = new InputDurationReader();
   let lastProgress: ProgressUpdate | undefined;
   let lastPublishedAt: number | undefined;
   let stderrPartial = "";
@@ -118,6 +125,10 @@ export function startFfmpeg(options: FfmpegRunOptions): RunningFfmpeg {
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
     const lines = (stderrPartial + chunk).split("\n");
     stderrPartial = lines.pop() ?? "";
+    for (const line of lines) {
+      const durationMs = inputDuration.push(line);
+      if (durationMs !== undefined) parser.expectDuration(durationMs);
+    }
     if (lines.length > 0) keep(`${lines.map(redact).join("\n")}\n`);
   });
 
@@ -154,6 +165,9 @@ export function startFfmpeg(options: FfmpegRunOptions): RunningFfmpeg {
       cancelled = true;
       child.kill("SIGTERM");
       killTimer = setTimeout(() => child.kill("SIGKILL"), killGraceMs);
+    },
+    expectDuration(durationMs) {
+      parser.expectDuration(durationMs);
     },
   };
 }

@@ -13,7 +13,7 @@ describe("parseProbeJson", () => {
     expect(parseProbeJson(fixture("ffprobe-mkv-two-audio-subtitle.json"))).toEqual({
       formatName: "matroska,webm",
       durationMs: 2043,
-      video: { streamIndex: 0, codec: "h264", width: 320, height: 240 },
+      video: { codec: "h264", width: 320, height: 240 },
       audioStreams: [
         { codec: "aac", channels: 1, sampleRateHz: 48_000, language: "eng" },
         { codec: "aac", channels: 1, sampleRateHz: 44_100, language: "fra" },
@@ -33,7 +33,7 @@ describe("parseProbeJson", () => {
 
   it("a quarter-turned video reports its displayed size, as ffmpeg autorotates it", () => {
     const info = parseProbeJson(fixture("ffprobe-mp4-rotated.json"));
-    expect(info.video).toEqual({ streamIndex: 0, codec: "h264", width: 240, height: 320 });
+    expect(info.video).toEqual({ codec: "h264", width: 240, height: 320 });
   });
 
   it("the first real picture is chosen when cover art comes first", () => {
@@ -56,7 +56,7 @@ describe("parseProbeJson", () => {
         },
       ],
     });
-    expect(parseProbeJson(json).video).toEqual({ streamIndex: 1, codec: "hevc", width: 3840, height: 2160 });
+    expect(parseProbeJson(json).video).toEqual({ codec: "hevc", width: 3840, height: 2160 });
   });
 
   it("without a container duration the longest stream's is used; 'und' is no language", () => {

@@ -5,9 +5,8 @@
  */
 import { runFfmpeg } from "../probe/run-ffmpeg.ts";
 
+/** The stream ffmpeg encodes as `0:V:0`: the first video stream that is not cover art. */
 export interface VideoStreamInfo {
-  /** Index among the input's video streams (`0:v:N`); cover art is never chosen. */
-  streamIndex: number;
   codec: string;
   /** As displayed: a stream rotated by ±90° reports its height as width, as ffmpeg autorotates. */
   width: number;
@@ -75,11 +74,11 @@ export function parseProbeJson(json: string): MediaInfo {
     throw new InputUnreadableError("ffprobe found no media container in the input");
   }
   const streams = Array.isArray(probe.streams) ? probe.streams : [];
-  const videoStreams = streams.filter((stream) => stream.codec_type === "video");
-  const pictureIndex = videoStreams.findIndex(
-    (stream) => stream.disposition?.attached_pic !== 1 && positive(stream.width) && positive(stream.height),
+  // What `0:V:0` names; one without a size is no picture ffmpeg could encode.
+  const first = streams.find(
+    (stream) => stream.codec_type === "video" && stream.disposition?.attached_pic !== 1,
   );
-  const picture = videoStreams[pictureIndex];
+  const picture = first && positive(first.width) && positive(first.height) ? first : undefined;
   const audioStreams = streams
     .filter((stream) => stream.codec_type === "audio")
     .map((stream) => ({
@@ -97,7 +96,7 @@ export function parseProbeJson(json: string): MediaInfo {
   return {
     formatName: probe.format.format_name ?? "unknown",
     durationMs,
-    ...(picture === undefined ? {} : { video: videoInfo(picture, pictureIndex) }),
+    ...(picture === undefined ? {} : { video: videoInfo(picture) }),
     audioStreams,
     subtitleStreams: streams
       .filter((stream) => stream.codec_type === "subtitle")
@@ -108,12 +107,11 @@ export function parseProbeJson(json: string): MediaInfo {
   };
 }
 
-function videoInfo(stream: ProbeStream, streamIndex: number): VideoStreamInfo {
+function videoInfo(stream: ProbeStream): VideoStreamInfo {
   const width = stream.width ?? 0;
   const height = stream.height ?? 0;
   const quarterTurn = Math.abs(rotation(stream)) % 180 === 90;
   return {
-    streamIndex,
     codec: stream.codec_name ?? "unknown",
     width: quarterTurn ? height : width,
     height: quarterTurn ? width : height,

@@ -1,7 +1,13 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ProgressParser, type ProgressUpdate, progressFromBlock, shouldPublish } from "./progress.ts";
+import {
+  InputDurationReader,
+  ProgressParser,
+  type ProgressUpdate,
+  progressFromBlock,
+  shouldPublish,
+} from "./progress.ts";
 
 /** Captured from real ffmpeg 5.1 runs; fixtures/README.md has the commands. */
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), "utf8");
@@ -112,6 +118,35 @@ describe("progressFromBlock", () => {
   it("keeps every figure within what the protocol's Progress message accepts", () => {
     const update = progressFromBlock(block({ fps: "250000.0", speed: "99999x", out_time_us: "1000" }), 0);
     expect(update).toMatchObject({ fps: 100_000, speed: 10_000, percent: 0 });
+  });
+});
+
+describe("an expected duration learnt while ffmpeg runs", () => {
+  it("gives percent 0 and no ETA until known, then the figures; the first duration given stays", () => {
+    const parser = new ProgressParser(undefined);
+    const blockText = (us: number) => `out_time_us=${us}\nspeed=2x\nprogress=continue\n`;
+    expect(parser.push(blockText(1_000_000))[0]).toMatchObject({ percent: 0, etaSeconds: null });
+    parser.expectDuration(4_000);
+    parser.expectDuration(8_000);
+    expect(parser.push(blockText(2_000_000))[0]).toMatchObject({ percent: 50, etaSeconds: 1 });
+  });
+
+  it("reads the first input's Duration line from stderr, not a later input's, and skips N/A", () => {
+    const reader = new InputDurationReader();
+    const lines = [
+      "Input #0, mov,mp4,m4a,3gp,3g2,mj2, from 'http://127.0.0.1:4000/abc':",
+      "  Metadata:",
+      "    major_brand     : isom",
+      "  Duration: 00:01:00.02, start: 0.000000, bitrate: 2000 kb/s",
+      "Input #1, png_pipe, from '/work/watermark':",
+      "  Duration: 00:00:00.04, start: 0.000000, bitrate: N/A",
+    ];
+    expect(lines.map((line) => reader.push(line)).filter((ms) => ms !== undefined)).toEqual([60_020]);
+    const live = new InputDurationReader();
+    expect(["Input #0, mpegts, from 'x':", "  Duration: N/A, start: 1.4"].map((l) => live.push(l))).toEqual([
+      undefined,
+      undefined,
+    ]);
   });
 });
 

@@ -11,7 +11,7 @@
 import { messageLimits } from "@tjm/protocol";
 
 export interface ProgressUpdate {
-  /** 0..100, from outTimeMs against the expected output duration. */
+  /** 0..100, from outTimeMs against the expected output duration (0 while that is unknown). */
   percent: number;
   fps: number | null;
   bitrateKbps: number | null;
@@ -25,25 +25,29 @@ export interface ProgressUpdate {
   final: boolean;
 }
 
-/** The figures of one block; fields ffmpeg did not print or printed as N/A become null. */
+/**
+ * The figures of one block; fields ffmpeg did not print or printed as N/A become null. Without
+ * an expected duration (not known yet) percent is 0 and the ETA null.
+ */
 export function progressFromBlock(
   fields: ReadonlyMap<string, string>,
-  expectedDurationMs: number,
+  expectedDurationMs: number | undefined,
   previousOutTimeMs = 0,
 ): ProgressUpdate {
   const outTimeMs = outTime(fields) ?? previousOutTimeMs;
   const speed = bounded(numberIn(fields.get("speed")), messageLimits.speedMax);
-  const remainingMs = Math.max(0, expectedDurationMs - outTimeMs);
   const final = fields.get("progress") === "end";
   const frames = numberIn(fields.get("frame"));
+  const known = expectedDurationMs !== undefined && expectedDurationMs > 0;
+  const remainingMs = known ? Math.max(0, expectedDurationMs - outTimeMs) : undefined;
   return {
-    percent: expectedDurationMs > 0 ? clamp((outTimeMs / expectedDurationMs) * 100, 0, 100) : 0,
+    percent: known ? clamp((outTimeMs / expectedDurationMs) * 100, 0, 100) : 0,
     fps: bounded(numberIn(fields.get("fps")), messageLimits.fpsMax),
     bitrateKbps: bounded(numberIn(fields.get("bitrate")), messageLimits.bitrateKbpsMax),
     speed,
     etaSeconds: final
       ? 0
-      : speed !== null && speed > 0
+      : remainingMs !== undefined && speed !== null && speed > 0
         ? bounded(remainingMs / 1000 / speed, maxEtaSeconds)
         : null,
     outTimeMs,
@@ -82,13 +86,21 @@ function clamp(value: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, value));
 }
 
-/** Feed stdout chunks in any split; get one update per completed block. */
+/**
+ * Feed stdout chunks in any split; get one update per completed block. The expected duration
+ * may come later (expectDuration): ffmpeg starts before the input's probe has answered.
+ */
 export class ProgressParser {
   private partial = "";
   private fields = new Map<string, string>();
   private outTimeMs = 0;
 
-  constructor(private readonly expectedDurationMs: number) {}
+  constructor(private expectedDurationMs: number | undefined) {}
+
+  /** The output's expected length, once known; the first one given stays. */
+  expectDuration(durationMs: number): void {
+    if (this.expectedDurationMs === undefined && durationMs > 0) this.expectedDurationMs = durationMs;
+  }
 
   push(chunk: string): ProgressUpdate[] {
     const lines = (this.partial + chunk).split("\n");
@@ -124,4 +136,27 @@ export function shouldPublish(
   minIntervalMs = PROGRESS_MIN_INTERVAL_MS,
 ): boolean {
   return update.final || lastPublishedAtMs === undefined || nowMs - lastPublishedAtMs >= minIntervalMs;
+}
+
+/**
+ * The duration ffmpeg prints for its first input ("Input #0, …" then "  Duration: 00:01:00.02,
+ * start: …"), fed stderr lines in order; undefined for every other line and for "N/A". The
+ * other inputs (watermark, subtitle files) print theirs after "Input #1".
+ */
+export class InputDurationReader {
+  private inFirstInput = false;
+  private found = false;
+
+  push(line: string): number | undefined {
+    if (this.found) return undefined;
+    if (line.startsWith("Input #")) this.inFirstInput = line.startsWith("Input #0,");
+    else if (/^(Output #|Stream mapping:)/.test(line)) this.inFirstInput = false;
+    if (!this.inFirstInput) return undefined;
+    const clock = /^\s+Duration: (\d+):(\d{2}):(\d{2}(?:\.\d+)?)/.exec(line);
+    if (!clock) return undefined;
+    this.found = true;
+    const [, hours, minutes, secs] = clock;
+    const ms = Math.round((Number(hours) * 3600 + Number(minutes) * 60 + Number(secs)) * 1000);
+    return ms > 0 ? ms : undefined;
+  }
 }
