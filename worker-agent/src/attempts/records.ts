@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { type LeaseCommand, LeaseCommandSchema } from "@tjm/protocol";
 import { z } from "zod";
 import { writeFileAtomic } from "../platform/atomic-file.ts";
+import { KeyedSequence } from "../platform/keyed-sequence.ts";
 
 /** An encoded file; what it holds is probed while it uploads, so a record carries only where it is. */
 export const ENCODED_OUTPUT = z.object({
@@ -29,6 +30,9 @@ const RecordSchema = z.object({
 export type AttemptRecord = z.infer<typeof RecordSchema>;
 
 export class AttemptRecords {
+  /** One attempt's saves and removals land in call order: the accept path does not await its save. */
+  private readonly writes = new KeyedSequence();
+
   constructor(private readonly workDir: string) {}
 
   private get dir(): string {
@@ -49,19 +53,23 @@ export class AttemptRecords {
     return join(this.dir, `${attemptId}.${outputId}.upload.json`);
   }
 
-  async save(record: AttemptRecord): Promise<void> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    await writeFileAtomic(this.path(record.lease.attemptId), JSON.stringify(record), { mode: 0o600 });
+  save(record: AttemptRecord): Promise<void> {
+    return this.writes.run(record.lease.attemptId, async () => {
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
+      await writeFileAtomic(this.path(record.lease.attemptId), JSON.stringify(record), { mode: 0o600 });
+    });
   }
 
   /** Forgets the attempt: its record and every upload state next to it. */
-  async remove(lease: Pick<LeaseCommand, "attemptId">): Promise<void> {
-    const names = await readdir(this.dir).catch(() => [] as string[]);
-    await Promise.all(
-      names
-        .filter((name) => name.startsWith(`${lease.attemptId}.`))
-        .map((name) => rm(join(this.dir, name), { force: true })),
-    );
+  remove(lease: Pick<LeaseCommand, "attemptId">): Promise<void> {
+    return this.writes.run(lease.attemptId, async () => {
+      const names = await readdir(this.dir).catch(() => [] as string[]);
+      await Promise.all(
+        names
+          .filter((name) => name.startsWith(`${lease.attemptId}.`))
+          .map((name) => rm(join(this.dir, name), { force: true })),
+      );
+    });
   }
 
   /** Every readable record; unreadable ones are returned as names so the caller can log and remove them. */

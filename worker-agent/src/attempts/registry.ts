@@ -2,8 +2,10 @@
  * The attempts this Worker holds: takes or rejects leases (draining, no free slot, too late),
  * routes cancel and resume-uploads to their attempt, tells heartbeats what is held, and after
  * a restart picks up the attempts whose encoded outputs were still waiting to be uploaded.
+ * Every attempt's reports go out in the order it made them, each once the one before is stored.
  */
 import type { CancelCommand, Heartbeat, LeaseCommand, ResumeUploadsCommand } from "@tjm/protocol";
+import { KeyedSequence } from "../platform/keyed-sequence.ts";
 import { Attempt, type AttemptEnvironment } from "./attempt.ts";
 import type { AttemptRecord } from "./records.ts";
 
@@ -16,16 +18,17 @@ export interface RegistryOptions extends AttemptEnvironment {
 
 export class AttemptRegistry {
   private readonly attempts = new Map<string, Attempt>();
-  /**
-   * Leases being accepted (their record saved, `accepted` reported): they hold a slot already,
-   * and a cancel that overtakes them (commands are handled as they come) is kept for them; a
-   * cancelled one gives its slot back at once, as a running attempt does, for the lease that
-   * follows the cancel.
-   */
-  private readonly accepting = new Map<string, { fencingToken: string; cancelled: boolean }>();
   private restored: AttemptRecord[] = [];
+  /** What every attempt runs with: the options, with reports kept in order per attempt. */
+  private readonly environment: AttemptEnvironment;
 
-  constructor(private readonly options: RegistryOptions) {}
+  constructor(private readonly options: RegistryOptions) {
+    const reports = new KeyedSequence();
+    this.environment = {
+      ...options,
+      report: (lease, type, body) => reports.run(lease.attemptId, () => options.report(lease, type, body)),
+    };
+  }
 
   /** Held attempts, for heartbeats (paused ones too: their files are kept here). */
   active(): Heartbeat["activeAttempts"] {
@@ -37,9 +40,9 @@ export class AttemptRegistry {
 
   /** Slots free for new leases; an attempt waiting for storage or sending its last report does not use one. */
   freeCapacity(): number {
-    const busy =
-      [...this.attempts.values()].filter((attempt) => !attempt.paused && !attempt.finishing).length +
-      [...this.accepting.values()].filter((pending) => !pending.cancelled).length;
+    const busy = [...this.attempts.values()].filter(
+      (attempt) => !attempt.paused && !attempt.finishing,
+    ).length;
     return Math.max(0, this.options.capacity - busy);
   }
 
@@ -86,7 +89,7 @@ export class AttemptRegistry {
           phase: record.phase,
         },
       );
-      await new Attempt(this.options, record, "drop").done;
+      await new Attempt(this.environment, record, "drop").done;
     }
   }
 
@@ -97,12 +100,20 @@ export class AttemptRegistry {
         attemptId: record.lease.attemptId,
         phase: record.phase,
       });
-      this.track(new Attempt(this.options, record));
+      this.track(new Attempt(this.environment, record));
     }
   }
 
+  /**
+   * Takes the lease and starts its attempt at once: neither the record's write nor `accepted`
+   * holds up the encode. `accepted` still reaches the stream first (reports go in order), and a
+   * crash before the record is on disk loses nothing: restore() discards an attempt that was
+   * still encoding anyway, so the next instance does not offer it and the Manager fails it as
+   * WORKER_LOST, record or not. The record counts from `uploading` on, and the attempt's later
+   * writes queue behind this one (AttemptRecords). Resolves once `accepted` is stored.
+   */
   async lease(lease: LeaseCommand): Promise<void> {
-    if (this.attempts.has(lease.attemptId) || this.accepting.has(lease.attemptId)) return;
+    if (this.attempts.has(lease.attemptId)) return;
     const refusal = this.options.isDraining()
       ? "the Worker is draining"
       : this.freeCapacity() === 0
@@ -115,9 +126,9 @@ export class AttemptRegistry {
         jobId: lease.jobId,
         attemptId: lease.attemptId,
         reason: refusal,
-        holding: [...this.attempts.keys(), ...this.accepting.keys()],
+        holding: [...this.attempts.keys()],
       });
-      await this.options.report(lease, "rejected", { reason: refusal });
+      await this.environment.report(lease, "rejected", { reason: refusal });
       return;
     }
     const record: AttemptRecord = {
@@ -127,37 +138,33 @@ export class AttemptRegistry {
       outputs: [],
       logPath: this.options.records.logPath(lease.attemptId),
     };
-    const pending = { fencingToken: lease.fencingToken, cancelled: false };
-    this.accepting.set(lease.attemptId, pending);
-    try {
-      await this.options.records.save(record);
-      await this.options.report(lease, "accepted", {});
-      this.options.logger.info("lease accepted", {
-        attemptId: lease.attemptId,
-        jobId: lease.jobId,
-        attemptNumber: lease.attemptNumber,
-      });
-      const attempt = new Attempt(this.options, record);
-      this.track(attempt);
-      if (pending.cancelled) attempt.cancel();
-    } finally {
-      this.accepting.delete(lease.attemptId);
-    }
+    const saved = this.options.records.save(record).catch((err) =>
+      // The encode goes on: the record matters only once outputs are encoded, and that save
+      // fails the attempt if the disk still refuses.
+      this.options.logger.warn("cannot save the attempt record", { attemptId: lease.attemptId, err }),
+    );
+    const accepted = this.environment.report(lease, "accepted", {});
+    this.track(new Attempt(this.environment, record));
+    await accepted;
+    this.options.logger.info("lease accepted", {
+      attemptId: lease.attemptId,
+      jobId: lease.jobId,
+      attemptNumber: lease.attemptNumber,
+    });
+    await saved;
   }
 
   cancel(command: CancelCommand): void {
     const attempt = this.find(command);
-    const pending = this.accepting.get(command.attemptId);
     const restored = this.restored.findIndex(
       ({ lease }) => lease.attemptId === command.attemptId && lease.fencingToken === command.fencingToken,
     );
     if (attempt) attempt.cancel();
-    else if (pending?.fencingToken === command.fencingToken) pending.cancelled = true;
     else if (restored >= 0) {
       // Read before the restored attempts start (commands flow as soon as NATS is up): the
       // Manager failed it since the re-registration kept it. Cancelled as a running one is.
       const [record] = this.restored.splice(restored, 1) as [AttemptRecord];
-      const cancelled = new Attempt(this.options, record);
+      const cancelled = new Attempt(this.environment, record);
       this.track(cancelled);
       cancelled.cancel();
     } else
