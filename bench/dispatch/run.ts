@@ -39,8 +39,8 @@ const JOB_TIMEOUT_MS = 60_000;
 const STEP_SAMPLES = 20;
 
 /**
- * What part of accepted -> ffmpeg spawned two of its steps take on their own here: one GET
- * of the clip from s3rver (from this process, to a file) and one ffprobe of it.
+ * For scale, what a download and a probe of the clip take on their own here (neither holds up
+ * the spawn any more): one GET from s3rver (from this process, to a file) and one ffprobe.
  */
 async function timeSteps(cluster: Cluster, localClip: string, scratch: string) {
   const download: number[] = [];
@@ -84,7 +84,7 @@ export interface DispatchLatency {
   accepted: Spread;
   /** Its job.updated (QUEUED -> RUNNING) arrived at an SSE subscriber in this process. */
   runningEvent: Spread;
-  /** The agent spawned ffmpeg ("encoding"): input probed through the relay, `started` reported. */
+  /** The agent spawned ffmpeg ("encoding"): the input streamed through the relay, ffprobe beside it. */
   ffmpegSpawned: Spread;
   /**
    * Hops: dispatched -> lease published, lease published -> Manager applied accepted (and its

@@ -74,7 +74,7 @@ export interface RawRun extends Contention {
 export interface TjmStages {
   /** The Manager applied the Worker's `accepted` report (attempt RUNNING). */
   accepted: number;
-  /** The agent spawned ffmpeg (its "encoding" log line), after downloading and probing the input. */
+  /** The agent spawned ffmpeg (its "encoding" log line); the input streams in, ffprobe runs beside it. */
   ffmpegSpawned: number;
   /** ffmpeg's last progress message (its `progress=end` block). */
   ffmpegDone: number;
@@ -132,7 +132,11 @@ function watchMachine(): () => Contention {
   });
 }
 
-async function runRaw(args: string[], expectedDurationMs: number, logPath: string): Promise<RawRun> {
+async function runRaw(
+  args: string[],
+  expectedDurationMs: number | undefined,
+  logPath: string,
+): Promise<RawRun> {
   const machine = watchMachine();
   // ffmpeg is this process's only child that ends meanwhile, so the growth of cutime + cstime is its CPU.
   const cpuBefore = reapedChildrenCpuSeconds([process.pid]);
