@@ -3,11 +3,11 @@
  * to ffprobe and ffmpeg through the loopback relay (downloaded when the stream fails or reads
  * too much), ffprobe running beside ffmpeg rather than before it (only a plan that needs its
  * facts to build the command waits for it), watermark and subtitle files downloaded first,
- * one ffmpeg run for every output, outputs uploaded to their attempt-scoped staging keys with resumable multipart
- * uploads while they are probed, the ffmpeg log to logsUri, then `completed`. When storage
- * stays down past the uploader's retry budget it reports `upload-paused` and keeps the
- * encoded files until `resume-uploads` (or a cancel). Nothing here throws to the caller:
- * every ending is a report.
+ * one ffmpeg run for every output, outputs uploaded to their attempt-scoped staging keys with
+ * resumable multipart uploads while they are probed, the ffmpeg log to logsUri, then
+ * `completed`. When storage stays down past the uploader's retry budget it reports
+ * `upload-paused` and keeps the encoded files until `resume-uploads` (or a cancel). Nothing
+ * here throws to the caller: every ending is a report.
  */
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
