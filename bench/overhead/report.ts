@@ -10,6 +10,8 @@ const TARGETS = {
   overheadFpsRatio: 0.97,
   /** A TJM job's wall time less ffmpeg's own run, median, at most (issue 28). */
   outsideFfmpegMs: 250,
+  /** The Manager applied `accepted` -> the agent spawned ffmpeg, median, at most (issue 28). */
+  acceptedToSpawnedMs: 30,
   /** ffmpeg's last progress -> the Manager applied `completed`, median, at most (issue 28). */
   lastProgressToCompletedMs: 150,
 };
@@ -147,6 +149,7 @@ export function overheadReport(result: OverheadResult | undefined): string {
       "agent spawned ffmpeg (input streamed through the relay, ffprobe beside it; negative: before `accepted` was applied)",
       stages.ffmpegSpawned,
       stages.ffmpegSpawned - stages.accepted,
+      TARGETS.acceptedToSpawnedMs,
     ],
     ["ffmpeg's last progress message", stages.ffmpegDone, stages.ffmpegDone - stages.ffmpegSpawned],
     [
@@ -180,6 +183,7 @@ export function overheadTargets(result: OverheadResult | undefined): string[][] 
   const outsideMs = result
     ? median(result.tjm.map((run) => (run.seconds - run.ffmpegSeconds) * 1000))
     : Number.NaN;
+  const spawnMs = result ? result.stageMedians.ffmpegSpawned - result.stageMedians.accepted : Number.NaN;
   const completionMs = result
     ? result.stageMedians.completionAccepted - result.stageMedians.ffmpegDone
     : Number.NaN;
@@ -193,6 +197,11 @@ export function overheadTargets(result: OverheadResult | undefined): string[][] 
       `time outside ffmpeg per 720p job <= ${TARGETS.outsideFfmpegMs} ms (median)`,
       `${ms(outsideMs)} ms`,
       atMost(outsideMs, TARGETS.outsideFfmpegMs),
+    ],
+    [
+      `Manager applied \`accepted\` -> ffmpeg spawned <= ${TARGETS.acceptedToSpawnedMs} ms (median)`,
+      `${ms(spawnMs)} ms`,
+      atMost(spawnMs, TARGETS.acceptedToSpawnedMs),
     ],
     [
       `ffmpeg's last progress -> Manager applied \`completed\` <= ${TARGETS.lastProgressToCompletedMs} ms (median)`,
