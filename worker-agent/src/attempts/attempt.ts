@@ -3,7 +3,8 @@
  * to ffprobe and ffmpeg through the loopback relay (downloaded when the stream fails or reads
  * too much), watermark and subtitle files downloaded meanwhile, one ffmpeg run for every
  * output, outputs uploaded to their attempt-scoped staging keys with resumable multipart
- * uploads while they are probed, the ffmpeg log to logsUri, then `completed`. When storage
+ * uploads (those ffmpeg writes front to back while it writes them, output-uploads.ts) while
+ * they are probed, the ffmpeg log to logsUri, then `completed`. When storage
  * stays down past the uploader's retry budget it reports `upload-paused` and keeps the
  * encoded files until `resume-uploads` (or a cancel). Nothing here throws to the caller:
  * every ending is a report.
@@ -30,13 +31,14 @@ import {
   createS3Client,
   downloadObject,
   InputRelay,
-  MultipartUploader,
   putSmallObject,
   type RelayProblem,
   type RetryPolicy,
   StorageUnavailableError,
 } from "../storage/index.ts";
+import { MAX_PARTS_IN_FLIGHT } from "../storage/part-size.ts";
 import { describeFailure } from "./failures.ts";
+import { OutputUploads } from "./output-uploads.ts";
 import type { AttemptRecord, AttemptRecords, EncodedOutput } from "./records.ts";
 
 export interface AttemptEnvironment {
@@ -51,8 +53,11 @@ export interface AttemptEnvironment {
   progress(lease: LeaseCommand, update: ProgressUpdate): void;
   /** Storage retry budget before an upload pauses (tests shorten it). */
   storageRetry?: Partial<RetryPolicy>;
-  /** Part size and parts in flight of each output's multipart upload; the uploader's defaults if unset. */
-  uploadParts?: { partSize: number; concurrency: number };
+  /**
+   * Every output's part size (unset: from its plan) and the most parts of one output in flight
+   * (unset: MAX_PARTS_IN_FLIGHT).
+   */
+  uploadParts?: { partSize?: number; concurrency: number };
   /** False: the input is downloaded before ffmpeg starts instead of streamed (WORKER_INPUT_STREAMING). */
   streamInput?: boolean;
   /** How long ffmpeg gets after SIGTERM before SIGKILL. */
@@ -95,6 +100,7 @@ class Cancelled extends Error {
 export class Attempt {
   private readonly abort = new AbortController();
   private readonly client: S3Client;
+  private readonly uploads: OutputUploads;
   private ffmpeg: RunningFfmpeg | undefined;
   private resumeWaiter: (() => void) | undefined;
   private cancelled = false;
@@ -116,6 +122,16 @@ export class Attempt {
   ) {
     this.log = withFields(env.logger, { jobId: record.lease.jobId, attemptId: record.lease.attemptId });
     this.client = createS3Client(record.lease.storage);
+    this.uploads = new OutputUploads({
+      client: this.client,
+      uri: (outputId) => this.stagingUri(outputId),
+      statePath: (outputId) => env.records.uploadStatePath(record.lease.attemptId, outputId),
+      partLimit: record.lease.storage.maxParts,
+      partSize: env.uploadParts?.partSize,
+      concurrency: env.uploadParts?.concurrency ?? MAX_PARTS_IN_FLIGHT,
+      ...this.retry,
+      meter: env.metrics,
+    });
     this.done = (mode === "drop" ? this.discard({ abortUploads: true }) : this.run())
       .catch((err) => this.log.error("attempt ended without its last report", { err }))
       .finally(() => this.client.destroy());
@@ -194,7 +210,8 @@ export class Attempt {
       await this.discard({ abortUploads: false });
     } catch (err) {
       if (this.stopping) {
-        if (this.record.phase === "encoding") await this.discard({ abortUploads: false });
+        // Outputs uploading while written are incomplete: the next attempt starts over.
+        if (this.record.phase === "encoding") await this.discard({ abortUploads: true });
         return;
       }
       if (this.cancelled) {
@@ -259,18 +276,19 @@ export class Attempt {
       const first = command(input);
       await this.env.report(this.lease, "started", {});
       if (input.streamed) {
-        const problem = await this.runFfmpeg(first, relay);
+        const problem = await this.encodeOnce(first, relay, input.info, outputPaths);
         if (problem) {
           this.log.warn("the input stream failed; downloading the input and encoding again", {
             problem,
             ...relay.measures,
           });
-          await this.runFfmpeg(command(await this.downloadInput(input.info)), undefined);
+          const downloaded = await this.downloadInput(input.info);
+          await this.encodeOnce(command(downloaded), undefined, downloaded.info, outputPaths);
         } else {
           this.log.info("input streamed", { ...relay.measures });
         }
       } else {
-        await this.runFfmpeg(first, undefined);
+        await this.encodeOnce(first, undefined, input.info, outputPaths);
       }
     } finally {
       await relay.close();
@@ -311,6 +329,36 @@ export class Attempt {
     await downloadObject(this.client, this.lease.plan.input.uri, path, this.retry);
     const info = known ?? (await probeMedia(path, { ffprobePath: this.env.ffprobePath }));
     return { path, info, streamed: false };
+  }
+
+  /**
+   * One ffmpeg run with its outputs uploading while they are written. Outputs it leaves
+   * complete are checked against what went up; those of a run that failed stay for the
+   * attempt's discard, those of a run encoded again are aborted first.
+   */
+  private async encodeOnce(
+    command: FfmpegCommand,
+    relay: InputRelay | undefined,
+    info: MediaInfo,
+    outputPaths: Readonly<Record<string, string>>,
+  ): Promise<RelayProblem | undefined> {
+    const { outputs } = this.lease.plan;
+    this.uploads.begin({
+      outputs,
+      paths: outputPaths,
+      durationMs: command.expectedDurationMs,
+      sourceHeight: info.video?.height,
+    });
+    let problem: RelayProblem | undefined;
+    try {
+      problem = await this.runFfmpeg(command, relay);
+    } catch (error) {
+      await this.uploads.stop();
+      throw error;
+    }
+    if (problem) await this.uploads.abandon(outputs.map((output) => output.id));
+    else await this.uploads.finish();
+    return problem;
   }
 
   /**
@@ -393,7 +441,9 @@ export class Attempt {
     for (;;) {
       try {
         const uploads: { bytes: number; sha256: string }[] = [];
-        for (const output of this.record.outputs) uploads.push(await this.uploader(output).upload());
+        for (const output of this.record.outputs) {
+          uploads.push(await (await this.uploads.uploader(output)).upload());
+        }
         const descriptions = await described;
         const results = this.record.outputs.map((output, index): OutputResult => {
           const uploaded = uploads[index] as { bytes: number; sha256: string };
@@ -447,18 +497,6 @@ export class Attempt {
     };
   }
 
-  private uploader(output: EncodedOutput): MultipartUploader {
-    return new MultipartUploader({
-      client: this.client,
-      file: output.path,
-      uri: this.stagingUri(output.id),
-      statePath: this.env.records.uploadStatePath(this.lease.attemptId, output.id),
-      ...this.env.uploadParts,
-      ...this.retry,
-      meter: this.env.metrics,
-    });
-  }
-
   private stagingUri(outputId: string): string {
     const staged = this.lease.staging.find((entry) => entry.outputId === outputId);
     if (!staged) throw new Error(`the lease names no staging location for output ${outputId}`);
@@ -470,19 +508,15 @@ export class Attempt {
     await putSmallObject(this.client, this.lease.logsUri, log, "text/plain; charset=utf-8", this.retry);
   }
 
-  /** Deletes the attempt's files and records; with abortUploads, its unfinished multipart uploads too. */
+  /**
+   * Deletes the attempt's files and records; with abortUploads, its unfinished multipart
+   * uploads too (every output's: while encoding, those uploading as they are written).
+   */
   private async discard(options: { abortUploads: boolean }): Promise<void> {
     if (options.abortUploads) {
-      for (const output of this.record.outputs) {
-        // A fresh signal: the attempt's own is aborted by now.
-        await new MultipartUploader({
-          client: this.client,
-          file: output.path,
-          uri: this.stagingUri(output.id),
-          statePath: this.env.records.uploadStatePath(this.lease.attemptId, output.id),
-          retry: { maxAttempts: 2, budgetMs: 5000 },
-          logger: this.log,
-        })
+      for (const output of this.lease.plan.outputs) {
+        await this.uploads
+          .aborter(output.id)
           .abort()
           .catch((err) => this.log.warn("cannot abort a multipart upload", { output: output.id, err }));
       }
