@@ -85,8 +85,17 @@ export const job = (jobId: string): Promise<JobDetail> => manager.job(jobId);
 export const until = (jobId: string, state: string, timeoutMs = 60_000): Promise<JobDetail> =>
   manager.untilJob(jobId, state, { timeoutMs, pollMs: 100 });
 
-/** One grainy 360p H.264 output under s3://media-out/<prefix>/, with a manifest. */
-async function submit(prefix: string): Promise<{ jobId: string; attemptId: string }> {
+/**
+ * One grainy 360p H.264 output under s3://media-out/<prefix>/, with a manifest: a faststart
+ * mp4 unless `output` says otherwise.
+ */
+export async function submit(
+  prefix: string,
+  output: { container: "mp4" | "mpegts"; preset: "fastest" | "medium" } = {
+    container: "mp4",
+    preset: "fastest",
+  },
+): Promise<{ jobId: string; attemptId: string }> {
   const jobId = await manager.submitJob({
     projectId,
     executionPlan: {
@@ -95,9 +104,9 @@ async function submit(prefix: string): Promise<{ jobId: string; attemptId: strin
         {
           id: "grain",
           kind: "FILE",
-          container: "mp4",
-          destinationUri: `s3://media-out/${prefix}/grain.mp4`,
-          video: { codec: "h264", height: 360, preset: "fastest" },
+          container: output.container,
+          destinationUri: `s3://media-out/${prefix}/grain.${output.container === "mp4" ? "mp4" : "ts"}`,
+          video: { codec: "h264", height: 360, preset: output.preset },
           audio: { codec: "aac", bitrateKbps: 96 },
         },
       ],
