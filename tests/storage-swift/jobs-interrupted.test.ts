@@ -32,45 +32,56 @@ import {
 useSwiftJobs({ lostAfterMs: 30_000 });
 
 describe("uploads interrupted on Swift s3api", () => {
-  it("a Worker killed mid-upload comes back and continues the same multipart upload: no part goes up twice", async () => {
-    const { worker: first, jobId, attemptId, during: before } = await jobMidUpload("restarted", "restart", 2);
-    expect(await first.process.stop("SIGKILL")).toMatchObject({ signal: "SIGKILL" });
+  it.each([
+    ["mp4", "grain.mp4"],
+    ["mpegts", "grain.ts"],
+  ] as const)(
+    "a Worker killed mid-upload of its %s output comes back and continues the same multipart upload: no part goes up twice",
+    async (container, file) => {
+      const {
+        worker: first,
+        jobId,
+        attemptId,
+        during: before,
+      } = await jobMidUpload(`restarted-${container}`, `restart-${container}`, 2, container);
+      expect(await first.process.stop("SIGKILL")).toMatchObject({ signal: "SIGKILL" });
 
-    // What the store kept of the interrupted upload: at least the parts the state recorded.
-    const kept = await adminClient().send(
-      new ListPartsCommand({ Bucket: "media-out", Key: before.key, UploadId: before.uploadId }),
-    );
-    const keptNumbers = (kept.Parts ?? []).map((part) => part.PartNumber);
-    expect(keptNumbers).toEqual(expect.arrayContaining(before.parts.map((part) => part.PartNumber)));
-    expect(await incompleteUploads()).toEqual([{ key: before.key, uploadId: before.uploadId }]);
+      // What the store kept of the interrupted upload: at least the parts the state recorded.
+      const kept = await adminClient().send(
+        new ListPartsCommand({ Bucket: "media-out", Key: before.key, UploadId: before.uploadId }),
+      );
+      const keptNumbers = (kept.Parts ?? []).map((part) => part.PartNumber);
+      expect(keptNumbers).toEqual(expect.arrayContaining(before.parts.map((part) => part.PartNumber)));
+      expect(await incompleteUploads()).toEqual([{ key: before.key, uploadId: before.uploadId }]);
 
-    // The same host again: no token, the same state and work directories.
-    proxy.limitUpload(undefined);
-    const second = startAgent({
-      MANAGER_URL: manager.baseUrl,
-      WORKER_STATE_DIR: first.stateDir,
-      WORKER_WORK_DIR: first.workDir,
-      WORKER_CAPACITY: "1",
-      LOG_LEVEL: "debug",
-      ...AGENT_SETTINGS,
-    });
-    await second.waitForMessage("worker re-registered", 30_000);
-    const done = await until(jobId, "COMPLETED");
-    expect(done.attempts).toHaveLength(1);
-    expect(done.attempts[0]).toMatchObject({ id: attemptId, state: "SUCCEEDED", encodingRecoveryCount: 0 });
-    const resumed = second.logs.find((line) => line.msg === "resuming multipart upload");
-    expect(resumed).toMatchObject({ uploadId: before.uploadId, partsLost: 0 });
-    expect(resumed?.partsStored).toBeGreaterThanOrEqual(before.parts.length);
-    expect(second.logs.filter((line) => line.msg === "encoding")).toEqual([]);
+      // The same host again: no token, the same state and work directories.
+      proxy.limitUpload(undefined);
+      const second = startAgent({
+        MANAGER_URL: manager.baseUrl,
+        WORKER_STATE_DIR: first.stateDir,
+        WORKER_WORK_DIR: first.workDir,
+        WORKER_CAPACITY: "1",
+        LOG_LEVEL: "debug",
+        ...AGENT_SETTINGS,
+      });
+      await second.waitForMessage("worker re-registered", 30_000);
+      const done = await until(jobId, "COMPLETED");
+      expect(done.attempts).toHaveLength(1);
+      expect(done.attempts[0]).toMatchObject({ id: attemptId, state: "SUCCEEDED", encodingRecoveryCount: 0 });
+      const resumed = second.logs.find((line) => line.msg === "resuming multipart upload");
+      expect(resumed).toMatchObject({ uploadId: before.uploadId, partsLost: 0 });
+      expect(resumed?.partsStored).toBeGreaterThanOrEqual(before.parts.length);
+      expect(second.logs.filter((line) => line.msg === "encoding")).toEqual([]);
 
-    // Every part stored once: the new instance sent only the ones the store did not hold.
-    const puts = await storedPartPuts(before.uploadId);
-    const partCount = Math.ceil(before.fileSize / before.partSize);
-    expect([...puts].sort((a, b) => a - b)).toEqual(Array.from({ length: partCount }, (_, i) => i + 1));
-    const { bytes } = await expectDelivered(jobId, "restart", attemptId);
-    expect(bytes.length).toBe(before.fileSize);
-    await second.stop();
-  });
+      // Every part stored once: the new instance sent only the ones the store did not hold.
+      const puts = await storedPartPuts(before.uploadId);
+      const partCount = Math.ceil(before.fileSize / before.partSize);
+      expect([...puts].sort((a, b) => a - b)).toEqual(Array.from({ length: partCount }, (_, i) => i + 1));
+      const { bytes } = await expectDelivered(jobId, `restart-${container}`, attemptId, file);
+      expect(bytes.length).toBe(before.fileSize);
+      await second.stop();
+    },
+  );
 
   it("a Worker killed while its MPEG-TS output uploads during the encode: that upload is aborted, the next attempt delivers", async () => {
     const first = await agent("encoding-killed");

@@ -26,6 +26,8 @@ const INPUT = "s3://media-in/grain.mp4";
 export const SLOW_UPLOAD_BYTES_PER_SECOND = 3 * MIB;
 export const AGENT_SETTINGS = {
   WORKER_UPLOAD_PART_SIZE_MIB: "5",
+  // Two parts at a time, not all seven at once: "some parts stored, not all" lasts seconds.
+  WORKER_UPLOAD_CONCURRENCY: "2",
   // Storage down for longer than this pauses the upload: WAITING_FOR_STORAGE.
   WORKER_UPLOAD_RETRY_BUDGET_MS: "2000",
 };
@@ -132,14 +134,17 @@ export async function agent(
 export const statePath = (workDir: string, attemptId: string) =>
   join(workDir, "attempts", `${attemptId}.grain.upload.json`);
 
-/** The agent's upload state once it holds at least `parts` stored parts (the upload is under way). */
+/**
+ * The agent's upload state once it holds at least `parts` stored parts after the encode (the
+ * upload is under way; one begun while the output was written has been checked against it).
+ */
 async function uploadUnderWay(workDir: string, attemptId: string, parts: number): Promise<UploadState> {
   let state: UploadState | undefined;
   await waitFor(
     `${parts} parts stored`,
     async () => {
       const read = await readUploadState(statePath(workDir, attemptId));
-      if (read.status === "ok" && read.state.parts.length >= parts) state = read.state;
+      if (read.status === "ok" && !read.state.growing && read.state.parts.length >= parts) state = read.state;
       return state !== undefined;
     },
     60_000,
@@ -152,12 +157,17 @@ async function uploadUnderWay(workDir: string, attemptId: string, parts: number)
 
 /**
  * A fresh agent, the upload slowed down, a job submitted, and the agent's upload of its output
- * under way with at least `parts` parts stored.
+ * under way after the encode with at least `parts` parts stored.
  */
-export async function jobMidUpload(name: string, prefix: string, parts = 1) {
+export async function jobMidUpload(
+  name: string,
+  prefix: string,
+  parts = 1,
+  container: "mp4" | "mpegts" = "mp4",
+) {
   const worker = await agent(name);
   proxy.limitUpload(SLOW_UPLOAD_BYTES_PER_SECOND);
-  const { jobId, attemptId } = await submit(prefix);
+  const { jobId, attemptId } = await submit(prefix, { container, preset: "fastest" });
   const during = await uploadUnderWay(worker.workDir, attemptId, parts);
   return { worker, jobId, attemptId, during };
 }
@@ -183,7 +193,7 @@ export async function storedPartPuts(uploadId: string): Promise<number[]> {
 }
 
 /** The job's outputs as the manifest lists them, each read back and checked against it. */
-export async function expectDelivered(jobId: string, prefix: string, attemptId: string) {
+export async function expectDelivered(jobId: string, prefix: string, attemptId: string, file = "grain.mp4") {
   const manifest = JSON.parse((await readObject(store, `s3://media-out/${prefix}/manifest.json`)).toString());
   expect(manifest).toMatchObject({ jobId, attemptId });
   const [output] = manifest.outputs as { uri: string; sha256: string; bytes: number }[];
@@ -192,7 +202,7 @@ export async function expectDelivered(jobId: string, prefix: string, attemptId: 
   expect(await sha256(bytes)).toBe(output?.sha256);
   // Exactly one object per output (and the manifest); nothing staged, nothing half-uploaded.
   expect(await listKeys(store, "media-out", `${prefix}/`)).toEqual([
-    `${prefix}/grain.mp4`,
+    `${prefix}/${file}`,
     `${prefix}/manifest.json`,
   ]);
   expect(await listKeys(store, "media-out", `.tjm-staging/${jobId}/`)).toEqual([]);
