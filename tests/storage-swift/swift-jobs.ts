@@ -121,9 +121,10 @@ export async function submit(
 /** An agent of its own (state and work directories), with 5 MiB parts and a 2 s retry budget. */
 export async function agent(
   name: string,
+  settings: Record<string, string> = {},
 ): Promise<{ process: AgentProcess; workDir: string; stateDir: string }> {
   const unique = `${name}-${++sequence}`;
-  const started = await startTestAgent(manager, scratch.root, unique, AGENT_SETTINGS);
+  const started = await startTestAgent(manager, scratch.root, unique, { ...AGENT_SETTINGS, ...settings });
   return {
     process: started,
     workDir: join(scratch.root, `work-${unique}`),
