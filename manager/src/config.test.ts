@@ -38,6 +38,7 @@ describe("parseEnv", () => {
         S3_REGION: "us-east-1",
         S3_FORCE_PATH_STYLE: true,
         S3_CHECKSUMS: "WHEN_REQUIRED",
+        S3_MAX_PARTS: 10000,
       },
     });
   });

@@ -153,6 +153,11 @@ export const configSchema = z
      */
     S3_CHECKSUMS: z.enum(["WHEN_REQUIRED", "WHEN_SUPPORTED"]).default("WHEN_REQUIRED"),
     /**
+     * Parts the store accepts in one multipart upload, handed to Workers so they size their
+     * parts to fit: S3 10,000, Swift's s3api 1,000 (max_upload_part_num).
+     */
+    S3_MAX_PARTS: z.coerce.number().int().min(1).max(10_000).default(10_000),
+    /**
      * The bucket of account avatars (with the S3_* settings above): uploads are staged under
      * avatar-staging/, re-encoded avatars stored under avatars/. It must exist; browsers never
      * reach it except through the presigned PUT of an upload.

@@ -164,6 +164,7 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
         secretAccessKey: config.S3_SECRET_ACCESS_KEY,
         forcePathStyle: config.S3_FORCE_PATH_STYLE,
         checksums: config.S3_CHECKSUMS,
+        maxParts: config.S3_MAX_PARTS,
       },
       dispatchTimeoutMs: config.DISPATCH_TIMEOUT_MS,
       maxAttempts: config.MAX_ATTEMPTS,

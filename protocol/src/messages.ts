@@ -362,6 +362,8 @@ export const StorageSettingsSchema = z.object({
    * verbatim; WHEN_REQUIRED works everywhere.
    */
   checksums: z.enum(["WHEN_REQUIRED", "WHEN_SUPPORTED"]),
+  /** Parts per multipart upload the store accepts (S3_MAX_PARTS); absent: S3's 10,000. */
+  maxParts: z.number().int().min(1).max(10_000).optional(),
 }) satisfies z.ZodType<StorageClientSettings>; // what @tjm/storage builds its client from
 
 export const LeaseCommandSchema = z.object({

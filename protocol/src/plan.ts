@@ -132,6 +132,11 @@ export const PlanOutputSchema = z
       description: "mp4, mov, mkv, webm (vp9/av1 + opus) or mpegts (h264/hevc + aac/mp3)",
       example: "mp4",
     }),
+    fragmented: z.boolean().optional().meta({
+      description:
+        "mp4 only. true: fragmented MP4 (a fragment per keyframe interval, index up front, playable while it grows), which the Worker uploads while it encodes; absent or false: one index moved to the front at the end (faststart)",
+      example: false,
+    }),
     destinationUri: s3Location("s3://media-out/movies/42/720p.mp4"),
     video: PlanVideoSchema.optional(),
     audio: PlanAudioSchema.optional(),

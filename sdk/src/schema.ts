@@ -1637,6 +1637,11 @@ export interface components {
              */
             container: "mp4" | "mov" | "mkv" | "webm" | "mpegts";
             /**
+             * @description mp4 only. true: fragmented MP4 (a fragment per keyframe interval, index up front, playable while it grows), which the Worker uploads while it encodes; absent or false: one index moved to the front at the end (faststart)
+             * @example false
+             */
+            fragmented?: boolean;
+            /**
              * @description Object-storage location, s3://bucket/key
              * @example s3://media-out/movies/42/720p.mp4
              */
@@ -1835,6 +1840,11 @@ export interface components {
              * @enum {string}
              */
             container: "mp4" | "mov" | "mkv" | "webm" | "mpegts";
+            /**
+             * @description mp4 only. true: fragmented MP4 (a fragment per keyframe interval, index up front, playable while it grows), which the Worker uploads while it encodes; absent or false: one index moved to the front at the end (faststart)
+             * @example false
+             */
+            fragmented?: boolean;
             /**
              * @description Object-storage location, s3://bucket/key
              * @example s3://media-out/movies/42/720p.mp4

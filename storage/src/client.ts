@@ -21,6 +21,11 @@ export interface StorageSettings {
    * streams bodies as aws-chunked, which s3rver stores verbatim and Swift rejects.
    */
   checksums: "WHEN_REQUIRED" | "WHEN_SUPPORTED";
+  /**
+   * Parts the store accepts in one multipart upload: S3 10,000 (also when unset), Swift's
+   * s3api 1,000 (its max_upload_part_num). Workers size their parts to fit.
+   */
+  maxParts?: number;
 }
 
 export interface S3ClientTimeouts {

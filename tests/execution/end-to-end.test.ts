@@ -186,6 +186,40 @@ describe("a job from submit to outputs in S3", () => {
     expect(await readdir(join(scratch.root, "work-e2e-1", "attempts")).catch(() => [])).toEqual([]);
   }
 
+  it("a fragmented mp4 and an MPEG-TS output upload while encoding and arrive whole", async () => {
+    const output = (id: string, container: string, extra: Record<string, unknown> = {}) => ({
+      id,
+      kind: "FILE",
+      container,
+      destinationUri: `s3://media-out/streamed/${id}.${container === "mpegts" ? "ts" : container}`,
+      video: { codec: "h264", height: 180, preset: "fastest" },
+      audio: { codec: "aac", bitrateKbps: 64 },
+      ...extra,
+    });
+    const jobId = await submit({
+      input: { uri: "s3://media-in/short.mp4" },
+      outputs: [output("fragmented", "mp4", { fragmented: true }), output("ts", "mpegts")],
+      manifestUri: "s3://media-out/streamed/manifest.json",
+    });
+    const done = await until(jobId, "COMPLETED");
+    const attemptId = done.attempts[0].id;
+    const checked = agent.logs.filter(
+      (line) => line.msg === "parts uploaded while the output was written" && line.attemptId === attemptId,
+    );
+    expect(checked).toHaveLength(2);
+    const manifest = JSON.parse((await readObject(s3, "s3://media-out/streamed/manifest.json")).toString());
+    for (const entry of manifest.outputs as { uri: string; bytes: number; sha256: string }[]) {
+      const bytes = await readObject(s3, entry.uri);
+      expect(bytes.length).toBe(entry.bytes);
+      expect(await sha256(bytes)).toBe(entry.sha256);
+      expect(Math.abs(Number((await ffprobe(bytes)).format.duration) - 4)).toBeLessThanOrEqual(0.15);
+    }
+    // Fragments (moof boxes), and the stored plan keeps the option.
+    const fragmented = await readObject(s3, "s3://media-out/streamed/fragmented.mp4");
+    expect(fragmented.includes("moof")).toBe(true);
+    expect(done.executionPlan.outputs[0]).toMatchObject({ container: "mp4", fragmented: true });
+  });
+
   it("a missing input fails the job at once with INPUT_NOT_FOUND; no retry loop", async () => {
     const jobId = await submit(plan("nothing-here.mp4", "missing"));
     const failed = await until(jobId, "FAILED");

@@ -215,6 +215,7 @@ export function testManagerConfig(
     S3_SECRET_ACCESS_KEY: storage.secretAccessKey,
     S3_FORCE_PATH_STYLE: String(storage.forcePathStyle),
     S3_CHECKSUMS: storage.checksums,
+    S3_MAX_PARTS: number(storage.maxParts),
     OIDC_ISSUER_URL: settings.issuer,
     OIDC_OPERATOR_ISSUER_URL: settings.externalOperatorIssuer,
     OIDC_OPERATIONS_ADMIN_AUDIENCE: OPERATIONS_AUDIENCE,

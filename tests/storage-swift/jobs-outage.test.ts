@@ -9,6 +9,7 @@ import { waitFor } from "@tjm/devstack/services";
 import { createS3Client } from "@tjm/storage";
 import { describe, expect, it } from "vitest";
 import { MultipartUploader } from "../../worker-agent/src/storage/upload.ts";
+import { readUploadState, type UploadState } from "../../worker-agent/src/storage/upload-state.ts";
 import { listKeys, readObject, sha256 } from "../harness/media-jobs.ts";
 import {
   agent,
@@ -22,6 +23,7 @@ import {
   proxy,
   statePath,
   store,
+  submit,
   swift,
   until,
   useSwiftJobs,
@@ -56,6 +58,45 @@ describe("storage outages and zombies on Swift s3api", () => {
       uploadId: during.uploadId,
     });
     await expectDelivered(jobId, "outage", attemptId);
+    await worker.process.stop();
+  });
+
+  it("storage killed while an MPEG-TS output uploads during the encode: the encode ends, WAITING_FOR_STORAGE; resumed, the same upload completes", async () => {
+    // The input downloaded first: cutting storage must not cut the encode's input.
+    const worker = await agent("outage-streamed", { WORKER_INPUT_STREAMING: "off" });
+    const { jobId, attemptId } = await submit("outage-streamed", { container: "mpegts", preset: "fastest" });
+    let growing: UploadState | undefined;
+    await waitFor(
+      "a part stored during the encode",
+      async () => {
+        const read = await readUploadState(statePath(worker.workDir, attemptId));
+        growing =
+          read.status === "ok" && read.state.growing && read.state.parts.length > 0 ? read.state : undefined;
+        return growing !== undefined;
+      },
+      60_000,
+      10,
+    );
+    await swift.killProxy();
+    const waiting = await until(jobId, "WAITING_FOR_STORAGE");
+    expect(waiting.attempts).toEqual([
+      expect.objectContaining({ id: attemptId, state: "WAITING_FOR_STORAGE" }),
+    ]);
+
+    await swift.startProxy();
+    const resumed = await manager.request(`/api/v1/operations/jobs/${jobId}/resume-uploads`, {
+      method: "POST",
+    });
+    expect(resumed.status).toBe(202);
+    const done = await until(jobId, "COMPLETED");
+    expect(done.attempts).toEqual([expect.objectContaining({ id: attemptId, encodingRecoveryCount: 0 })]);
+    expect(
+      worker.process.logs.filter((line) => line.msg === "encoding" && line.attemptId === attemptId),
+    ).toHaveLength(1);
+    expect(worker.process.logs.find((line) => line.msg === "resuming multipart upload")).toMatchObject({
+      uploadId: growing?.uploadId,
+    });
+    await expectDelivered(jobId, "outage-streamed", attemptId, "grain.ts");
     await worker.process.stop();
   });
 

@@ -26,6 +26,8 @@ const INPUT = "s3://media-in/grain.mp4";
 export const SLOW_UPLOAD_BYTES_PER_SECOND = 3 * MIB;
 export const AGENT_SETTINGS = {
   WORKER_UPLOAD_PART_SIZE_MIB: "5",
+  // Two parts at a time, not all seven at once: "some parts stored, not all" lasts seconds.
+  WORKER_UPLOAD_CONCURRENCY: "2",
   // Storage down for longer than this pauses the upload: WAITING_FOR_STORAGE.
   WORKER_UPLOAD_RETRY_BUDGET_MS: "2000",
 };
@@ -85,8 +87,17 @@ export const job = (jobId: string): Promise<JobDetail> => manager.job(jobId);
 export const until = (jobId: string, state: string, timeoutMs = 60_000): Promise<JobDetail> =>
   manager.untilJob(jobId, state, { timeoutMs, pollMs: 100 });
 
-/** One grainy 360p H.264 output under s3://media-out/<prefix>/, with a manifest. */
-async function submit(prefix: string): Promise<{ jobId: string; attemptId: string }> {
+/**
+ * One grainy 360p H.264 output under s3://media-out/<prefix>/, with a manifest: a faststart
+ * mp4 unless `output` says otherwise.
+ */
+export async function submit(
+  prefix: string,
+  output: { container: "mp4" | "mpegts"; preset: "fastest" | "medium" } = {
+    container: "mp4",
+    preset: "fastest",
+  },
+): Promise<{ jobId: string; attemptId: string }> {
   const jobId = await manager.submitJob({
     projectId,
     executionPlan: {
@@ -95,9 +106,9 @@ async function submit(prefix: string): Promise<{ jobId: string; attemptId: strin
         {
           id: "grain",
           kind: "FILE",
-          container: "mp4",
-          destinationUri: `s3://media-out/${prefix}/grain.mp4`,
-          video: { codec: "h264", height: 360, preset: "fastest" },
+          container: output.container,
+          destinationUri: `s3://media-out/${prefix}/grain.${output.container === "mp4" ? "mp4" : "ts"}`,
+          video: { codec: "h264", height: 360, preset: output.preset },
           audio: { codec: "aac", bitrateKbps: 96 },
         },
       ],
@@ -110,9 +121,10 @@ async function submit(prefix: string): Promise<{ jobId: string; attemptId: strin
 /** An agent of its own (state and work directories), with 5 MiB parts and a 2 s retry budget. */
 export async function agent(
   name: string,
+  settings: Record<string, string> = {},
 ): Promise<{ process: AgentProcess; workDir: string; stateDir: string }> {
   const unique = `${name}-${++sequence}`;
-  const started = await startTestAgent(manager, scratch.root, unique, AGENT_SETTINGS);
+  const started = await startTestAgent(manager, scratch.root, unique, { ...AGENT_SETTINGS, ...settings });
   return {
     process: started,
     workDir: join(scratch.root, `work-${unique}`),
@@ -123,14 +135,17 @@ export async function agent(
 export const statePath = (workDir: string, attemptId: string) =>
   join(workDir, "attempts", `${attemptId}.grain.upload.json`);
 
-/** The agent's upload state once it holds at least `parts` stored parts (the upload is under way). */
+/**
+ * The agent's upload state once it holds at least `parts` stored parts after the encode (the
+ * upload is under way; one begun while the output was written has been checked against it).
+ */
 async function uploadUnderWay(workDir: string, attemptId: string, parts: number): Promise<UploadState> {
   let state: UploadState | undefined;
   await waitFor(
     `${parts} parts stored`,
     async () => {
       const read = await readUploadState(statePath(workDir, attemptId));
-      if (read.status === "ok" && read.state.parts.length >= parts) state = read.state;
+      if (read.status === "ok" && !read.state.growing && read.state.parts.length >= parts) state = read.state;
       return state !== undefined;
     },
     60_000,
@@ -143,12 +158,17 @@ async function uploadUnderWay(workDir: string, attemptId: string, parts: number)
 
 /**
  * A fresh agent, the upload slowed down, a job submitted, and the agent's upload of its output
- * under way with at least `parts` parts stored.
+ * under way after the encode with at least `parts` parts stored.
  */
-export async function jobMidUpload(name: string, prefix: string, parts = 1) {
+export async function jobMidUpload(
+  name: string,
+  prefix: string,
+  parts = 1,
+  container: "mp4" | "mpegts" = "mp4",
+) {
   const worker = await agent(name);
   proxy.limitUpload(SLOW_UPLOAD_BYTES_PER_SECOND);
-  const { jobId, attemptId } = await submit(prefix);
+  const { jobId, attemptId } = await submit(prefix, { container, preset: "fastest" });
   const during = await uploadUnderWay(worker.workDir, attemptId, parts);
   return { worker, jobId, attemptId, during };
 }
@@ -174,7 +194,7 @@ export async function storedPartPuts(uploadId: string): Promise<number[]> {
 }
 
 /** The job's outputs as the manifest lists them, each read back and checked against it. */
-export async function expectDelivered(jobId: string, prefix: string, attemptId: string) {
+export async function expectDelivered(jobId: string, prefix: string, attemptId: string, file = "grain.mp4") {
   const manifest = JSON.parse((await readObject(store, `s3://media-out/${prefix}/manifest.json`)).toString());
   expect(manifest).toMatchObject({ jobId, attemptId });
   const [output] = manifest.outputs as { uri: string; sha256: string; bytes: number }[];
@@ -183,7 +203,7 @@ export async function expectDelivered(jobId: string, prefix: string, attemptId: 
   expect(await sha256(bytes)).toBe(output?.sha256);
   // Exactly one object per output (and the manifest); nothing staged, nothing half-uploaded.
   expect(await listKeys(store, "media-out", `${prefix}/`)).toEqual([
-    `${prefix}/grain.mp4`,
+    `${prefix}/${file}`,
     `${prefix}/manifest.json`,
   ]);
   expect(await listKeys(store, "media-out", `.tjm-staging/${jobId}/`)).toEqual([]);

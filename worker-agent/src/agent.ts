@@ -204,7 +204,9 @@ export class WorkerAgent {
         maxAttempts: config.WORKER_UPLOAD_RETRY_ATTEMPTS,
       },
       uploadParts: {
-        partSize: config.WORKER_UPLOAD_PART_SIZE_MIB * MIB,
+        ...(config.WORKER_UPLOAD_PART_SIZE_MIB !== undefined
+          ? { partSize: config.WORKER_UPLOAD_PART_SIZE_MIB * MIB }
+          : {}),
         concurrency: config.WORKER_UPLOAD_CONCURRENCY,
       },
       streamInput: config.WORKER_INPUT_STREAMING === "on",

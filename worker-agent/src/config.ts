@@ -2,8 +2,7 @@ import { isAbsolute, resolve } from "node:path";
 import { LOG_LEVELS } from "@tjm/platform";
 import { messageLimits, WORKER_POOLS } from "@tjm/protocol";
 import { z } from "zod";
-import { DEFAULT_PART_SIZE, MIB } from "./storage/parts.ts";
-import { DEFAULT_UPLOAD_CONCURRENCY } from "./storage/upload.ts";
+import { MAX_PARTS_IN_FLIGHT } from "./storage/part-size.ts";
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
@@ -55,15 +54,18 @@ export const configSchema = z.object({
   WORKER_UPLOAD_RETRY_BUDGET_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
   /** Tries per storage request within that budget. */
   WORKER_UPLOAD_RETRY_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
-  /** Multipart part size (S3 allows 5 MiB to 5 GiB); each part in flight is held in memory. */
+  /**
+   * Multipart part size (S3 allows 5 MiB to 5 GiB) for every output. Unset: each output's is
+   * fixed from its plan (storage/part-size.ts), so its parts can go up while it is encoded.
+   */
   WORKER_UPLOAD_PART_SIZE_MIB: z.coerce
     .number()
     .int()
     .min(5)
     .max(5 * 1024)
-    .default(DEFAULT_PART_SIZE / MIB),
-  /** Parts uploaded at once, per output. */
-  WORKER_UPLOAD_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(DEFAULT_UPLOAD_CONCURRENCY),
+    .optional(),
+  /** Parts of one output uploaded at once, at most; each part in flight is held in memory. */
+  WORKER_UPLOAD_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(MAX_PARTS_IN_FLIGHT),
   /**
    * "on": ffmpeg streams the input through the agent's relay (ranged reads), and a download
    * is only the fallback; "off": every input is downloaded before ffmpeg starts (a store that

@@ -466,6 +466,7 @@ export async function startSwift(): Promise<SwiftServer> {
     ...SWIFT_CREDENTIALS,
     forcePathStyle: true,
     checksums: "WHEN_REQUIRED",
+    maxParts: 1000,
   };
   const admin = makeClient(endpoint);
   return {

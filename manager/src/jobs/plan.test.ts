@@ -220,6 +220,21 @@ describe("planRuleIssues", () => {
     expect(planRuleIssues(plan({ outputs }))).toEqual([{ path: ["outputs", 0, "video", "codec"], message }]);
   });
 
+  it.each(["mov", "mkv", "webm", "mpegts"])(
+    "a fragmented %s output is refused: only mp4 fragments",
+    (container) => {
+      const outputs = [output({ container, fragmented: true, video: undefined, audio: undefined })];
+      expect(planRuleIssues(plan({ outputs }))).toContainEqual({
+        path: ["outputs", 0, "fragmented"],
+        message: `only mp4 outputs can be fragmented, not ${container}`,
+      });
+    },
+  );
+
+  it("a fragmented mp4 output is accepted", () => {
+    expect(planRuleIssues(plan({ outputs: [output({ container: "mp4", fragmented: true })] }))).toEqual([]);
+  });
+
   it.each([
     ["webm", "aac", "container webm cannot carry aac audio; use opus"],
     ["webm", "mp3", "container webm cannot carry mp3 audio; use opus"],

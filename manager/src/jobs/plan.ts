@@ -220,6 +220,12 @@ function outputCodecIssues(output: Loose, index: number): PlanIssue[] {
   }
   const container = text(output.container);
   const support = supportOf(container);
+  if (output.fragmented === true && container !== undefined && container !== "mp4") {
+    issues.push({
+      path: ["outputs", index, "fragmented"],
+      message: `only mp4 outputs can be fragmented, not ${container}`,
+    });
+  }
   const videoCodec = text(video?.codec);
   if (support && videoCodec !== undefined) {
     const codec = normaliseVideoCodec(videoCodec);

@@ -4,10 +4,11 @@
  * too much), ffprobe running beside ffmpeg rather than before it (only a plan that needs its
  * facts to build the command waits for it), watermark and subtitle files downloaded first,
  * one ffmpeg run for every output, outputs uploaded to their attempt-scoped staging keys with
- * resumable multipart uploads while they are probed, the ffmpeg log to logsUri, then
- * `completed`. When storage stays down past the uploader's retry budget it reports
- * `upload-paused` and keeps the encoded files until `resume-uploads` (or a cancel). Nothing
- * here throws to the caller: every ending is a report.
+ * resumable multipart uploads (those ffmpeg writes front to back while it writes them,
+ * output-uploads.ts) while they are probed, the ffmpeg log to logsUri, then `completed`. When
+ * storage stays down past the uploader's retry budget it reports `upload-paused` and keeps the
+ * encoded files until `resume-uploads` (or a cancel). Nothing here throws to the caller: every
+ * ending is a report.
  */
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -32,13 +33,14 @@ import {
   createS3Client,
   downloadObject,
   InputRelay,
-  MultipartUploader,
   putSmallObject,
   type RelayProblem,
   type RetryPolicy,
   StorageUnavailableError,
 } from "../storage/index.ts";
+import { MAX_PARTS_IN_FLIGHT } from "../storage/part-size.ts";
 import { describeFailure } from "./failures.ts";
+import { OutputUploads } from "./output-uploads.ts";
 import type { AttemptRecord, AttemptRecords, EncodedOutput } from "./records.ts";
 
 export interface AttemptEnvironment {
@@ -53,8 +55,11 @@ export interface AttemptEnvironment {
   progress(lease: LeaseCommand, update: ProgressUpdate): void;
   /** Storage retry budget before an upload pauses (tests shorten it). */
   storageRetry?: Partial<RetryPolicy>;
-  /** Part size and parts in flight of each output's multipart upload; the uploader's defaults if unset. */
-  uploadParts?: { partSize: number; concurrency: number };
+  /**
+   * Every output's part size (unset: from its plan) and the most parts of one output in flight
+   * (unset: MAX_PARTS_IN_FLIGHT).
+   */
+  uploadParts?: { partSize?: number; concurrency: number };
   /** False: the input is downloaded before ffmpeg starts instead of streamed (WORKER_INPUT_STREAMING). */
   streamInput?: boolean;
   /** How long ffmpeg gets after SIGTERM before SIGKILL. */
@@ -99,6 +104,7 @@ class Cancelled extends Error {
 export class Attempt {
   private readonly abort = new AbortController();
   private readonly client: S3Client;
+  private readonly uploads: OutputUploads;
   private ffmpeg: RunningFfmpeg | undefined;
   private resumeWaiter: (() => void) | undefined;
   private cancelled = false;
@@ -120,6 +126,16 @@ export class Attempt {
   ) {
     this.log = withFields(env.logger, { jobId: record.lease.jobId, attemptId: record.lease.attemptId });
     this.client = createS3Client(record.lease.storage);
+    this.uploads = new OutputUploads({
+      client: this.client,
+      uri: (outputId) => this.stagingUri(outputId),
+      statePath: (outputId) => env.records.uploadStatePath(record.lease.attemptId, outputId),
+      partLimit: record.lease.storage.maxParts,
+      partSize: env.uploadParts?.partSize,
+      concurrency: env.uploadParts?.concurrency ?? MAX_PARTS_IN_FLIGHT,
+      ...this.retry,
+      meter: env.metrics,
+    });
     this.done = (mode === "drop" ? this.discard({ abortUploads: true }) : this.run())
       .catch((err) => this.log.error("attempt ended without its last report", { err }))
       .finally(() => this.client.destroy());
@@ -198,7 +214,8 @@ export class Attempt {
       await this.discard({ abortUploads: false });
     } catch (err) {
       if (this.stopping) {
-        if (this.record.phase === "encoding") await this.discard({ abortUploads: false });
+        // Outputs uploading while written are incomplete: the next attempt starts over.
+        if (this.record.phase === "encoding") await this.discard({ abortUploads: true });
         return;
       }
       if (this.cancelled) {
@@ -281,7 +298,13 @@ export class Attempt {
       this.env
         .report(this.lease, "started", {})
         .catch((err) => this.log.warn("cannot report started", { err }));
-      const problem = await this.runFfmpeg(first, input.streamed ? relay : undefined, probe);
+      const problem = await this.encodeOnce(
+        first,
+        input.streamed ? relay : undefined,
+        probe,
+        info,
+        outputPaths,
+      );
       if (problem) {
         this.log.warn("the input stream failed; downloading the input and encoding again", {
           problem,
@@ -289,7 +312,7 @@ export class Attempt {
         });
         const local = await this.downloadInput();
         probe = info ? Promise.resolve({ info }) : this.probe(local);
-        await this.runFfmpeg(command(local), undefined, probe);
+        await this.encodeOnce(command(local), undefined, probe, info, outputPaths);
       } else if (input.streamed) {
         this.log.info("input streamed", { ...relay.measures });
       }
@@ -343,6 +366,41 @@ export class Attempt {
     const path = join(this.directory, "input");
     await downloadObject(this.client, this.lease.plan.input.uri, path, this.retry);
     return { path, streamed: false };
+  }
+
+  /**
+   * One ffmpeg run with its outputs uploading while they are written. Outputs it leaves
+   * complete are checked against what went up; those of a run that failed stay for the
+   * attempt's discard, those of a run encoded again are aborted first.
+   */
+  /**
+   * One ffmpeg run with its outputs' uploads beside it. The part sizes are fixed at the spawn
+   * from what is known then: the probe's facts only when the plan waited for them.
+   */
+  private async encodeOnce(
+    command: FfmpegCommand,
+    relay: InputRelay | undefined,
+    probe: Promise<ProbeOutcome>,
+    info: MediaInfo | undefined,
+    outputPaths: Readonly<Record<string, string>>,
+  ): Promise<RelayProblem | undefined> {
+    const { outputs } = this.lease.plan;
+    this.uploads.begin({
+      outputs,
+      paths: outputPaths,
+      durationMs: command.expectedDurationMs ?? info?.durationMs,
+      sourceHeight: info?.video?.height,
+    });
+    let problem: RelayProblem | undefined;
+    try {
+      problem = await this.runFfmpeg(command, relay, probe);
+    } catch (error) {
+      await this.uploads.stop();
+      throw error;
+    }
+    if (problem) await this.uploads.abandon(outputs.map((output) => output.id));
+    else await this.uploads.finish();
+    return problem;
   }
 
   /**
@@ -455,7 +513,9 @@ export class Attempt {
     for (;;) {
       try {
         const uploads: { bytes: number; sha256: string }[] = [];
-        for (const output of this.record.outputs) uploads.push(await this.uploader(output).upload());
+        for (const output of this.record.outputs) {
+          uploads.push(await (await this.uploads.uploader(output)).upload());
+        }
         const descriptions = await described;
         const results = this.record.outputs.map((output, index): OutputResult => {
           const uploaded = uploads[index] as { bytes: number; sha256: string };
@@ -509,18 +569,6 @@ export class Attempt {
     };
   }
 
-  private uploader(output: EncodedOutput): MultipartUploader {
-    return new MultipartUploader({
-      client: this.client,
-      file: output.path,
-      uri: this.stagingUri(output.id),
-      statePath: this.env.records.uploadStatePath(this.lease.attemptId, output.id),
-      ...this.env.uploadParts,
-      ...this.retry,
-      meter: this.env.metrics,
-    });
-  }
-
   private stagingUri(outputId: string): string {
     const staged = this.lease.staging.find((entry) => entry.outputId === outputId);
     if (!staged) throw new Error(`the lease names no staging location for output ${outputId}`);
@@ -532,19 +580,15 @@ export class Attempt {
     await putSmallObject(this.client, this.lease.logsUri, log, "text/plain; charset=utf-8", this.retry);
   }
 
-  /** Deletes the attempt's files and records; with abortUploads, its unfinished multipart uploads too. */
+  /**
+   * Deletes the attempt's files and records; with abortUploads, its unfinished multipart
+   * uploads too (every output's: while encoding, those uploading as they are written).
+   */
   private async discard(options: { abortUploads: boolean }): Promise<void> {
     if (options.abortUploads) {
-      for (const output of this.record.outputs) {
-        // A fresh signal: the attempt's own is aborted by now.
-        await new MultipartUploader({
-          client: this.client,
-          file: output.path,
-          uri: this.stagingUri(output.id),
-          statePath: this.env.records.uploadStatePath(this.lease.attemptId, output.id),
-          retry: { maxAttempts: 2, budgetMs: 5000 },
-          logger: this.log,
-        })
+      for (const output of this.lease.plan.outputs) {
+        await this.uploads
+          .aborter(output.id)
           .abort()
           .catch((err) => this.log.warn("cannot abort a multipart upload", { output: output.id, err }));
       }

@@ -48,7 +48,8 @@ export class AttemptRegistry {
 
   /**
    * Reads what a previous instance left: encoded outputs still to upload can be finished
-   * (returned, for the re-registration); half-done encodes cannot and are deleted.
+   * (returned, for the re-registration); half-done encodes cannot: their files are deleted and
+   * the uploads of outputs that went up while written are aborted.
    */
   async restore(): Promise<{ attemptId: string; fencingToken: string }[]> {
     const { records, unreadable } = await this.options.records.list();
@@ -60,7 +61,7 @@ export class AttemptRegistry {
         this.options.logger.info("discarding an attempt whose encode the previous instance did not finish", {
           attemptId: record.lease.attemptId,
         });
-        await this.options.records.remove(record.lease);
+        await new Attempt(this.options, record, "drop").done;
       } else this.restored.push(record);
     }
     return this.restored.map(({ lease }) => ({

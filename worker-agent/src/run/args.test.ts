@@ -148,6 +148,19 @@ describe("container -> muxer", () => {
     expect(args.slice(-muxer.length - 1)).toEqual([...muxer, "/work/job/out/out"]);
     expect(args.filter((arg) => arg === "-f")).toHaveLength(1);
   });
+
+  it("a fragmented mp4 gets a fragment per keyframe interval of at least a second, and no faststart", () => {
+    const fragmented = output("out", {
+      container: "mp4",
+      fragmented: true,
+      video: { codec: "h264", preset: "medium" },
+    });
+    const args = build(plan([fragmented])).args;
+    expect(args.slice(-7)).toEqual([
+      ...["-f", "mp4", "-movflags", "+frag_keyframe+empty_moov+default_base_moof"],
+      ...["-min_frag_duration", "1000000", "/work/job/out/out"],
+    ]);
+  });
 });
 
 describe("video codec -> the pool's encoder", () => {

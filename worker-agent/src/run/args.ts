@@ -86,6 +86,20 @@ const MUXERS: Record<Container, string[]> = {
 };
 
 /**
+ * Fragmented MP4: ffmpeg writes it front to back and never seeks back (byte-identical to its
+ * output on a pipe), so it can be uploaded while it is written. A fragment starts at each
+ * keyframe at least a second after the last, so an audio-only output gets no per-frame ones.
+ */
+const FRAGMENTED_MP4 = [
+  ...["-f", "mp4", "-movflags", "+frag_keyframe+empty_moov+default_base_moof"],
+  ...["-min_frag_duration", "1000000"],
+];
+
+function muxerOptions(output: PlanOutput): string[] {
+  return output.container === "mp4" && output.fragmented ? FRAGMENTED_MP4 : MUXERS[output.container];
+}
+
+/**
  * ffmpeg 5.1's libopus accepts only the Vorbis channel orders and does not ask the filter graph
  * for them, so a "5.1(side)" track (every AC-3 or DTS 5.1 source) fails to open the encoder.
  * aformat lets the graph convert to the nearest layout libopus takes.
@@ -260,7 +274,7 @@ export function buildFfmpegCommand(request: FfmpegCommandRequest): FfmpegCommand
       // Matroska would otherwise flag the first subtitle track default, and players show it.
       args.push("-default_mode", "infer_no_subs");
     }
-    args.push(...MUXERS[output.container], outputPath(outputPaths, output));
+    args.push(...muxerOptions(output), outputPath(outputPaths, output));
     return args;
   });
 

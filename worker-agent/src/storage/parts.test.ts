@@ -31,6 +31,12 @@ describe("choosePartSize", () => {
     expect(Math.ceil(size / (partSize - MIB))).toBeGreaterThan(MAX_PARTS);
   });
 
+  it("grows the part to fit a store's lower part limit (Swift's s3api: 1,000)", () => {
+    expect(choosePartSize(4 * GIB, MIN_PART_SIZE, 1_000)).toBe(5 * MIB);
+    expect(choosePartSize(10 * GIB, MIN_PART_SIZE, 1_000)).toBe(11 * MIB);
+    expect(Math.ceil((10 * GIB) / (11 * MIB))).toBeLessThanOrEqual(1_000);
+  });
+
   it("refuses a file over S3's 5 TiB object limit", () => {
     expect(() => choosePartSize(5 * 1024 * GIB + 1)).toThrow(/5 TiB/);
   });

@@ -21,9 +21,13 @@ export const DEFAULT_PART_SIZE = 32 * MIB;
 
 /**
  * The part size for a file: the requested one (at least 5 MiB), raised to a whole MiB when
- * the file would otherwise need more than 10,000 parts.
+ * the file would otherwise need more than the store's part limit (S3: 10,000).
  */
-export function choosePartSize(fileSize: number, requested: number = DEFAULT_PART_SIZE): number {
+export function choosePartSize(
+  fileSize: number,
+  requested: number = DEFAULT_PART_SIZE,
+  partLimit: number = MAX_PARTS,
+): number {
   if (!Number.isSafeInteger(requested) || requested < MIN_PART_SIZE || requested > MAX_PART_SIZE) {
     throw new RangeError(`part size must be a whole number of bytes from 5 MiB to 5 GiB, got ${requested}`);
   }
@@ -31,7 +35,7 @@ export function choosePartSize(fileSize: number, requested: number = DEFAULT_PAR
   if (fileSize > MAX_OBJECT_SIZE) {
     throw new RangeError(`${fileSize} bytes is more than S3's 5 TiB object limit`);
   }
-  const needed = Math.ceil(Math.ceil(fileSize / MAX_PARTS) / MIB) * MIB;
+  const needed = Math.ceil(Math.ceil(fileSize / partLimit) / MIB) * MIB;
   return Math.max(requested, needed);
 }
 

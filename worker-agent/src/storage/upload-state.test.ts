@@ -104,3 +104,29 @@ describe("stateMismatch", () => {
     ).toMatch(/part size/);
   });
 });
+
+describe("stateMismatch with uploads begun while the file was written", () => {
+  it("never resumes a growing state, whatever its size says", () => {
+    expect(
+      stateMismatch(
+        { ...resumable, growing: true },
+        { bucket: "media-out", key: "out.mp4" },
+        file(21 * MIB, 1000.5),
+      ),
+    ).toBe("the upload began while the file was still being written");
+  });
+
+  it("starts over when the file needs more parts than the store's limit at the saved part size", () => {
+    const target = { bucket: "media-out", key: "out.mp4" };
+    expect(stateMismatch(resumable, target, file(21 * MIB, 1000.5), 5)).toBeUndefined();
+    expect(stateMismatch(resumable, target, file(21 * MIB, 1000.5), 4)).toMatch(/part size/);
+  });
+
+  it("reads a state file written before the growing flag existed, and one with it", async () => {
+    const path = join(dir, "g.json");
+    await writeUploadState(path, { ...state, growing: true });
+    expect(await readUploadState(path)).toEqual({ status: "ok", state: { ...state, growing: true } });
+    await writeFile(path, JSON.stringify(state));
+    expect(await readUploadState(path)).toEqual({ status: "ok", state });
+  });
+});

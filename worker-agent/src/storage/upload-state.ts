@@ -19,6 +19,12 @@ const CompletedPartSchema = z.object({
 
 export const UploadStateSchema = z.object({
   version: z.literal(1),
+  /**
+   * The upload began while ffmpeg was still writing the file (growing-upload.ts): its size
+   * and parts are provisional, so it is aborted, never resumed. An agent that predates the
+   * field drops it and finds the size and mtime wrong: aborted as well.
+   */
+  growing: z.literal(true).optional(),
   uploadId: z.string().min(1),
   bucket: z.string().min(1),
   key: z.string().min(1),
@@ -68,14 +74,20 @@ export async function removeUploadState(path: string): Promise<void> {
 }
 
 /** Why a saved state cannot be resumed for this file and key, or undefined if it can. */
-export function stateMismatch(state: UploadState, target: S3Location, info: Stats): string | undefined {
+export function stateMismatch(
+  state: UploadState,
+  target: S3Location,
+  info: Stats,
+  partLimit: number = MAX_PARTS,
+): string | undefined {
+  if (state.growing) return "the upload began while the file was still being written";
   if (state.bucket !== target.bucket || state.key !== target.key) {
     return `the state is for ${formatS3Uri(state)}, not ${formatS3Uri(target)}`;
   }
   if (state.fileSize !== info.size || state.fileMtimeMs !== info.mtimeMs) {
     return "the file changed since the upload began";
   }
-  if (state.partSize < MIN_PART_SIZE || Math.ceil(state.fileSize / state.partSize) > MAX_PARTS) {
+  if (state.partSize < MIN_PART_SIZE || Math.ceil(state.fileSize / state.partSize) > partLimit) {
     return `the state's part size ${state.partSize} is not usable`;
   }
   return undefined;

@@ -65,6 +65,8 @@ export interface UploadOptions extends RetryOptions {
   statePath: string;
   /** Bytes per part; default 32 MiB, at least 5 MiB. A resumed upload keeps the size it began with. */
   partSize?: number;
+  /** Parts the store allows per upload (S3: 10,000; Swift's s3api: 1,000); the part size grows to fit. */
+  partLimit?: number;
   /** Parts in flight at once; default 4. */
   concurrency?: number;
   contentType?: string;
@@ -200,7 +202,7 @@ export class MultipartUploader {
         reason: saved.reason,
       });
     } else if (saved.status === "ok") {
-      const mismatch = stateMismatch(saved.state, this.location, info);
+      const mismatch = stateMismatch(saved.state, this.location, info, this.options.partLimit);
       if (!mismatch) {
         const reconciled = await this.reconcile(saved.state, signal);
         if (reconciled) return reconciled;
@@ -302,7 +304,7 @@ export class MultipartUploader {
   }
 
   private async create(info: Stats, signal: AbortSignal): Promise<UploadState> {
-    const partSize = choosePartSize(info.size, this.options.partSize);
+    const partSize = choosePartSize(info.size, this.options.partSize, this.options.partLimit);
     const { bucket, key } = this.location;
     // A retry after a lost answer leaves an orphan upload; the bucket's lifecycle rule for
     // incomplete multipart uploads removes it.

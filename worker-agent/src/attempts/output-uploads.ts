@@ -1,0 +1,134 @@
+/**
+ * How an attempt's outputs go up: each output's part size is fixed from its plan before
+ * ffmpeg starts (part-size.ts); outputs ffmpeg writes front to back upload their parts while
+ * it runs (growing-upload.ts), and every output's upload finishes after the exit through
+ * MultipartUploader, all of its remaining parts in flight at once.
+ */
+import { stat } from "node:fs/promises";
+import type { S3Client } from "@aws-sdk/client-s3";
+import type { Logger } from "@tjm/platform";
+import type { PlanOutput } from "@tjm/protocol";
+import { MAX_PARTS, type RetryOptions } from "@tjm/storage";
+import { GrowingFileUpload } from "../storage/growing-upload.ts";
+import { partSizeFor, partsInFlight } from "../storage/part-size.ts";
+import { DEFAULT_PART_SIZE } from "../storage/parts.ts";
+import { MultipartUploader, type UploadMeter } from "../storage/upload.ts";
+
+export interface OutputUploadSettings extends RetryOptions {
+  client: S3Client;
+  logger?: Logger;
+  /** Where each output goes and where its upload state is kept. */
+  uri: (outputId: string) => string;
+  statePath: (outputId: string) => string;
+  /** The store's parts per upload (the lease's storage.maxParts); S3's 10,000 when unset. */
+  partLimit: number | undefined;
+  /** WORKER_UPLOAD_PART_SIZE_MIB when set: every output's part size. */
+  partSize: number | undefined;
+  /** Parts of one output in flight at once, at most. */
+  concurrency: number;
+  meter?: UploadMeter | undefined;
+}
+
+/** What ffmpeg is about to write, and what is known of the input when it starts. */
+export interface EncodeStart {
+  outputs: readonly PlanOutput[];
+  paths: Readonly<Record<string, string>>;
+  durationMs: number | undefined;
+  sourceHeight: number | undefined;
+}
+
+/**
+ * Containers ffmpeg writes front to back and never seeks back in. MP4 with faststart rewrites
+ * the whole file at the end; Matroska/WebM and MOV seek back to their header.
+ */
+export function writtenFrontToBack(output: Pick<PlanOutput, "container" | "fragmented">): boolean {
+  return output.container === "mpegts" || (output.container === "mp4" && output.fragmented === true);
+}
+
+export class OutputUploads {
+  private readonly partSizes = new Map<string, number>();
+  private growing: GrowingFileUpload[] = [];
+
+  constructor(private readonly settings: OutputUploadSettings) {}
+
+  private get partLimit(): number {
+    return this.settings.partLimit ?? MAX_PARTS;
+  }
+
+  /** ffmpeg is starting: fixes every output's part size and follows those written front to back. */
+  begin(start: EncodeStart): void {
+    for (const output of start.outputs) {
+      const partSize =
+        this.settings.partSize ??
+        partSizeFor({
+          output,
+          durationMs: start.durationMs,
+          sourceHeight: start.sourceHeight,
+          partLimit: this.partLimit,
+        });
+      this.partSizes.set(output.id, partSize);
+      if (!writtenFrontToBack(output)) continue;
+      this.growing.push(
+        new GrowingFileUpload({
+          ...this.settings,
+          file: start.paths[output.id] as string,
+          uri: this.settings.uri(output.id),
+          statePath: this.settings.statePath(output.id),
+          partSize,
+          partLimit: this.partLimit,
+        }),
+      );
+    }
+  }
+
+  /** ffmpeg exited and its outputs are complete: what went up meanwhile is checked against them. */
+  async finish(): Promise<void> {
+    const growing = this.growing.splice(0);
+    await Promise.all(growing.map((upload) => upload.finish()));
+  }
+
+  /** ffmpeg failed or the attempt ends: sending stops; the uploads stay for abandon() or a discard. */
+  async stop(): Promise<void> {
+    const growing = this.growing.splice(0);
+    await Promise.all(growing.map((upload) => upload.stop()));
+  }
+
+  /** The outputs are thrown away (ffmpeg runs again on a downloaded input): their uploads are aborted. */
+  async abandon(outputIds: readonly string[]): Promise<void> {
+    await this.stop();
+    for (const id of outputIds) await this.aborter(id).abort();
+  }
+
+  /** The upload of a complete output: every part still to send in flight at once, within the bounds. */
+  async uploader(output: { id: string; path: string }): Promise<MultipartUploader> {
+    // After a restart the plan's estimate is gone; an upload under way keeps its own part size.
+    const partSize = this.partSizes.get(output.id) ?? this.settings.partSize ?? DEFAULT_PART_SIZE;
+    const { size } = await stat(output.path);
+    return new MultipartUploader({
+      ...this.settings,
+      file: output.path,
+      uri: this.settings.uri(output.id),
+      statePath: this.settings.statePath(output.id),
+      partSize,
+      partLimit: this.partLimit,
+      concurrency: partsInFlight(
+        Math.max(1, Math.ceil(size / partSize)),
+        partSize,
+        this.settings.concurrency,
+      ),
+    });
+  }
+
+  /** Enough of an uploader to abort the upload its state file names; a fresh signal and a short budget. */
+  aborter(outputId: string): MultipartUploader {
+    return new MultipartUploader({
+      client: this.settings.client,
+      // abort() reads only the state file.
+      file: "",
+      uri: this.settings.uri(outputId),
+      statePath: this.settings.statePath(outputId),
+      retry: { maxAttempts: 2, budgetMs: 5000 },
+      logger: this.settings.logger,
+    });
+  }
+}
