@@ -36,6 +36,8 @@ export async function readObject(client: S3Client, bucket: string, key: string):
 export interface SentRequest {
   command: string;
   partNumber?: number;
+  /** When the request was made (Date.now()). */
+  at: number;
 }
 
 /** Records every command the client sends (the SDK's command names, e.g. "UploadPartCommand"). */
@@ -44,7 +46,7 @@ export function recordRequests(client: S3Client): SentRequest[] {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const input = args.input as { PartNumber?: number };
-      sent.push({ command: context.commandName ?? "?", partNumber: input.PartNumber });
+      sent.push({ command: context.commandName ?? "?", partNumber: input.PartNumber, at: Date.now() });
       return next(args);
     },
     { step: "initialize", name: "recordRequests" },
