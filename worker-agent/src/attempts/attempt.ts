@@ -2,8 +2,9 @@
  * One attempt on this Worker, from an accepted lease to its last report: the input streamed
  * to ffprobe and ffmpeg through the loopback relay (downloaded when the stream fails or reads
  * too much), watermark and subtitle files downloaded meanwhile, one ffmpeg run for every
- * output, outputs uploaded to their attempt-scoped staging keys with resumable multipart
- * uploads while they are probed, the ffmpeg log to logsUri, then `completed`. When storage
+ * output, outputs uploaded with resumable multipart uploads while they are probed (where the
+ * lease says: completed at an attempt-scoped staging key, or left incomplete at the destination
+ * for the Manager to commit), the ffmpeg log to logsUri, then `completed`. When storage
  * stays down past the uploader's retry budget it reports `upload-paused` and keeps the
  * encoded files until `resume-uploads` (or a cancel). Nothing here throws to the caller:
  * every ending is a report.
@@ -12,13 +13,14 @@ import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { S3Client } from "@aws-sdk/client-s3";
 import { type Logger, withFields } from "@tjm/platform";
-import type {
-  ExecutionPlan,
-  LeaseCommand,
-  OutputResult,
-  Report,
-  ReportBody,
-  WorkerPool,
+import {
+  type ExecutionPlan,
+  type LeaseCommand,
+  messageLimits,
+  type OutputResult,
+  type Report,
+  type ReportBody,
+  type WorkerPool,
 } from "@tjm/protocol";
 import type { WorkerMetrics } from "../metrics/worker-metrics.ts";
 import { buildFfmpegCommand, type FfmpegCommand } from "../run/args.ts";
@@ -29,6 +31,7 @@ import { retimeSubtitles } from "../run/subtitle-retime.ts";
 import {
   createS3Client,
   downloadObject,
+  type IncompleteUpload,
   InputRelay,
   MultipartUploader,
   putSmallObject,
@@ -382,7 +385,7 @@ export class Attempt {
   }
 
   /**
-   * Uploads every output to its staging key and the log; pauses (and waits) while storage is
+   * Uploads every output where the lease says, and the log; pauses (and waits) while storage is
    * down. The outputs are probed for the completion report (the manifest's durations, codecs
    * and sizes) while they upload.
    */
@@ -392,18 +395,19 @@ export class Attempt {
     described.catch(() => undefined);
     for (;;) {
       try {
-        const uploads: { bytes: number; sha256: string }[] = [];
+        const uploads: { bytes: number; sha256: string; incomplete?: IncompleteUpload }[] = [];
         for (const output of this.record.outputs) uploads.push(await this.uploader(output).upload());
         const descriptions = await described;
         const results = this.record.outputs.map((output, index): OutputResult => {
-          const uploaded = uploads[index] as { bytes: number; sha256: string };
+          const uploaded = uploads[index] as (typeof uploads)[number];
           const description = descriptions[index] as OutputDescription;
           return {
             id: output.id,
-            uri: this.stagingUri(output.id),
+            uri: this.uploadUri(output.id),
             bytes: uploaded.bytes,
             sha256: uploaded.sha256,
             ...description,
+            ...(uploaded.incomplete ? { multipart: uploaded.incomplete } : {}),
           };
         });
         await this.uploadLog();
@@ -448,10 +452,14 @@ export class Attempt {
   }
 
   private uploader(output: EncodedOutput): MultipartUploader {
+    const commit = this.lease.commit === "multipart";
     return new MultipartUploader({
       client: this.client,
       file: output.path,
-      uri: this.stagingUri(output.id),
+      uri: this.uploadUri(output.id),
+      // Multipart: only the Manager completes it, with the part list this report carries.
+      complete: !commit,
+      ...(commit ? { maxParts: Math.floor(messageLimits.reportParts / this.record.outputs.length) } : {}),
       statePath: this.env.records.uploadStatePath(this.lease.attemptId, output.id),
       ...this.env.uploadParts,
       ...this.retry,
@@ -459,10 +467,10 @@ export class Attempt {
     });
   }
 
-  private stagingUri(outputId: string): string {
-    const staged = this.lease.staging.find((entry) => entry.outputId === outputId);
-    if (!staged) throw new Error(`the lease names no staging location for output ${outputId}`);
-    return staged.uri;
+  private uploadUri(outputId: string): string {
+    const upload = this.lease.uploads.find((entry) => entry.outputId === outputId);
+    if (!upload) throw new Error(`the lease names no upload location for output ${outputId}`);
+    return upload.uri;
   }
 
   private async uploadLog(): Promise<void> {
@@ -478,7 +486,7 @@ export class Attempt {
         await new MultipartUploader({
           client: this.client,
           file: output.path,
-          uri: this.stagingUri(output.id),
+          uri: this.uploadUri(output.id),
           statePath: this.env.records.uploadStatePath(this.lease.attemptId, output.id),
           retry: { maxAttempts: 2, budgetMs: 5000 },
           logger: this.log,
