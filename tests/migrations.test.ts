@@ -35,7 +35,7 @@ describe("migrations", () => {
     expect(recorded.map((row) => row.checksum)).toEqual(migrations.map((m) => m.checksum));
   });
 
-  it("protocol 2 takes over the jobs no Worker holds yet: QUEUED jobs of protocol 1 become 2, others keep theirs", async () => {
+  it("each protocol bump takes over the jobs no Worker holds yet: QUEUED jobs of protocol 1 become 2, then 3; others keep theirs", async () => {
     const schema = freshSchemaName();
     const migrations = await loadMigrations();
     const upgrade = migrations.findIndex((m) => m.name === "protocol_version_2");
@@ -66,11 +66,20 @@ describe("migrations", () => {
           values (${attemptId}, ${id}, 1, 'CREATED', 1, now(), now())`;
       });
     }
+    const versions = async () => {
+      const rows = await sql<
+        { id: string; protocolVersion: number }[]
+      >`select id, protocol_version from jobs`;
+      const versionOf = (id: string) => rows.find((row) => row.id === id)?.protocolVersion;
+      return [versionOf(jobs.queued), versionOf(jobs.running), versionOf(jobs.completed)];
+    };
+    const third = migrations.findIndex((m) => m.name === "protocol_version_3");
+    expect(third).toBeGreaterThan(upgrade);
+    await migrate(sql, schema, migrations.slice(0, third));
+    expect(await versions()).toEqual([2, 1, 1]);
     await migrate(sql, schema, migrations);
-    const rows = await sql<{ id: string; protocolVersion: number }[]>`select id, protocol_version from jobs`;
+    expect(await versions()).toEqual([3, 1, 1]);
     await sql.end();
-    const versionOf = (id: string) => rows.find((row) => row.id === id)?.protocolVersion;
-    expect([versionOf(jobs.queued), versionOf(jobs.running), versionOf(jobs.completed)]).toEqual([2, 1, 1]);
   });
 
   it("never collide: of eight concurrent migrators exactly one applies each migration", async () => {
@@ -102,7 +111,7 @@ describe("migrations", () => {
     const refused = await runScript(["manager"], commandEnv(schema));
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain(
-      `The database schema "${schema}" has 19 pending migration(s): 0001_jobs, 0002_enrollment_tokens, 0003_workers, 0004_execution, 0005_installation, 0006_cancel_sends, 0007_identity, 0008_protocol_version_2, 0009_provider, 0010_promoted_outputs, 0011_identifier_keys, 0012_message_outbox, 0013_backchannel_logout_outbox, 0014_account_profile, 0015_identifier_changes, 0016_session_activity, 0017_password_recovery, 0018_mfa_factors, 0019_client_management.`,
+      `The database schema "${schema}" has 20 pending migration(s): 0001_jobs, 0002_enrollment_tokens, 0003_workers, 0004_execution, 0005_installation, 0006_cancel_sends, 0007_identity, 0008_protocol_version_2, 0009_provider, 0010_promoted_outputs, 0011_identifier_keys, 0012_message_outbox, 0013_backchannel_logout_outbox, 0014_account_profile, 0015_identifier_changes, 0016_session_activity, 0017_password_recovery, 0018_mfa_factors, 0019_client_management, 0020_protocol_version_3.`,
     );
     expect(refused.stderr).toContain("run 'npm run migrate'");
 

@@ -8,6 +8,7 @@
  * The uploader does more than lib-storage for each byte: a SHA-256 of the whole file (the
  * manifest's checksum) and a state-file write after every part, on this process's CPU, which
  * Swift's Python servers share on this machine. Both sign each part's SHA-256 (the SDK does).
+ * Then the promotion of that file, copy against multipart commit (promotion.ts).
  */
 import { randomFillSync } from "node:crypto";
 import { createReadStream } from "node:fs";
@@ -23,6 +24,7 @@ import { DEFAULT_PART_SIZE, MIB } from "../../worker-agent/src/storage/parts.ts"
 import { DEFAULT_UPLOAD_CONCURRENCY, MultipartUploader } from "../../worker-agent/src/storage/upload.ts";
 import type { BenchContext } from "../scenario.ts";
 import { median } from "../shared/stats.ts";
+import { measurePromotion, type PromotionMeasurement } from "./promotion.ts";
 
 const BUCKET = "bench-upload";
 const WRITE_CHUNK = 16 * MIB;
@@ -44,6 +46,8 @@ export interface UploadResult {
   fileMiB: number;
   swiftStartSeconds: number;
   measurements: UploadMeasurement[];
+  /** Undefined when BENCH_UPLOAD_PROMOTION_RUNS is 0. */
+  promotion: PromotionMeasurement | undefined;
 }
 
 /** Random bytes, so nothing between here and the disk can compress them. */
@@ -150,5 +154,16 @@ export async function benchUpload(context: BenchContext): Promise<UploadResult> 
   if ((leftovers.Uploads ?? []).length > 0) {
     throw new Error(`${leftovers.Uploads?.length} multipart uploads were left incomplete`);
   }
-  return { fileMiB: settings.fileMiB, swiftStartSeconds, measurements };
+  const promotion =
+    settings.promotionRuns > 0
+      ? await measurePromotion(
+          { client, bucket: BUCKET, file, directory, log: context.log },
+          settings.promotionRuns,
+        )
+      : undefined;
+  const left = await client.send(new ListMultipartUploadsCommand({ Bucket: BUCKET }));
+  if ((left.Uploads ?? []).length > 0) {
+    throw new Error(`${left.Uploads?.length} multipart uploads were left incomplete by the promotion runs`);
+  }
+  return { fileMiB: settings.fileMiB, swiftStartSeconds, measurements, promotion };
 }

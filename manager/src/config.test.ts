@@ -39,6 +39,7 @@ describe("parseEnv", () => {
         S3_FORCE_PATH_STYLE: true,
         S3_CHECKSUMS: "WHEN_REQUIRED",
         S3_MAX_PARTS: 10000,
+        S3_COMMIT: "copy",
       },
     });
   });
@@ -66,10 +67,11 @@ describe("parseEnv", () => {
       DATABASE_URL: "mysql://db/tjm",
       PORT: "http",
       DATABASE_SCHEMA: "Drop Table",
+      S3_COMMIT: "rename",
     });
     expect(result.ok).toBe(false);
     const names = result.ok ? [] : result.problems.map((problem) => problem.split(":")[0]);
-    expect(names.sort()).toEqual(["DATABASE_SCHEMA", "DATABASE_URL", "PORT"]);
+    expect(names.sort()).toEqual(["DATABASE_SCHEMA", "DATABASE_URL", "PORT", "S3_COMMIT"]);
   });
 
   it("needs the Manager's NATS credentials and the account signing key unless NATS_AUTH=none", () => {

@@ -158,6 +158,14 @@ export const configSchema = z
      */
     S3_MAX_PARTS: z.coerce.number().int().min(1).max(10_000).default(10_000),
     /**
+     * How outputs reach their destinations (docs/storage.md), named in every lease so Worker
+     * and Manager never disagree: copy, a completed upload at a staging key copied server-side
+     * (any S3-compatible store, s3rver included); multipart, an upload at the destination left
+     * incomplete by the Worker and completed by the Manager, with no copy (needs ListParts,
+     * ListMultipartUploads and AbortMultipartUpload: AWS S3, MinIO, Swift s3api).
+     */
+    S3_COMMIT: z.enum(["copy", "multipart"]).default("copy"),
+    /**
      * The bucket of account avatars (with the S3_* settings above): uploads are staged under
      * avatar-staging/, re-encoded avatars stored under avatars/. It must exist; browsers never
      * reach it except through the presigned PUT of an upload.

@@ -6,7 +6,7 @@
 
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { Logger } from "@tjm/platform";
-import type { StorageSettings } from "@tjm/protocol";
+import type { OutputCommit, StorageSettings } from "@tjm/protocol";
 import { createS3Client } from "@tjm/storage";
 import type { AccountDeps } from "./account/deps.ts";
 import { type App, type AppDeps, createApp } from "./app.ts";
@@ -61,6 +61,8 @@ export interface ManagerOptions
   };
   execution: {
     storage: StorageSettings;
+    /** How outputs are committed (S3_COMMIT), named in every lease. */
+    commit: OutputCommit;
     dispatchTimeoutMs: number;
     maxAttempts: number;
     jobDeadlineHours: number;
@@ -166,6 +168,7 @@ export function managerOptionsFromConfig(config: Config, deps: ManagerDeps): Man
         checksums: config.S3_CHECKSUMS,
         maxParts: config.S3_MAX_PARTS,
       },
+      commit: config.S3_COMMIT,
       dispatchTimeoutMs: config.DISPATCH_TIMEOUT_MS,
       maxAttempts: config.MAX_ATTEMPTS,
       jobDeadlineHours: config.JOB_DEADLINE_HOURS,
@@ -317,6 +320,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     subjectPrefix,
     events,
     storage: options.execution.storage,
+    commit: options.execution.commit,
     dispatchTimeoutMs: options.execution.dispatchTimeoutMs,
     maxAttempts: options.execution.maxAttempts,
     metrics,

@@ -10,7 +10,7 @@ const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 describe("challengeSigningInput", () => {
   it("names its purpose, the protocol version, the Worker, the challenge and the nonce", () => {
     expect(text(challengeSigningInput(WORKER, CHALLENGE))).toBe(
-      `tjm worker re-registration\nprotocol 2\nworker ${WORKER}\nchallenge ${CHALLENGE.challengeId}\nnonce ${CHALLENGE.nonce}\n`,
+      `tjm worker re-registration\nprotocol 3\nworker ${WORKER}\nchallenge ${CHALLENGE.challengeId}\nnonce ${CHALLENGE.nonce}\n`,
     );
   });
 

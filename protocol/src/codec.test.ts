@@ -113,7 +113,7 @@ describe("decodeMessage rejects, with a short reason,", () => {
     expect(result).toEqual({
       ok: false,
       reason:
-        "message does not match its schema: protocolVersion: must be 2, the protocol version this side speaks",
+        "message does not match its schema: protocolVersion: must be 3, the protocol version this side speaks",
     });
   });
 
@@ -253,7 +253,7 @@ describe("the largest message each schema accepts fits in MAX_MESSAGE_BYTES", ()
       checksums: "WHEN_SUPPORTED",
     },
     workDirectory: widest("/", limits.pathLength),
-    staging: Array.from({ length: limits.outputs }, (_, index) => ({
+    uploads: Array.from({ length: limits.outputs }, (_, index) => ({
       outputId: `o${index}`.padEnd(64, "x"),
       uri: widest("s3://media-out/", limits.urlLength),
     })),
@@ -261,6 +261,9 @@ describe("the largest message each schema accepts fits in MAX_MESSAGE_BYTES", ()
   };
 
   const uri = widest("s3://media-out/", limits.urlLength);
+  // The report's parts spread over every output, part numbers of five digits.
+  const partsOf = (index: number) =>
+    Math.floor(limits.reportParts / limits.outputs) + (index < limits.reportParts % limits.outputs ? 1 : 0);
   const completed = {
     ...examples.reports.completed,
     outputs: Array.from({ length: limits.outputs }, (_, index) => ({
@@ -270,6 +273,14 @@ describe("the largest message each schema accepts fits in MAX_MESSAGE_BYTES", ()
       sha256: "f".repeat(64),
       durationMs: limits.durationMsMax,
       codecs: Array(limits.codecsPerOutput).fill(narrow(limits.nameTokenLength)),
+      multipart: {
+        uploadId: "u".repeat(limits.uploadIdLength),
+        parts: Array.from({ length: partsOf(index) }, (_, part) => ({
+          partNumber: 10_000 - part,
+          etag: `"${"e".repeat(limits.etagLength)}"`,
+          bytes: Number.MAX_SAFE_INTEGER,
+        })),
+      },
     })),
     logsUri: uri,
   };

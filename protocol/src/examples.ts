@@ -12,6 +12,7 @@ import type {
   FailedReport,
   Heartbeat,
   LeaseCommand,
+  OutputResult,
   Progress,
   RejectedReport,
   ResumeUploadsCommand,
@@ -193,7 +194,8 @@ const lease: LeaseCommand = {
     checksums: "WHEN_REQUIRED",
   },
   workDirectory: "/var/lib/tjm/work",
-  staging: [
+  commit: "copy",
+  uploads: [
     {
       outputId: "720p",
       uri: `s3://media-out/.tjm-staging/${jobId}/${attemptId}/720p`,
@@ -245,6 +247,24 @@ const completed: CompletedReport = {
   ],
   logsUri: `s3://media-out/.tjm-logs/${jobId}/attempt-1.log`,
 };
+/** Under a "multipart" lease: the upload left incomplete at the destination, for the Manager to complete. */
+const completedMultipart: CompletedReport = {
+  ...completed,
+  outputs: [
+    {
+      ...(completed.outputs[0] as OutputResult),
+      uri: "s3://media-out/movies/42/720p.mp4",
+      bytes: 5_243_904,
+      multipart: {
+        uploadId: "ZjA0NWM2ZjMtMGE4Ny00YjAxLTlkMDgtN2E1NGE2M2YxYjQ4",
+        parts: [
+          { partNumber: 1, etag: '"5f363e0e58a95f06cbe9bbc662c5dfb6"', bytes: 5_242_880 },
+          { partNumber: 2, etag: '"0f343b0931126a20f133d67c2b018a3b"', bytes: 1_024 },
+        ],
+      },
+    },
+  ],
+};
 const failed: FailedReport = {
   type: "failed",
   ...onAttempt,
@@ -274,6 +294,7 @@ export const examples = {
     uploadPaused,
     uploadResumed,
     completed,
+    completedMultipart,
     failed,
     cancelled,
   },

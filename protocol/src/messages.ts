@@ -41,6 +41,13 @@ export const messageLimits = {
   /** The lease's plan, as UTF-8 JSON. */
   planBytes: 128 * 1024,
   outputs: 32,
+  /**
+   * Parts of the uploads one completed report hands over for a multipart commit, all outputs
+   * together: the largest report stays within the codec's message size.
+   */
+  reportParts: 1_500,
+  uploadIdLength: 256,
+  etagLength: 64,
   codecsPerOutput: 16,
   failureCodeLength: 64,
   failureMessageLength: 4096,
@@ -377,11 +384,17 @@ export const LeaseCommandSchema = z.object({
   /** The plan's workspace.rootDirectory, or null for the Worker's own WORKER_WORK_DIR. */
   workDirectory: absolutePath.nullable(),
   /**
-   * Where this attempt uploads each output: an attempt-scoped staging key. The Manager copies
-   * it to the output's destinationUri only after accepting the attempt's completion (the
-   * fencing check), so a stale attempt can never overwrite a newer one's output.
+   * How an output reaches its destination, fixed by the Manager's S3_COMMIT setting (never
+   * guessed from the store): "copy", the Worker completes its upload at an attempt-scoped
+   * staging key and the Manager copies it to the destinationUri; "multipart", the Worker
+   * uploads at the destinationUri itself, leaves the upload incomplete and reports its part
+   * list, and the Manager completes it. Either way only the Manager makes an output visible
+   * at its destination, after accepting the attempt's completion (the fencing check), so a
+   * stale attempt can never overwrite a newer one's output.
    */
-  staging: z
+  commit: z.enum(["copy", "multipart"]),
+  /** Where this attempt uploads each output: its staging key (copy) or its destinationUri (multipart). */
+  uploads: z
     .array(z.object({ outputId: z.string().min(1).max(64), uri: s3Uri }))
     .min(1)
     .max(limits.outputs),
@@ -466,13 +479,54 @@ export const OutputResultSchema = z.object({
   /** The video stream's size as ffprobe reads it; absent for audio-only outputs (and from older Workers). */
   widthPx: z.number().int().min(1).max(limits.frameSizeMax).optional(),
   heightPx: z.number().int().min(1).max(limits.frameSizeMax).optional(),
+  /**
+   * Under a "multipart" lease: the upload at `uri` (the destination), left incomplete for the
+   * Manager to complete with exactly these parts, in part order; their sizes add up to `bytes`.
+   */
+  multipart: z
+    .object({
+      uploadId: z
+        .string()
+        .regex(
+          new RegExp(`^[\\x21\\x23-\\x5b\\x5d-\\x7e]{1,${limits.uploadIdLength}}$`),
+          `must be 1 to ${limits.uploadIdLength} printable ASCII characters other than '"' and '\\'`,
+        ),
+      parts: z
+        .array(
+          z.object({
+            partNumber: z.number().int().min(1).max(10_000),
+            /** As the store answered UploadPart: an entity tag, quotes included. */
+            etag: z
+              .string()
+              .regex(
+                new RegExp(`^"[\\x21\\x23-\\x7e]{1,${limits.etagLength}}"$`),
+                `must be a quoted entity tag of at most ${limits.etagLength} characters`,
+              ),
+            bytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+          }),
+        )
+        .min(1)
+        .max(limits.reportParts),
+    })
+    .optional(),
 });
 
-/** Every output is in its staging key; the Manager promotes them and writes the manifest. */
+/**
+ * Every output is uploaded: complete at its staging key, or (multipart) incomplete at its
+ * destination; the Manager promotes or commits them and writes the manifest.
+ */
 export const CompletedReportSchema = z.object({
   type: z.literal("completed"),
   ...reportFields,
-  outputs: z.array(OutputResultSchema).min(1).max(limits.outputs),
+  outputs: z
+    .array(OutputResultSchema)
+    .min(1)
+    .max(limits.outputs)
+    .refine(
+      (outputs) =>
+        outputs.reduce((sum, output) => sum + (output.multipart?.parts.length ?? 0), 0) <= limits.reportParts,
+      `must list at most ${limits.reportParts} multipart parts over all outputs`,
+    ),
   logsUri: s3Uri,
 });
 
@@ -520,6 +574,8 @@ export type Heartbeat = z.infer<typeof HeartbeatSchema>;
 export type Progress = z.infer<typeof ProgressSchema>;
 export type StorageSettings = z.infer<typeof StorageSettingsSchema>;
 export type LeaseCommand = z.infer<typeof LeaseCommandSchema>;
+/** How a lease's outputs reach their destinations. */
+export type OutputCommit = LeaseCommand["commit"];
 export type CancelCommand = z.infer<typeof CancelCommandSchema>;
 export type ResumeUploadsCommand = z.infer<typeof ResumeUploadsCommandSchema>;
 export type DrainCommand = z.infer<typeof DrainCommandSchema>;

@@ -2351,7 +2351,7 @@ export interface components {
         WorkerCertificationStatus: "READY" | "DEGRADED";
         /**
          * @example {
-         *       "protocolVersion": 2,
+         *       "protocolVersion": 3,
          *       "workerId": "3f2b8c1e-7d4a-4e59-9b2c-6a1d0e8f7c35",
          *       "instanceId": "c81a5f0d-2e3b-4c7a-8d91-0f6e4b2a9d17",
          *       "natsUrl": "nats://nats.internal:4222",
@@ -2363,7 +2363,7 @@ export interface components {
          */
         WorkerRegistration: {
             /** @enum {number} */
-            protocolVersion: 2;
+            protocolVersion: 3;
             workerId: string;
             instanceId: string;
             natsUrl: string;
@@ -2376,7 +2376,7 @@ export interface components {
         };
         /**
          * @example {
-         *       "protocolVersion": 2,
+         *       "protocolVersion": 3,
          *       "enrollmentToken": "tjm_et_Xq3vN8bQ2mK7pL4rT9wY1zA6cE5fG0hJ2kM8nP3sU7v",
          *       "publicKey": "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4",
          *       "name": "encoder-cpu-01",
@@ -2412,7 +2412,7 @@ export interface components {
          */
         WorkerRegistrationRequest: {
             /** @enum {number} */
-            protocolVersion: 2;
+            protocolVersion: 3;
             enrollmentToken: string;
             publicKey: string;
             name: string;
@@ -2446,7 +2446,7 @@ export interface components {
         };
         /**
          * @example {
-         *       "protocolVersion": 2,
+         *       "protocolVersion": 3,
          *       "challengeId": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
          *       "purpose": "re-registration",
          *       "nonce": "MDI4K4xpEpiLnHMP99xJcGCaG7S9jFA-cYaBGLoT_ac",
@@ -2455,7 +2455,7 @@ export interface components {
          */
         WorkerChallenge: {
             /** @enum {number} */
-            protocolVersion: 2;
+            protocolVersion: 3;
             challengeId: string;
             /** @enum {string} */
             purpose: "re-registration" | "credentials";
@@ -2465,21 +2465,21 @@ export interface components {
         };
         /**
          * @example {
-         *       "protocolVersion": 2,
+         *       "protocolVersion": 3,
          *       "workerId": "3f2b8c1e-7d4a-4e59-9b2c-6a1d0e8f7c35",
          *       "purpose": "re-registration"
          *     }
          */
         WorkerChallengeRequest: {
             /** @enum {number} */
-            protocolVersion: 2;
+            protocolVersion: 3;
             workerId: string;
             /** @enum {string} */
             purpose: "re-registration" | "credentials";
         };
         /**
          * @example {
-         *       "protocolVersion": 2,
+         *       "protocolVersion": 3,
          *       "workerId": "3f2b8c1e-7d4a-4e59-9b2c-6a1d0e8f7c35",
          *       "challengeId": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
          *       "signature": "DdrTAyJocJ2KT9Do9s0StGoAXN6OcqakItu8sH9_OGHHglhA93qxmO58PqHk91-TjiIO8t0Cs2K6CZmFeozGBw",
@@ -2517,7 +2517,7 @@ export interface components {
          */
         WorkerReRegistrationRequest: {
             /** @enum {number} */
-            protocolVersion: 2;
+            protocolVersion: 3;
             workerId: string;
             challengeId: string;
             signature: string;
@@ -2556,21 +2556,21 @@ export interface components {
         };
         /**
          * @example {
-         *       "protocolVersion": 2,
+         *       "protocolVersion": 3,
          *       "userJwt": "eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.eyJzdWIiOiJVRFhVNFJDU0pOWk9JUUhaTldYSFhPUkRQUlRHTkpBSEFIRlJHWk5FRUpDUFFUVDJNN05MQ05GNCJ9.c2lnbmF0dXJl",
          *       "userJwtExpiresAt": "2026-11-21T12:00:00.000Z"
          *     }
          */
         WorkerCredentials: {
             /** @enum {number} */
-            protocolVersion: 2;
+            protocolVersion: 3;
             userJwt: string | null;
             /** Format: date-time */
             userJwtExpiresAt: string | null;
         };
         /**
          * @example {
-         *       "protocolVersion": 2,
+         *       "protocolVersion": 3,
          *       "workerId": "3f2b8c1e-7d4a-4e59-9b2c-6a1d0e8f7c35",
          *       "instanceId": "c81a5f0d-2e3b-4c7a-8d91-0f6e4b2a9d17",
          *       "challengeId": "6e5d4c3b-2a1f-4e0d-9c8b-7a6f5e4d3c2b",
@@ -2579,7 +2579,7 @@ export interface components {
          */
         WorkerCredentialsRequest: {
             /** @enum {number} */
-            protocolVersion: 2;
+            protocolVersion: 3;
             workerId: string;
             instanceId: string;
             challengeId: string;

@@ -1,10 +1,19 @@
 /**
  * The one S3 module of Manager and Worker: the client from the storage settings, `s3://`
  * locations, error classification and the retry loop every call goes through, server-side copy
- * (ETag-pinned, multipart above 5 GiB, aborted on failure), put, delete and presigned GETs.
+ * (ETag-pinned, multipart above 5 GiB, aborted on failure), the commit of a multipart upload
+ * reported at its destination, put, delete and presigned GETs.
  * It imports nothing from the protocol, the Manager or the Worker agent.
  */
 export { createS3Client, type StorageSettings } from "./client.ts";
+export {
+  abortMultipartUpload,
+  CommitMismatchError,
+  type CommitResult,
+  commitMultipartUpload,
+  type ReportedPart,
+  type ReportedUpload,
+} from "./commit.ts";
 export { CopyMismatchError, copyObject } from "./copy.ts";
 export {
   classifyStorageError,
@@ -23,7 +32,7 @@ export {
   readObjectTail,
   readSmallObject,
 } from "./objects.ts";
-export { GIB, MAX_PARTS, MIB, type PartRange, planParts } from "./parts.ts";
+export { GIB, MAX_PARTS, MIB, multipartEtag, type PartRange, planParts } from "./parts.ts";
 export { type PresignedPutTerms, presignGet, presignPut } from "./presign.ts";
 export {
   type RetryContext,

@@ -1,5 +1,6 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { GIB, MIB, planCopyParts, planParts } from "./parts.ts";
+import { GIB, MIB, multipartEtag, planCopyParts, planParts } from "./parts.ts";
 
 describe("planParts", () => {
   it("cuts 21 MiB into four 5 MiB parts and a 1 MiB last part", () => {
@@ -37,5 +38,20 @@ describe("planCopyParts", () => {
       { partNumber: 2, range: "bytes=4-7" },
       { partNumber: 3, range: "bytes=8-9" },
     ]);
+  });
+});
+
+describe("multipartEtag", () => {
+  it("is the MD5 of the parts' binary MD5s, a dash and the part count", () => {
+    const md5 = (text: string) => createHash("md5").update(text).digest();
+    const parts = [`"${md5("a").toString("hex")}"`, `"${md5("b").toString("hex")}"`];
+    const expected = createHash("md5")
+      .update(Buffer.concat([md5("a"), md5("b")]))
+      .digest("hex");
+    expect(multipartEtag(parts)).toBe(`"${expected}-2"`);
+  });
+
+  it("is unknown when a part's ETag is not an MD5 (SSE-KMS)", () => {
+    expect(multipartEtag(['"not-an-md5"'])).toBeUndefined();
   });
 });

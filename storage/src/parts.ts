@@ -1,7 +1,10 @@
 /**
  * How an object is cut into numbered byte ranges: an upload's parts, a large copy's ranges;
- * pure. S3's limits: at most 10,000 parts, and a single CopyObject up to 5 GiB.
+ * and the ETag S3 gives an object made of parts; pure. S3's limits: at most 10,000 parts, and
+ * a single CopyObject up to 5 GiB.
  */
+import { createHash } from "node:crypto";
+
 export const MIB = 1024 * 1024;
 export const GIB = 1024 * MIB;
 export const MAX_PARTS = 10_000;
@@ -39,4 +42,19 @@ export function planCopyParts(objectSize: number, partSize: number = COPY_PART_S
     partNumber,
     range: `bytes=${offset}-${offset + length - 1}`,
   }));
+}
+
+/**
+ * The ETag S3 gives a multipart object, from its parts' ETags in part order: the MD5 of the
+ * parts' binary MD5s, then "-" and the part count. Undefined when a part's ETag is not a plain
+ * MD5 (SSE-KMS, some other stores).
+ */
+export function multipartEtag(partEtags: readonly string[]): string | undefined {
+  const digests: Buffer[] = [];
+  for (const etag of partEtags) {
+    const hex = etag.replaceAll('"', "");
+    if (!/^[0-9a-f]{32}$/i.test(hex)) return undefined;
+    digests.push(Buffer.from(hex, "hex"));
+  }
+  return `"${createHash("md5").update(Buffer.concat(digests)).digest("hex")}-${partEtags.length}"`;
 }

@@ -96,7 +96,8 @@ async function runAttempt(inputKey: string, onEncoding?: () => void, ffprobePath
     },
     storage: { ...s3.settings, endpoint: store.endpoint },
     workDirectory: null,
-    staging: [{ outputId: "small", uri: `s3://media-out/.tjm-staging/${jobId}/${attemptId}/small` }],
+    commit: "copy",
+    uploads: [{ outputId: "small", uri: `s3://media-out/.tjm-staging/${jobId}/${attemptId}/small` }],
     logsUri: `s3://media-out/.tjm-logs/${jobId}/attempt-1.log`,
     dispatchDeadline: new Date(Date.now() + 60_000).toISOString(),
   };

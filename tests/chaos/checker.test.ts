@@ -114,6 +114,27 @@ describe("judge", () => {
     expect(judge(job)).toMatchObject({ verdict: "ok", rewrites: 2 });
   });
 
+  it("under a multipart commit, judges a completed upload by the attempt whose accepted report named it", () => {
+    const committed = (uploadId: string): JobFacts => {
+      const job = recovered();
+      job.attempts = [
+        { id: FIRST, state: "FAILED", uploadIds: [] },
+        { id: SECOND, state: "SUCCEEDED", uploadIds: ["winner"] },
+      ];
+      job.destinations[0] = { path: "/media-out/0/tiny.mp4", writes: [{ copySource: undefined, uploadId }] };
+      return job;
+    };
+    expect(judge(committed("winner"))).toMatchObject({ verdict: "ok", rewrites: 0 });
+    expect(judge(committed("zombie"))).toMatchObject({
+      verdict: "stale-write-accepted",
+      reason:
+        "/media-out/0/tiny.mp4 was promoted from attempt an upload no accepted report named (zombie), which did not succeed",
+    });
+    const twice = committed("winner");
+    twice.destinations[0]?.writes.push({ copySource: undefined, uploadId: "winner" });
+    expect(judge(twice)).toMatchObject({ verdict: "ok", rewrites: 1 });
+  });
+
   it("tallies every verdict, 0 included", () => {
     expect(tally([judge(recovered()), judge({ ...recovered(), state: "QUEUED" })])).toEqual({
       ok: 1,

@@ -4,7 +4,8 @@
  *
  * - stale-write-accepted: something a superseded attempt did took effect — an attempt other
  *   than the job's current one SUCCEEDED, or a destination holds an object staged by an
- *   attempt other than the one that succeeded.
+ *   attempt other than the one that succeeded, or (multipart commit) a completed upload that
+ *   the succeeded attempt's accepted report did not name.
  * - duplicate-output: work ran or landed twice — more than one attempt SUCCEEDED, a
  *   destination was written from more than one attempt's staged objects, or one attempt was
  *   encoded or completed more than once across the Workers' processes.
@@ -30,6 +31,8 @@ export interface AttemptFacts {
   id: string;
   state: string;
   failureCode?: string | null;
+  /** The multipart uploads its accepted completed report named (multipart commit). */
+  uploadIds?: string[];
 }
 
 export interface DestinationFacts {
@@ -37,9 +40,10 @@ export interface DestinationFacts {
   path: string;
   /**
    * Each successful write of the object, with its copy source when it was a copy (a promotion
-   * from `/bucket/.tjm-staging/<jobId>/<attemptId>/<outputId>`); a manifest has none.
+   * from `/bucket/.tjm-staging/<jobId>/<attemptId>/<outputId>`), or the upload it completed
+   * under a multipart commit; a manifest has neither.
    */
-  writes: { copySource: string | undefined }[];
+  writes: { copySource: string | undefined; uploadId?: string }[];
 }
 
 export interface JobFacts {
@@ -80,6 +84,13 @@ export function judge(job: JobFacts): Judgement {
     rewrites,
   });
   const succeeded = job.attempts.filter((attempt) => attempt.state === "SUCCEEDED");
+  /** The attempt a write came from, when it can tell: a staging copy's, or a committed upload's. */
+  const writer = (write: DestinationFacts["writes"][number]): string | undefined => {
+    if (write.copySource !== undefined) return stagedBy(write.copySource);
+    if (write.uploadId === undefined) return undefined;
+    const named = job.attempts.find((attempt) => attempt.uploadIds?.includes(write.uploadId as string));
+    return named?.id ?? `an upload no accepted report named (${write.uploadId})`;
+  };
 
   const staleSuccess = succeeded.find((attempt) => attempt.id !== job.currentAttemptId);
   if (staleSuccess) {
@@ -90,7 +101,7 @@ export function judge(job: JobFacts): Judgement {
   }
   for (const destination of job.destinations) {
     for (const write of destination.writes) {
-      const stager = write.copySource === undefined ? undefined : stagedBy(write.copySource);
+      const stager = writer(write);
       if (stager !== undefined && !succeeded.some((attempt) => attempt.id === stager)) {
         return verdict(
           "stale-write-accepted",
@@ -105,9 +116,7 @@ export function judge(job: JobFacts): Judgement {
   }
   for (const destination of job.destinations) {
     const sources = new Set(
-      destination.writes.map((write) =>
-        write.copySource === undefined ? "a direct write" : (stagedBy(write.copySource) ?? write.copySource),
-      ),
+      destination.writes.map((write) => writer(write) ?? write.copySource ?? "a direct write"),
     );
     if (sources.size > 1) {
       return verdict(

@@ -64,12 +64,19 @@ export async function collectFacts(
   store: S3RequestLog,
   jobs: SubmittedJob[],
   agents: AgentProcess[],
+  /** The Manager completes uploads at the destinations (S3_COMMIT=multipart). */
+  multipartCommit = false,
 ): Promise<JobFacts[]> {
   const jobIds = jobs.map((job) => job.jobId);
   const rows = await sql<{ id: string; state: string; currentAttemptId: string }[]>`
     select id, state, current_attempt_id from jobs where id = any(${jobIds}::uuid[])`;
-  const attempts = await sql<{ id: string; jobId: string; state: string; failureCode: string | null }[]>`
-    select id, job_id, state, failure_code from attempts where job_id = any(${jobIds}::uuid[])
+  const attempts = await sql<
+    { id: string; jobId: string; state: string; failureCode: string | null; uploadIds: string[] }[]
+  >`
+    select id, job_id, state, failure_code,
+      array(select o->'multipart'->>'uploadId' from jsonb_array_elements(coalesce(result->'outputs', '[]'))
+            as o where o ? 'multipart') as upload_ids
+    from attempts where job_id = any(${jobIds}::uuid[])
     order by attempt_number`;
   const logged = (msg: string) => {
     const counts = new Map<string, number>();
@@ -91,10 +98,16 @@ export async function collectFacts(
       jobId: job.jobId,
       state: row?.state,
       currentAttemptId: row?.currentAttemptId,
-      attempts: own.map(({ id, state, failureCode }) => ({ id, state, failureCode })),
+      attempts: own.map(({ id, state, failureCode, uploadIds }) => ({ id, state, failureCode, uploadIds })),
       destinations: job.destinations.map((path) => ({
         path,
-        writes: store.writesTo(path).map((write) => ({ copySource: write.copySource })),
+        writes: store.writesTo(path).map((write) => {
+          const uploadId = write.method === "POST" ? write.query.get("uploadId") : null;
+          return {
+            copySource: write.copySource,
+            ...(multipartCommit && uploadId ? { uploadId } : {}),
+          };
+        }),
       })),
       executions: own.map((attempt) => ({
         attemptId: attempt.id,

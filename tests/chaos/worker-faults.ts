@@ -19,11 +19,16 @@
  *
  * Recovery time: from the fault to the job running again (its next attempt accepted by a
  * Worker, or the restarted agent continuing the same attempt).
+ *
+ * `commit: "multipart"`: the same on Swift's s3api (s3rver cannot abort or list uploads) with
+ * S3_COMMIT=multipart: the parts go to the destination itself, and there is no
+ * complete-upload point (only the Manager completes an upload).
  */
 import { CopyObjectCommand } from "@aws-sdk/client-s3";
 import { type AgentProcess, agentDirs, killAgents } from "@tjm/devstack/agent-process";
 import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
 import { waitFor } from "@tjm/devstack/services";
+import { type SwiftServer, startSwift } from "@tjm/devstack/swift";
 import { TestManager } from "../harness/manager.ts";
 import { Freezer, grainPlan, putGrainClip, startTestAgent } from "../harness/media-jobs.ts";
 import { type S3Request, type S3RequestLog, startS3RequestLog } from "../harness/s3-request-log.ts";
@@ -123,30 +128,43 @@ export async function runWorkerFaults(options: {
   scenario: string;
   fault: WorkerFault;
   runs: number;
+  commit?: "multipart";
 }): Promise<void> {
   const { scenario, fault, runs } = options;
+  const multipart = options.commit === "multipart";
+  const points = POINTS[fault].filter((point) => !(multipart && point === "complete-upload"));
   const random = seededRandom(scenario);
   const started = Date.now();
   let s3: S3Server | undefined;
+  let swift: SwiftServer | undefined;
   let store: S3RequestLog | undefined;
   let manager: TestManager | undefined;
   const scratch = await agentDirs();
   const freezer = new Freezer();
   const slots: Slot[] = [];
   try {
-    s3 = await startS3({ buckets: ["media-in", "media-out"] });
-    store = await startS3RequestLog(s3.port);
+    let objects: SwiftServer | S3Server;
+    if (multipart) {
+      swift = await startSwift();
+      for (const bucket of ["media-in", "media-out"]) await swift.createBucket(bucket);
+      objects = swift;
+    } else {
+      s3 = await startS3({ buckets: ["media-in", "media-out"] });
+      objects = s3;
+    }
+    store = await startS3RequestLog(objects.port);
     const log = store;
     const tm = await TestManager.start({
-      storage: { ...s3.settings, endpoint: store.endpoint },
+      storage: { ...objects.settings, endpoint: store.endpoint },
       heartbeatIntervalMs: 300,
       lostAfterMs: LOST_AFTER_MS,
       dispatchTimeoutMs: 10_000,
+      env: { S3_COMMIT: multipart ? "multipart" : "copy" },
     });
     manager = tm;
     const { projectId } = await tm.createProject();
-    await putGrainClip(s3, { bucket: "media-in", key: "clip.mp4" });
-    const client = s3.client();
+    await putGrainClip(objects, { bucket: "media-in", key: "clip.mp4" });
+    const client = objects.client();
     for (let index = 0; index < runs; index++) {
       await client.send(
         new CopyObjectCommand({
@@ -172,7 +190,7 @@ export async function runWorkerFaults(options: {
         executionPlan: plan.executionPlan,
       });
       jobs.push({ jobId, destinations: plan.destinations });
-      targets.push({ index, jobId, point: random.pick([...POINTS[fault]]) });
+      targets.push({ index, jobId, point: random.pick(points) });
     }
 
     const slotOfAttempt = async (attemptId: string): Promise<Slot | undefined> => {
@@ -266,6 +284,14 @@ export async function runWorkerFaults(options: {
               : undefined;
         return point === target.point ? [target, target.attemptId] : undefined;
       }
+      // Multipart commit: the Worker's parts go to the destination; the Manager's completion
+      // (a POST there) is no Worker's point.
+      const direct = new RegExp(`^/media-out/${scenario}/(\\d+)/grain\\.mp4$`).exec(request.path);
+      const part = request.query.get("partNumber");
+      if (multipart && direct && request.method === "PUT" && part) {
+        const target = targets[Number(direct[1])];
+        return target?.attemptId && target.point === `part-${part}` ? [target, target.attemptId] : undefined;
+      }
       const logs = /^\/media-out\/\.tjm-logs\/([^/]+)\/attempt-1\.log$/.exec(request.path);
       if (logs && request.method === "PUT") {
         const target = targets.find((candidate) => candidate.jobId === logs[1]);
@@ -351,7 +377,7 @@ export async function runWorkerFaults(options: {
       const resumedAt = next?.acceptedAt?.getTime() ?? (continued ? Date.parse(continued.time) : undefined);
       if (resumedAt !== undefined) recoveries.push(resumedAt - faultedAt);
     }
-    const byPoint = POINTS[fault]
+    const byPoint = points
       .map((point) => {
         const chosen = targets.filter((target) => target.point === point);
         return `${point} ${chosen.filter((target) => target.faultedAt !== undefined).length}/${chosen.length}`;
@@ -383,6 +409,7 @@ export async function runWorkerFaults(options: {
         log,
         jobs,
         slots.flatMap((slot) => slot.instances),
+        multipart,
       ),
     );
   } finally {
@@ -393,6 +420,7 @@ export async function runWorkerFaults(options: {
     await manager?.close();
     await store?.close();
     await s3?.stop();
+    await swift?.stop();
     await scratch.cleanup();
   }
 }

@@ -58,7 +58,8 @@ describe("leases", () => {
       fencingToken: "2",
       workDirectory: null,
       storage: { endpoint: "http://127.0.0.1:1", forcePathStyle: true, checksums: "WHEN_REQUIRED" },
-      staging: [{ outputId: "720p", uri: `s3://media-out/.tjm-staging/${jobId}/${lease.attemptId}/720p` }],
+      commit: "copy",
+      uploads: [{ outputId: "720p", uri: `s3://media-out/.tjm-staging/${jobId}/${lease.attemptId}/720p` }],
       logsUri: `s3://media-out/.tjm-logs/${jobId}/attempt-1.log`,
     });
     expect(Date.parse(lease.dispatchDeadline) - Date.now()).toBeLessThanOrEqual(1000);

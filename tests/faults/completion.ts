@@ -1,6 +1,6 @@
 /**
  * What a protocol-level Worker does to finish a lease for real: it stores a small object at
- * each staging key the lease names, then reports `completed` with its size and SHA-256, so the
+ * each upload key the lease names (a staging key: these Managers commit by copy), then reports `completed` with its size and SHA-256, so the
  * Manager promotes it (copy to the destination, manifest) as it would an agent's outputs.
  */
 import { PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
@@ -14,7 +14,7 @@ export async function completeLease(
   s3: S3Client,
 ): Promise<void> {
   const outputs = [];
-  for (const staged of lease.staging) {
+  for (const staged of lease.uploads) {
     const body = new TextEncoder().encode(`output ${staged.outputId} of attempt ${lease.attemptId}`);
     const [bucket, ...key] = staged.uri.slice("s3://".length).split("/");
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key.join("/"), Body: body }));

@@ -67,7 +67,7 @@ describe("a completed job's detail", () => {
     expect(before.completedAt).toBeNull();
 
     outputBytes = new TextEncoder().encode("the 720p output");
-    const staged = lease.staging[0] as { outputId: string; uri: string };
+    const staged = lease.uploads[0] as { outputId: string; uri: string };
     await put(staged.uri, outputBytes);
     // A log of 100,000 bytes in numbered lines: longer than the 64 KiB tail.
     const lines = Array.from(
@@ -147,7 +147,7 @@ describe("a job with a manifest", () => {
       },
     });
     const { jobId, lease } = await runningJob(plan);
-    const staged = lease.staging[0] as { outputId: string; uri: string };
+    const staged = lease.uploads[0] as { outputId: string; uri: string };
     const body = new TextEncoder().encode("tiny");
     await put(staged.uri, body);
     await put(lease.logsUri, "a short log\n");

@@ -32,7 +32,7 @@ describe("POST /api/v1/operations/jobs", () => {
     expect(data?.queuedAt).toEqual(expect.any(String));
 
     const [job] = await manager.sql`select * from jobs where id = ${data?.id ?? ""}`;
-    expect(job).toMatchObject({ state: "QUEUED", protocolVersion: 2, lastFencingToken: "1" });
+    expect(job).toMatchObject({ state: "QUEUED", protocolVersion: 3, lastFencingToken: "1" });
     const attempts = await manager.sql`select * from attempts where job_id = ${data?.id ?? ""}`;
     expect(attempts).toHaveLength(1);
     expect(attempts[0]).toMatchObject({

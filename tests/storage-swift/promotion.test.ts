@@ -59,7 +59,7 @@ async function leasedJob() {
 
 /** Uploads 6 MiB to the lease's staging key in two parts, as the agent would. */
 async function stage(lease: LeaseCommand) {
-  const [staging] = lease.staging;
+  const [staging] = lease.uploads;
   if (!staging) throw new Error("the lease names no staging key");
   const file = join(dir, `${lease.attemptId}.bin`);
   const digest = await writeRandomFile(file, 6 * MIB);

@@ -14,6 +14,7 @@ import { ListMultipartUploadsCommand, type S3Client } from "@aws-sdk/client-s3";
 import { type AgentProcess, agentDirs, killAgents } from "@tjm/devstack/agent-process";
 import { waitFor } from "@tjm/devstack/services";
 import { type SwiftServer, startSwift } from "@tjm/devstack/swift";
+import type { OutputCommit } from "@tjm/protocol";
 import { afterAll, afterEach, beforeAll, expect, vi } from "vitest";
 import { readUploadState, type UploadState } from "../../worker-agent/src/storage/upload-state.ts";
 import { type JobDetail, TestManager } from "../harness/manager.ts";
@@ -43,8 +44,11 @@ export const adminClient = (): S3Client => admin;
 export const freezer = new Freezer();
 let sequence = 0;
 
-/** Registers the file's hooks: Swift, proxy, Manager and clip before, clean-up after each test and at the end. */
-export function useSwiftJobs(options: { lostAfterMs: number }): void {
+/**
+ * Registers the file's hooks: Swift, proxy, Manager and clip before, clean-up after each test
+ * and at the end. `commit`: the Manager's S3_COMMIT (copy by default).
+ */
+export function useSwiftJobs(options: { lostAfterMs: number; commit?: OutputCommit }): void {
   vi.setConfig({ testTimeout: 120_000 });
 
   beforeAll(async () => {
@@ -57,6 +61,7 @@ export function useSwiftJobs(options: { lostAfterMs: number }): void {
       heartbeatIntervalMs: 300,
       lostAfterMs: options.lostAfterMs,
       dispatchTimeoutMs: 15_000,
+      env: { S3_COMMIT: options.commit ?? "copy" },
     });
     ({ projectId } = await manager.createProject());
     scratch = await agentDirs();

@@ -111,6 +111,27 @@ describe("MultipartUploader against s3rver", () => {
     client.destroy();
   });
 
+  it("complete: false leaves the upload incomplete and lists its parts; called again, it returns the same upload and sends nothing", async () => {
+    const { file, digest, key, statePath } = await fixture(11 * MIB);
+    const client = createS3Client(s3.settings);
+    const sent = recordRequests(client);
+    const options = { file, uri: `s3://${BUCKET}/${key}`, statePath, partSize: 5 * MIB, complete: false };
+    const first = await uploader(client, options).upload();
+    expect(first).toMatchObject({ bytes: 11 * MIB, sha256: digest, etag: undefined, partsSent: 3 });
+    expect(first.incomplete?.parts.map(({ partNumber, bytes }) => [partNumber, bytes])).toEqual([
+      [1, 5 * MIB],
+      [2, 5 * MIB],
+      [3, MIB],
+    ]);
+    expect(first.incomplete?.parts.every((part) => /^"[0-9a-f]{32}"$/.test(part.etag))).toBe(true);
+    expect(count(sent, "CompleteMultipartUploadCommand")).toBe(0);
+    expect(await headObject(client, key)).toMatchObject({ name: "NotFound" });
+    // The state stays (the Worker's retry before its report goes out returns the same upload).
+    const again = await uploader(client, options).upload();
+    expect(again).toMatchObject({ partsSent: 0, partsResumed: 3, incomplete: first.incomplete });
+    client.destroy();
+  });
+
   it("resumes after a failure: the state keeps parts 1-2, and a new uploader sends only parts 3-5", async () => {
     const { file, digest, key, statePath } = await fixture(21 * MIB);
     const uri = `s3://${BUCKET}/${key}`;

@@ -3,9 +3,9 @@
  * table's lease-dispatched transition by itself (not through applyTrigger): it runs in the
  * scheduler's batch, on rows lockQueuedJobs chose in the transition's source states, and its
  * one effect, the lease command, carries what only dispatch knows (the Worker's instance, the
- * staging keys, the dispatch deadline).
+ * commit path and upload keys, the dispatch deadline).
  */
-import type { ExecutionPlan, StorageSettings } from "@tjm/protocol";
+import type { ExecutionPlan, OutputCommit, StorageSettings } from "@tjm/protocol";
 import { splitS3Uri } from "@tjm/storage";
 import { type AttemptState, transitionNamed } from "../lifecycle/index.ts";
 import { sendCommand } from "../outbox/index.ts";
@@ -66,6 +66,7 @@ export async function candidateWorkers(tx: TransactionSql): Promise<CandidateWor
 
 export interface LeaseSettings {
   storage: StorageSettings;
+  commit: OutputCommit;
   dispatchTimeoutMs: number;
   protocolVersion: number;
 }
@@ -106,9 +107,14 @@ export async function dispatch(
     plan,
     storage: settings.storage,
     workDirectory: plan.workspace?.rootDirectory ?? null,
-    staging: plan.outputs.map((output) => ({
+    commit: settings.commit,
+    // Multipart: at the destination itself, where only the Manager completes the upload.
+    uploads: plan.outputs.map((output) => ({
       outputId: output.id,
-      uri: stagingUri(output.destinationUri, assignment.jobId, assignment.attemptId, output.id),
+      uri:
+        settings.commit === "multipart"
+          ? output.destinationUri
+          : stagingUri(output.destinationUri, assignment.jobId, assignment.attemptId, output.id),
     })),
     logsUri: logsUri(plan.outputs[0]?.destinationUri ?? "", assignment.jobId, attempt.attemptNumber),
     dispatchDeadline: attempt.dispatchDeadline.toISOString(),

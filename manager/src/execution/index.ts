@@ -4,7 +4,7 @@
  */
 
 import type { Logger } from "@tjm/platform";
-import type { StorageSettings } from "@tjm/protocol";
+import type { OutputCommit, StorageSettings } from "@tjm/protocol";
 import { createS3Client, readObjectTail } from "@tjm/storage";
 import type { EventHub } from "../events/index.ts";
 import { isTerminalAttemptState, type Loop } from "../lifecycle/index.ts";
@@ -29,6 +29,7 @@ export interface ExecutionOptions {
   subjectPrefix: string;
   events: EventHub;
   storage: StorageSettings;
+  commit: OutputCommit;
   dispatchTimeoutMs: number;
   maxAttempts: number;
   metrics: ManagerMetrics;
@@ -64,7 +65,7 @@ export function createExecution(options: ExecutionOptions) {
     sql,
     schema: options.schema,
     logger,
-    lease: { storage: options.storage, dispatchTimeoutMs: options.dispatchTimeoutMs },
+    lease: { storage: options.storage, commit: options.commit, dispatchTimeoutMs: options.dispatchTimeoutMs },
     dispatched: () => options.outboxWritten(true),
   });
   const loops: Record<Loop, { wake(): void }> = { dispatcher, promoter };
@@ -80,9 +81,8 @@ export function createExecution(options: ExecutionOptions) {
     metrics: options.metrics,
     applied: (report, { to, effects }) => {
       options.outboxWritten();
-      if (effects.discardReportedOutputs && report.type === "completed") {
-        void promoter.discard(report.outputs.map((output) => output.uri));
-      }
+      if (effects.discardReportedOutputs && report.type === "completed")
+        void promoter.discard(report.outputs);
       if (to.attempt && isTerminalAttemptState(to.attempt)) progress.forget(report.attemptId);
       wake(effects.wake);
     },

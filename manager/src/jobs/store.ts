@@ -26,7 +26,7 @@ export interface JobDetailRow extends JobRow {
   executionPlan: ExecutionPlan;
 }
 
-/** An output as the attempt's completed report described it (its staging location in `uri`). */
+/** An output as the attempt's completed report described it (where it was uploaded in `uri`). */
 export type ReportedOutput = OutputResult;
 
 export interface AttemptRow {

@@ -53,7 +53,8 @@ function toAttempt(row: AttemptRow, live: LiveProgress): Attempt {
 
 /**
  * A completed job's outputs: its current attempt's reported outputs, each at the destination
- * the plan gave it (the report names the staging copy the Manager promoted from).
+ * the plan gave it (the report names where the attempt uploaded it: a staging key, or the
+ * destination itself under a multipart commit).
  */
 function outputsOf(job: JobDetailRow, current: AttemptRow | undefined): JobOutput[] {
   if (job.state !== "COMPLETED" || !current?.result) return [];

@@ -72,7 +72,7 @@ function effectsOf(transition: Transition): string {
   }
   if (effects.nextAttempt) parts.push(`next attempt (${NEW_ATTEMPT_STATE})`);
   if (effects.acceptCompletion) parts.push("outputs recorded for promotion");
-  if (effects.discardReportedOutputs) parts.push("staged outputs deleted");
+  if (effects.discardReportedOutputs) parts.push("reported outputs discarded");
   if (effects.wake.length > 0) parts.push(`wakes ${effects.wake.join(", ")}`);
   return parts.join("; ");
 }

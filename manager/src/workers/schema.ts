@@ -26,7 +26,7 @@ export const WorkerSchema = z
     }),
     name: z.string().openapi({ example: "encoder-cpu-01" }),
     pool: WorkerPoolSchema,
-    protocolVersion: z.number().int().openapi({ example: 2 }),
+    protocolVersion: z.number().int().openapi({ example: 3 }),
     connectivity: ConnectivitySchema,
     connectivityChangedAt: timestamp,
     certification: z.object({

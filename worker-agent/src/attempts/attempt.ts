@@ -3,9 +3,10 @@
  * to ffprobe and ffmpeg through the loopback relay (downloaded when the stream fails or reads
  * too much), ffprobe running beside ffmpeg rather than before it (only a plan that needs its
  * facts to build the command waits for it), watermark and subtitle files downloaded first,
- * one ffmpeg run for every output, outputs uploaded to their attempt-scoped staging keys with
- * resumable multipart uploads (those ffmpeg writes front to back while it writes them,
- * output-uploads.ts) while they are probed, the ffmpeg log to logsUri, then `completed`. When
+ * one ffmpeg run for every output, outputs uploaded with resumable multipart uploads (those
+ * ffmpeg writes front to back while it writes them, output-uploads.ts) while they are probed
+ * (where the lease says: completed at an attempt-scoped staging key, or left incomplete at the
+ * destination for the Manager to commit), the ffmpeg log to logsUri, then `completed`. When
  * storage stays down past the uploader's retry budget it reports `upload-paused` and keeps the
  * encoded files until `resume-uploads` (or a cancel). Nothing here throws to the caller: every
  * ending is a report.
@@ -14,14 +15,16 @@ import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { S3Client } from "@aws-sdk/client-s3";
 import { type Logger, withFields } from "@tjm/platform";
-import type {
-  ExecutionPlan,
-  LeaseCommand,
-  OutputResult,
-  Report,
-  ReportBody,
-  WorkerPool,
+import {
+  type ExecutionPlan,
+  type LeaseCommand,
+  messageLimits,
+  type OutputResult,
+  type Report,
+  type ReportBody,
+  type WorkerPool,
 } from "@tjm/protocol";
+import { MAX_PARTS } from "@tjm/storage";
 import type { WorkerMetrics } from "../metrics/worker-metrics.ts";
 import { buildFfmpegCommand, checkStreams, type FfmpegCommand, probeFactsNeeded } from "../run/args.ts";
 import { FfmpegFailedError, type RunningFfmpeg, startFfmpeg } from "../run/ffmpeg-process.ts";
@@ -32,6 +35,7 @@ import { retimeSubtitles } from "../run/subtitle-retime.ts";
 import {
   createS3Client,
   downloadObject,
+  type IncompleteUpload,
   InputRelay,
   putSmallObject,
   type RelayProblem,
@@ -126,11 +130,19 @@ export class Attempt {
   ) {
     this.log = withFields(env.logger, { jobId: record.lease.jobId, attemptId: record.lease.attemptId });
     this.client = createS3Client(record.lease.storage);
+    const multipartCommit = record.lease.commit === "multipart";
     this.uploads = new OutputUploads({
       client: this.client,
-      uri: (outputId) => this.stagingUri(outputId),
+      uri: (outputId) => this.uploadUri(outputId),
       statePath: (outputId) => env.records.uploadStatePath(record.lease.attemptId, outputId),
-      partLimit: record.lease.storage.maxParts,
+      // Multipart: only the Manager completes each upload, with the part list the report carries.
+      complete: !multipartCommit,
+      partLimit: multipartCommit
+        ? Math.min(
+            record.lease.storage.maxParts ?? MAX_PARTS,
+            Math.floor(messageLimits.reportParts / record.lease.plan.outputs.length),
+          )
+        : record.lease.storage.maxParts,
       partSize: env.uploadParts?.partSize,
       concurrency: env.uploadParts?.concurrency ?? MAX_PARTS_IN_FLIGHT,
       ...this.retry,
@@ -502,7 +514,7 @@ export class Attempt {
   }
 
   /**
-   * Uploads every output to its staging key and the log; pauses (and waits) while storage is
+   * Uploads every output where the lease says, and the log; pauses (and waits) while storage is
    * down. The outputs are probed for the completion report (the manifest's durations, codecs
    * and sizes) while they upload.
    */
@@ -512,20 +524,21 @@ export class Attempt {
     described.catch(() => undefined);
     for (;;) {
       try {
-        const uploads: { bytes: number; sha256: string }[] = [];
+        const uploads: { bytes: number; sha256: string; incomplete?: IncompleteUpload }[] = [];
         for (const output of this.record.outputs) {
           uploads.push(await (await this.uploads.uploader(output)).upload());
         }
         const descriptions = await described;
         const results = this.record.outputs.map((output, index): OutputResult => {
-          const uploaded = uploads[index] as { bytes: number; sha256: string };
+          const uploaded = uploads[index] as (typeof uploads)[number];
           const description = descriptions[index] as OutputDescription;
           return {
             id: output.id,
-            uri: this.stagingUri(output.id),
+            uri: this.uploadUri(output.id),
             bytes: uploaded.bytes,
             sha256: uploaded.sha256,
             ...description,
+            ...(uploaded.incomplete ? { multipart: uploaded.incomplete } : {}),
           };
         });
         await this.uploadLog();
@@ -569,10 +582,10 @@ export class Attempt {
     };
   }
 
-  private stagingUri(outputId: string): string {
-    const staged = this.lease.staging.find((entry) => entry.outputId === outputId);
-    if (!staged) throw new Error(`the lease names no staging location for output ${outputId}`);
-    return staged.uri;
+  private uploadUri(outputId: string): string {
+    const upload = this.lease.uploads.find((entry) => entry.outputId === outputId);
+    if (!upload) throw new Error(`the lease names no upload location for output ${outputId}`);
+    return upload.uri;
   }
 
   private async uploadLog(): Promise<void> {

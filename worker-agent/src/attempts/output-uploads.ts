@@ -20,8 +20,13 @@ export interface OutputUploadSettings extends RetryOptions {
   /** Where each output goes and where its upload state is kept. */
   uri: (outputId: string) => string;
   statePath: (outputId: string) => string;
-  /** The store's parts per upload (the lease's storage.maxParts); S3's 10,000 when unset. */
+  /**
+   * Parts per upload: the store's (the lease's storage.maxParts), and under a multipart commit
+   * also what the completion report can list; S3's 10,000 when unset.
+   */
   partLimit: number | undefined;
+  /** False under a multipart commit: the Manager completes the upload with the reported parts. */
+  complete: boolean;
   /** WORKER_UPLOAD_PART_SIZE_MIB when set: every output's part size. */
   partSize: number | undefined;
   /** Parts of one output in flight at once, at most. */

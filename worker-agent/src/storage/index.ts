@@ -10,4 +10,4 @@ export {
 } from "@tjm/storage";
 export { downloadObject } from "./download.ts";
 export { InputRelay, type RelayProblem } from "./input-relay.ts";
-export { MultipartUploader } from "./upload.ts";
+export { type IncompleteUpload, MultipartUploader } from "./upload.ts";

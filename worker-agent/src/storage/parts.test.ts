@@ -1,15 +1,7 @@
-import { createHash } from "node:crypto";
 import { GIB, MAX_PARTS, planParts } from "@tjm/storage";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  choosePartSize,
-  DEFAULT_PART_SIZE,
-  MIB,
-  MIN_PART_SIZE,
-  missingParts,
-  multipartEtag,
-} from "./parts.ts";
+import { choosePartSize, DEFAULT_PART_SIZE, MIB, MIN_PART_SIZE, missingParts } from "./parts.ts";
 
 describe("choosePartSize", () => {
   it("is 32 MiB by default", () => {
@@ -67,23 +59,5 @@ describe("missingParts", () => {
     const plan = planParts(21 * MIB, 5 * MIB);
     expect(missingParts(plan, [1, 2]).map((part) => part.partNumber)).toEqual([3, 4, 5]);
     expect(missingParts(plan, [1, 2, 3, 4, 5])).toEqual([]);
-  });
-});
-
-describe("multipartEtag", () => {
-  it("is the MD5 of the parts' binary MD5s, a dash and the part count", () => {
-    const md5 = (text: string) => createHash("md5").update(text).digest();
-    const parts = [
-      { PartNumber: 1, ETag: `"${md5("a").toString("hex")}"` },
-      { PartNumber: 2, ETag: `"${md5("b").toString("hex")}"` },
-    ];
-    const expected = createHash("md5")
-      .update(Buffer.concat([md5("a"), md5("b")]))
-      .digest("hex");
-    expect(multipartEtag(parts)).toBe(`"${expected}-2"`);
-  });
-
-  it("is unknown when a part's ETag is not an MD5 (SSE-KMS)", () => {
-    expect(multipartEtag([{ PartNumber: 1, ETag: '"not-an-md5"' }])).toBeUndefined();
   });
 });

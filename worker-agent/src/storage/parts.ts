@@ -1,9 +1,9 @@
 /**
  * How the uploader sizes its parts, and what it checks a resumed upload against; pure. S3's
  * limits: parts of 5 MiB to 5 GiB (the last one may be smaller) and objects up to 5 TiB.
- * Cutting an object into ranges (planParts) is @tjm/storage's, shared with the copy.
+ * Cutting an object into ranges (planParts) and the multipart ETag are @tjm/storage's, shared
+ * with the copy and the Manager's commit.
  */
-import { createHash } from "node:crypto";
 import { GIB, MAX_PARTS, MIB, type PartRange } from "@tjm/storage";
 
 export { MIB };
@@ -43,18 +43,4 @@ export function choosePartSize(
 export function missingParts(plan: readonly PartRange[], completed: Iterable<number>): PartRange[] {
   const done = new Set(completed);
   return plan.filter((part) => !done.has(part.partNumber));
-}
-
-/**
- * The ETag S3 gives a multipart object: the MD5 of the parts' binary MD5s, then "-" and the
- * part count. Undefined when a part's ETag is not a plain MD5 (SSE-KMS, some other stores).
- */
-export function multipartEtag(parts: readonly { PartNumber: number; ETag: string }[]): string | undefined {
-  const digests: Buffer[] = [];
-  for (const part of parts) {
-    const hex = part.ETag.replaceAll('"', "");
-    if (!/^[0-9a-f]{32}$/i.test(hex)) return undefined;
-    digests.push(Buffer.from(hex, "hex"));
-  }
-  return `"${createHash("md5").update(Buffer.concat(digests)).digest("hex")}-${parts.length}"`;
 }

@@ -3,6 +3,8 @@
  * commands: lib-storage's Upload can neither continue an existing UploadId nor skip the parts
  * S3 already holds. The state file (upload-state.ts) is rewritten after every part, so an
  * upload interrupted by an outage, a crash or a restart sends only the parts still missing.
+ * With `complete: false` the upload is left incomplete and its parts are returned: the Manager
+ * completes it (a multipart commit).
  */
 import { createHash } from "node:crypto";
 import type { Stats } from "node:fs";
@@ -20,6 +22,7 @@ import { type Logger, silentLogger } from "@tjm/platform";
 import {
   classifyStorageError,
   formatS3Uri,
+  multipartEtag,
   type PartRange,
   planParts,
   type RetryContext,
@@ -33,7 +36,7 @@ import {
   withRetry,
 } from "@tjm/storage";
 import { assertUnchanged, readRange, sha256OfFile } from "./local-file.ts";
-import { choosePartSize, missingParts, multipartEtag } from "./parts.ts";
+import { choosePartSize, missingParts } from "./parts.ts";
 import {
   type CompletedPart,
   readUploadState,
@@ -69,6 +72,11 @@ export interface UploadOptions extends RetryOptions {
   partLimit?: number;
   /** Parts in flight at once; default 4. */
   concurrency?: number;
+  /**
+   * False: the upload is left incomplete and the result lists its parts, for the Manager to
+   * complete; the state file stays, so a retry returns the same upload. Default true.
+   */
+  complete?: boolean;
   contentType?: string;
   /** Called after each stored part (and once at the start with what a resume already holds). */
   onProgress?: (progress: UploadProgress) => void;
@@ -84,6 +92,13 @@ export interface UploadResult {
   /** Parts this call sent, and parts a previous call had already stored. */
   partsSent: number;
   partsResumed: number;
+  /** With `complete: false`: the upload left incomplete, and its parts in part order. */
+  incomplete?: IncompleteUpload;
+}
+
+export interface IncompleteUpload {
+  uploadId: string;
+  parts: { partNumber: number; etag: string; bytes: number }[];
 }
 
 /**
@@ -101,7 +116,7 @@ export class MultipartUploader {
 
   constructor(private readonly options: UploadOptions) {
     this.location = splitS3Uri(options.uri);
-    if (options.partSize !== undefined) choosePartSize(0, options.partSize);
+    if (options.partSize !== undefined) choosePartSize(0, options.partSize, options.partLimit);
     this.concurrency = options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY;
     if (!Number.isInteger(this.concurrency) || this.concurrency < 1) {
       throw new RangeError(`concurrency must be a positive integer, got ${this.concurrency}`);
@@ -169,6 +184,18 @@ export class MultipartUploader {
         try {
           partsSent += await this.sendMissingParts(state, signal);
           await assertUnchanged(file, info);
+          if (this.options.complete === false) {
+            const sha256 = await hashing;
+            await this.lastWrite;
+            return {
+              bytes: info.size,
+              sha256,
+              etag: undefined,
+              partsSent,
+              partsResumed,
+              incomplete: incomplete(state),
+            };
+          }
           const etag = await this.complete(state, signal);
           const sha256 = await hashing;
           await this.lastWrite;
@@ -448,7 +475,7 @@ export class MultipartUploader {
       throw error;
     }
     if (head.ContentLength !== state.fileSize || !head.ETag) return undefined;
-    const expected = multipartEtag(parts);
+    const expected = multipartEtag(parts.map((part) => part.ETag));
     if (expected && head.ETag.endsWith(`-${parts.length}"`) && head.ETag !== expected) return undefined;
     return head.ETag;
   }
@@ -502,6 +529,19 @@ export class MultipartUploader {
     this.lastWrite = write.catch(() => {});
     return write;
   }
+}
+
+/** The upload and its parts, each part's size from the plan its state was made with. */
+function incomplete(state: UploadState): IncompleteUpload {
+  const etags = new Map(state.parts.map((part) => [part.PartNumber, part.ETag]));
+  return {
+    uploadId: state.uploadId,
+    parts: planParts(state.fileSize, state.partSize).map((part) => ({
+      partNumber: part.partNumber,
+      etag: etags.get(part.partNumber) as string,
+      bytes: part.length,
+    })),
+  };
 }
 
 /** What names the multipart upload in each request about it. */
