@@ -2211,7 +2211,7 @@ export interface components {
             /** @example encoder-cpu-01 */
             name: string;
             pool: components["schemas"]["WorkerPool"];
-            /** @example 2 */
+            /** @example 3 */
             protocolVersion: number;
             connectivity: components["schemas"]["WorkerConnectivity"];
             /**
