@@ -70,7 +70,7 @@ export const streamEventsRoute = operatorRoute({
   summary: "Stream operational events (Server-Sent Events)",
   operationId: "streamEvents",
   description:
-    "text/event-stream of lifecycle changes as they are published: each message has `id`, `event` (the kind) and `data` (the EventEnvelope as JSON), plus a `: keep-alive` comment every 15 s. Transient: after reconnecting, refetch the REST resources. The stream ends at the token's expiry, and within SSE_STANDING_CHECK_MS (5 s by default) of the token no longer standing (account disabled, client re-authorized, sign-in session ended); reconnect with a current token.",
+    "text/event-stream of lifecycle changes as they are published: each message has `id`, `event` (the kind) and `data` (the EventEnvelope as JSON), plus a `: keep-alive` comment every 15 s. Transient: after reconnecting, refetch the REST resources. The stream ends at the token's expiry, and within SSE_STANDING_CHECK_MS (2 s by default) of the token no longer standing (account disabled, client re-authorized, sign-in session ended), together with every other stream of the same token; reconnect with a current token. A client more than 1 MiB behind is disconnected.",
   request: { query: EventsQuerySchema },
   responses: {
     200: {
