@@ -1,3 +1,4 @@
+import net from "node:net";
 import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
 import { waitFor } from "@tjm/devstack/services";
 import { UUID_PATTERN } from "@tjm/protocol";
@@ -95,6 +96,39 @@ describe("GET /api/v1/operations/events", () => {
       }
     } finally {
       await quick.close();
+    }
+  });
+
+  it("disconnects a subscriber that stopped reading once more than 1 MiB waits for it", async () => {
+    const { hostname, port } = new URL(manager.baseUrl);
+    const socket = net.connect({ host: hostname, port: Number(port) });
+    socket.write(
+      `GET /api/v1/operations/events HTTP/1.1\r\nHost: ${hostname}:${port}\r\n` +
+        `Authorization: Bearer ${await manager.issuer.token()}\r\n\r\n`,
+    );
+    let received = "";
+    socket.on("data", (chunk: Buffer) => {
+      received += chunk.toString("latin1");
+    });
+    try {
+      await waitFor("the stream to open", async () => received.includes(": connected"));
+      socket.pause();
+      const { events } = manager.manager;
+      const before = events.subscribers;
+      // job.progress is written from memory: enough of it to fill the kernel's buffers and 1 MiB more.
+      const padding = "x".repeat(64 * 1024);
+      for (let n = 0; n < 1000 && events.subscribers === before; n++) {
+        events.publishLocal({
+          id: `progress-${n}`,
+          kind: "job.progress",
+          occurredAt: new Date().toISOString(),
+          data: { jobId: crypto.randomUUID(), padding },
+        });
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(events.subscribers).toBe(before - 1);
+    } finally {
+      socket.destroy();
     }
   });
 
