@@ -99,6 +99,41 @@ describe("GET /api/v1/operations/events", () => {
     }
   });
 
+  it("frames events as HTTP/1.1 chunks, and writes them unframed to an HTTP/1.0 client", async () => {
+    const { hostname, port } = new URL(manager.baseUrl);
+    const token = await manager.issuer.token();
+    const open = async (version: string) => {
+      const socket = net.connect({ host: hostname, port: Number(port) });
+      socket.write(
+        `GET /api/v1/operations/events HTTP/${version}\r\nHost: ${hostname}:${port}\r\n` +
+          `Authorization: Bearer ${token}\r\n\r\n`,
+      );
+      let received = "";
+      socket.on("data", (chunk: Buffer) => {
+        received += chunk.toString("latin1");
+      });
+      await waitFor(`the HTTP/${version} stream to open`, async () => received.includes(": connected"));
+      return { socket, received: () => received };
+    };
+    const [http11, http10] = [await open("1.1"), await open("1.0")];
+    try {
+      const jobId = await submit();
+      const body = (text: string) => text.slice(text.indexOf("\r\n\r\n") + 4);
+      await waitFor("the job's event on both", async () =>
+        [http11, http10].every((stream) => stream.received().includes(jobId)),
+      );
+      const created = new RegExp(`id: [^\n]+\nevent: job.created\ndata: [^\n]*${jobId}[^\n]*\n\n`);
+      expect(body(http11.received())).toMatch(/^d\r\n: connected\n\n\r\n/);
+      expect(body(http11.received())).toMatch(new RegExp(`[0-9a-f]+\r\n${created.source}\r\n`));
+      expect(body(http10.received())).toMatch(/^: connected\n\n/);
+      expect(body(http10.received())).toMatch(created);
+      expect(body(http10.received())).not.toContain("\r\n");
+    } finally {
+      http11.socket.destroy();
+      http10.socket.destroy();
+    }
+  });
+
   it("disconnects a subscriber that stopped reading once more than 1 MiB waits for it", async () => {
     const { hostname, port } = new URL(manager.baseUrl);
     const socket = net.connect({ host: hostname, port: Number(port) });
