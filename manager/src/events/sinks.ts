@@ -44,8 +44,8 @@ function chunkOf(frame: Uint8Array): Buffer {
 
 /**
  * Node: once the headers are sent, each frame goes to the socket as a ready-made chunk, one
- * write, skipping http's per-write framing (about a sixth of a fan-out's CPU at 9,000 sockets);
- * `end` still closes the chunked body through http. A response without chunked encoding
+ * write, skipping the JavaScript of http's per-write framing, most of what remains around each
+ * socket's syscall; `end` still closes the chunked body through http. A response without chunked encoding
  * (HTTP/1.0) or not yet on its socket (behind a pipelined request) is written through http.
  */
 export class ResponseSink extends EndingSink {
