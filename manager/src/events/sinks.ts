@@ -31,22 +31,30 @@ abstract class EndingSink implements EventSink {
   }
 }
 
-/** Each frame as one HTTP/1.1 chunk (size line, bytes, CRLF), built once for every socket. */
-const chunks = new WeakMap<Uint8Array, Buffer>();
+/**
+ * A frame as one HTTP/1.1 chunk (size line, bytes, CRLF). The fan-out writes one frame to every
+ * socket in a row, so remembering the last one builds each chunk once.
+ */
+let lastFrame: Uint8Array | undefined;
+let lastChunk = Buffer.alloc(0);
 function chunkOf(frame: Uint8Array): Buffer {
-  let chunk = chunks.get(frame);
-  if (!chunk) {
-    chunk = Buffer.concat([Buffer.from(`${frame.byteLength.toString(16)}\r\n`), frame, Buffer.from("\r\n")]);
-    chunks.set(frame, chunk);
+  if (frame !== lastFrame) {
+    lastChunk = Buffer.concat([
+      Buffer.from(`${frame.byteLength.toString(16)}\r\n`),
+      frame,
+      Buffer.from("\r\n"),
+    ]);
+    lastFrame = frame;
   }
-  return chunk;
+  return lastChunk;
 }
 
 /**
  * Node: once the headers are sent, each frame goes to the socket as a ready-made chunk, one
  * write, skipping the JavaScript of http's per-write framing, most of what remains around each
- * socket's syscall; `end` still closes the chunked body through http. A response without chunked encoding
- * (HTTP/1.0) or not yet on its socket (behind a pipelined request) is written through http.
+ * socket's syscall; `end` still closes the chunked body through http. A response without
+ * chunked encoding (HTTP/1.0) or not yet on its socket (behind a pipelined request) is written
+ * through http.
  */
 export class ResponseSink extends EndingSink {
   constructor(private readonly response: ServerResponse) {
@@ -58,10 +66,10 @@ export class ResponseSink extends EndingSink {
     if (this.isEnded) return;
     const { socket } = this.response;
     const direct = this.response.chunkedEncoding && socket !== null;
-    const flowing = direct ? socket.write(chunkOf(frame)) : this.response.write(frame);
+    if (direct ? socket.write(chunkOf(frame)) : this.response.write(frame)) return;
     // Its socket is destroyed, not ended: ending would wait for bytes it will never read.
     const queued = direct ? socket.writableLength : this.response.writableLength;
-    if (!flowing && queued > MAX_QUEUED_BYTES) this.response.destroy();
+    if (queued > MAX_QUEUED_BYTES) this.response.destroy();
   }
 
   protected close(): void {
