@@ -9,7 +9,7 @@ import { endSessionUrl, parseForms, type SignInResult } from "@tjm/devstack/oidc
 import { OPERATIONS_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { silentLogger } from "@tjm/platform";
 import type { JWTPayload } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { StandingWatch } from "../../manager/src/events/standing-watch.ts";
 import { disableAccount } from "../../manager/src/identity/accounts/index.ts";
 import type { StandingQuestion } from "../../manager/src/identity/tokens/standing.ts";
@@ -224,11 +224,12 @@ describe("StandingWatch", () => {
     const unwatchA = [1, 2, 3].map((n) => watch.watch(claimsOf("a"), () => ended.push(`a${n}`)));
     const unwatchB = watch.watch(claimsOf("b"), () => ended.push("b"));
     (unwatchA[0] as () => void)();
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    await vi.waitFor(() => expect(asked.length).toBeGreaterThan(0), { timeout: 5000 });
     expect(asked[0]?.map(({ claims }) => claims.sub)).toEqual(["a", "b"]);
     refused.add("a");
-    await new Promise((resolve) => setTimeout(resolve, 80));
-    expect(ended.sort()).toEqual(["a2", "a3"]);
+    await vi.waitFor(() => expect(ended.sort()).toEqual(["a2", "a3"]), { timeout: 5000 });
+    const asks = asked.length;
+    await vi.waitFor(() => expect(asked.length).toBeGreaterThan(asks), { timeout: 5000 });
     expect(asked.at(-1)?.map(({ claims }) => claims.sub)).toEqual(["b"]);
     unwatchB();
   });
@@ -246,7 +247,6 @@ describe("StandingWatch", () => {
     watch.watch({ ...soon }, () => ended.push("x2"));
     watch.watch({ ...soon, exp: soon.exp - 10 }, () => ended.push("expired"));
     expect(ended).toEqual(["expired"]);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    expect(ended.sort()).toEqual(["expired", "x1", "x2"]);
+    await vi.waitFor(() => expect(ended.sort()).toEqual(["expired", "x1", "x2"]), { timeout: 3000 });
   });
 });
