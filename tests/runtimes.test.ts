@@ -144,13 +144,37 @@ describe.each<ManagerRuntime>(["node", "deno"])("the Manager on %s, through the 
     expect(retried.error).toMatchObject({ statusCode: 409, error: "Conflict" });
   });
 
-  it("announces its changes on the events stream through the outbox relay", async () => {
+  it("announces its changes on the events stream through the outbox relay, and to its SSE subscribers", async () => {
+    // Node writes the stream into its response, Deno reads a web stream: both are followed here.
+    const sse = await fetch(`${manager.baseUrl}/api/v1/operations/events`, {
+      headers: { authorization: `Bearer ${operatorToken}` },
+    });
+    expect(sse.headers.get("content-type")).toContain("text/event-stream");
+    expect(sse.headers.get("x-request-id")).toBeTruthy();
+    const reader = (sse.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let received = "";
+    const reading = (async () => {
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())
+        received += decoder.decode(chunk.value, { stream: true });
+    })().catch(() => {});
+    await waitFor("the SSE stream to connect", async () => received.includes(": connected"));
     const client = createTjmClient({ baseUrl: manager.baseUrl, token: operatorToken });
     const submitted = await client.POST("/api/v1/operations/jobs", {
       body: { projectId, executionPlan: samplePlan() as never },
     });
     const jobId = submitted.data?.id ?? "";
     await client.POST("/api/v1/operations/jobs/{jobId}/cancel", { params: { path: { jobId } } });
+    try {
+      await waitFor("both events on the SSE stream", async () =>
+        ["job.created", "job.updated"].every((kind) =>
+          received.split("\n\n").some((frame) => frame.includes(`event: ${kind}`) && frame.includes(jobId)),
+        ),
+      );
+    } finally {
+      await reader.cancel();
+      await reading;
+    }
 
     const nc = await connect({
       servers: nats.url,

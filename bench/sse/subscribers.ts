@@ -6,6 +6,9 @@
  * Talks to the bench over stdio, one JSON object a line. Out: {"type":"connected",...} once
  * every subscription got its ": connected" comment (or failed); {"type":"status",...} per
  * "status" line in; {"type":"result",...} after a "close" line in, which also ends the process.
+ * A "sample <n>" line in stops reading every subscription but each n-th: the server still
+ * writes to all, their bytes wait in the kernel, and this process's CPU no longer delays the
+ * readers left (how the Admin console's bench separates client cost from server cost).
  */
 import net from "node:net";
 import { performance } from "node:perf_hooks";
@@ -25,12 +28,17 @@ export interface StatusMessage {
   received: number;
   /** Subscriptions closed by the server or by an error after connecting. */
   lost: number;
+  /** Connected subscriptions still read (all until a "sample" line). */
+  readers: number;
 }
 
 export interface ResultMessage {
   type: "result";
-  /** Per subscriber: the event ids in arrival order and their wall-clock arrival times (ms). */
-  subscribers: { ids: string[]; atMs: number[] }[];
+  /**
+   * Per subscriber: the event ids in arrival order, their wall-clock arrival times (ms), and
+   * whether it was still read at the end (one of the sample).
+   */
+  subscribers: { ids: string[]; atMs: number[]; reader: boolean }[];
   lost: number;
 }
 
@@ -43,6 +51,7 @@ interface Subscriber {
   /** Got ": connected" (or failed): counted once either way. */
   settled: boolean;
   connected: boolean;
+  reader: boolean;
   tail: string;
   ids: string[];
   atMs: number[];
@@ -136,6 +145,7 @@ function main(): void {
       headersDone: false,
       settled: false,
       connected: false,
+      reader: true,
       tail: "",
       ids: [],
       atMs: [],
@@ -155,15 +165,29 @@ function main(): void {
 
   const lines = createInterface({ input: process.stdin });
   lines.on("line", (line) => {
-    if (line === "status") {
-      send({ type: "status", received: subscribers.reduce((sum, s) => sum + s.ids.length, 0), lost });
-    } else if (line === "close") {
+    const [command, argument] = line.split(" ");
+    if (command === "status") {
+      send({
+        type: "status",
+        received: subscribers.reduce((sum, s) => sum + s.ids.length, 0),
+        lost,
+        readers: subscribers.filter((s) => s.connected && s.reader).length,
+      });
+    } else if (command === "sample") {
+      const every = Number(argument);
+      subscribers.forEach((subscriber, index) => {
+        if (index % every === 0) return;
+        subscriber.reader = false;
+        subscriber.socket.pause();
+      });
+    } else if (command === "close") {
       const result: ResultMessage = {
         type: "result",
         lost,
-        subscribers: subscribers.map(({ ids, atMs }) => ({
+        subscribers: subscribers.map(({ ids, atMs, reader }) => ({
           ids,
           atMs: atMs.map((t) => Math.round(t * 100) / 100),
+          reader,
         })),
       };
       closing = true;

@@ -54,9 +54,7 @@ export interface AppDeps {
   authentication: AuthenticationDeps;
   /** Client management: the secret key (CLIENT_SECRET_HMAC_KEY). */
   management: Pick<ManagementDeps, "clientSecretKey">;
-  /** Interval of the SSE keep-alive comment; 15 s unless a test shortens it. */
-  sseKeepAliveMs?: number | undefined;
-  /** How often open SSE streams re-check their tokens' standing (SSE_STANDING_CHECK_MS); 5 s by default. */
+  /** How often open SSE streams re-check their tokens' standing (SSE_STANDING_CHECK_MS); 2 s by default. */
   sseStandingCheckMs?: number | undefined;
   /** Audience a tenant token must carry (OIDC_TENANT_AUDIENCE). */
   tenantAudience: string;
@@ -112,7 +110,6 @@ export function createApp(deps: AppDeps) {
     "/api/v1/operations",
     eventsApp({
       hub: deps.events,
-      keepAliveMs: deps.sseKeepAliveMs,
       standingCheckMs: deps.sseStandingCheckMs,
       tjmIssuer: deps.auth.tjm.issuer,
       standings: (questions) => tokenStandings(deps.sql, questions),

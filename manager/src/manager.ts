@@ -40,13 +40,10 @@ const AVATAR_SWEEP_INTERVAL_MS = 5 * 60 * 1000;
 export interface ManagerOptions
   extends Pick<
     AppDeps,
-    | "auth"
-    | "maxBodyBytes"
-    | "scalarBundle"
-    | "enrollmentTokenSecret"
-    | "sseKeepAliveMs"
-    | "sseStandingCheckMs"
+    "auth" | "maxBodyBytes" | "scalarBundle" | "enrollmentTokenSecret" | "sseStandingCheckMs"
   > {
+  /** Interval of the SSE keep-alive comment; 15 s unless a test shortens it. */
+  sseKeepAliveMs?: number | undefined;
   sql: Sql;
   broker: Broker;
   logger: Logger;
@@ -293,7 +290,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
   started = true;
   // Until this Manager holds the prefix, it publishes and consumes nothing on it.
   const broker = presence.guardedBroker();
-  const events = new EventHub(broker, subjectPrefix, logger);
+  const events = new EventHub(broker, subjectPrefix, logger, options.sseKeepAliveMs);
   const metrics = createManagerMetrics(options.metrics, {
     sql,
     broker: options.broker,
@@ -399,7 +396,6 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
       execution.dispatcher.wake();
     },
     tenantAudience: options.tenantAudience,
-    sseKeepAliveMs: options.sseKeepAliveMs,
     sseStandingCheckMs: options.sseStandingCheckMs,
     metrics,
     workers: {

@@ -237,7 +237,7 @@ export interface paths {
         };
         /**
          * Stream operational events (Server-Sent Events)
-         * @description text/event-stream of lifecycle changes as they are published: each message has `id`, `event` (the kind) and `data` (the EventEnvelope as JSON), plus a `: keep-alive` comment every 15 s. Transient: after reconnecting, refetch the REST resources. The stream ends at the token's expiry, and within SSE_STANDING_CHECK_MS (5 s by default) of the token no longer standing (account disabled, client re-authorized, sign-in session ended); reconnect with a current token.
+         * @description text/event-stream of lifecycle changes as they are published: each message has `id`, `event` (the kind) and `data` (the EventEnvelope as JSON), plus a `: keep-alive` comment every 15 s. Transient: after reconnecting, refetch the REST resources. The stream ends at the token's expiry, and within SSE_STANDING_CHECK_MS (2 s by default) of the token no longer standing (account disabled, client re-authorized, sign-in session ended), together with every other stream of the same token; reconnect with a current token. A client more than 1 MiB behind is disconnected.
          */
         get: operations["streamEvents"];
         put?: never;

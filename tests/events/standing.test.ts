@@ -3,13 +3,13 @@
  * performance work): within SSE_STANDING_CHECK_MS + 1 s of the account being disabled, of the
  * client's authorization version being bumped and of the sign-in session being logged out, and
  * at the expiry of a short-lived token; a reconnect with the same token is refused. The checks
- * of all open streams are one query per tick.
+ * of all open streams are one query per tick, one question per distinct token.
  */
 import { endSessionUrl, parseForms, type SignInResult } from "@tjm/devstack/oidc-client";
 import { OPERATIONS_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { silentLogger } from "@tjm/platform";
 import type { JWTPayload } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { StandingWatch } from "../../manager/src/events/standing-watch.ts";
 import { disableAccount } from "../../manager/src/identity/accounts/index.ts";
 import type { StandingQuestion } from "../../manager/src/identity/tokens/standing.ts";
@@ -127,11 +127,12 @@ describe("an open event stream", () => {
     }
   });
 
-  it(`closes within SSE_STANDING_CHECK_MS + 1 s of its account being disabled`, async () => {
+  it(`closes within SSE_STANDING_CHECK_MS + 1 s of its account being disabled, with every other stream of its token`, async () => {
     const { account, tokens } = await operatorSignedIn();
-    const stream = await openEvents(tokens.accessToken);
+    const streams = await Promise.all([1, 2, 3].map(() => openEvents(tokens.accessToken)));
     await disableAccount(manager.sql, account.email);
-    expect(await stream.closed()).toBeLessThan(CLOSE_WITHIN_MS);
+    for (const closedIn of await Promise.all(streams.map((stream) => stream.closed())))
+      expect(closedIn).toBeLessThan(CLOSE_WITHIN_MS);
     expect(await eventsStatus(tokens.accessToken)).toBe(401);
   });
 
@@ -200,5 +201,52 @@ describe("StandingWatch", () => {
     expect(asked.length).toBeGreaterThanOrEqual(2);
     expect(asked[0]?.map(({ claims }) => claims.sub)).toEqual(["a", "b", "c"]);
     expect(asked[1]?.map(({ claims }) => claims.sub)).toEqual(["a", "c"]);
+  });
+
+  it("asks once per token however many streams it opened, and ends all of them when it stops standing", async () => {
+    const asked: StandingQuestion[][] = [];
+    const refused = new Set<string>();
+    const watch = new StandingWatch({
+      tjmIssuer: "https://tjm.example/oidc",
+      intervalMs: 50,
+      standings: async (questions) => {
+        asked.push([...questions]);
+        return questions.map(({ claims }) =>
+          refused.has(claims.sub as string) ? { ok: false, status: 401, reason: "refused" } : { ok: true },
+        );
+      },
+      logger: silentLogger,
+    });
+    const exp = Math.floor(Date.now() / 1000) + 600;
+    // Each stream verifies its token anew: equal claims, distinct objects.
+    const claimsOf = (sub: string): JWTPayload => ({ iss: "https://tjm.example/oidc", sub, exp });
+    const ended: string[] = [];
+    const unwatchA = [1, 2, 3].map((n) => watch.watch(claimsOf("a"), () => ended.push(`a${n}`)));
+    const unwatchB = watch.watch(claimsOf("b"), () => ended.push("b"));
+    (unwatchA[0] as () => void)();
+    await vi.waitFor(() => expect(asked.length).toBeGreaterThan(0), { timeout: 5000 });
+    expect(asked[0]?.map(({ claims }) => claims.sub)).toEqual(["a", "b"]);
+    refused.add("a");
+    await vi.waitFor(() => expect(ended.sort()).toEqual(["a2", "a3"]), { timeout: 5000 });
+    const asks = asked.length;
+    await vi.waitFor(() => expect(asked.length).toBeGreaterThan(asks), { timeout: 5000 });
+    expect(asked.at(-1)?.map(({ claims }) => claims.sub)).toEqual(["b"]);
+    unwatchB();
+  });
+
+  it("ends every stream of a token at its expiry, and one already expired at once", async () => {
+    const watch = new StandingWatch({
+      tjmIssuer: "https://tjm.example/oidc",
+      intervalMs: 60_000,
+      standings: async (questions) => questions.map(() => ({ ok: true })),
+      logger: silentLogger,
+    });
+    const soon = { iss: "https://other.example", sub: "x", exp: Math.floor(Date.now() / 1000) + 1 };
+    const ended: string[] = [];
+    watch.watch({ ...soon }, () => ended.push("x1"));
+    watch.watch({ ...soon }, () => ended.push("x2"));
+    watch.watch({ ...soon, exp: soon.exp - 10 }, () => ended.push("expired"));
+    expect(ended).toEqual(["expired"]);
+    await vi.waitFor(() => expect(ended.sort()).toEqual(["expired", "x1", "x2"]), { timeout: 3000 });
   });
 });

@@ -1,3 +1,4 @@
+import net from "node:net";
 import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
 import { waitFor } from "@tjm/devstack/services";
 import { UUID_PATTERN } from "@tjm/protocol";
@@ -95,6 +96,74 @@ describe("GET /api/v1/operations/events", () => {
       }
     } finally {
       await quick.close();
+    }
+  });
+
+  it("frames events as HTTP/1.1 chunks, and writes them unframed to an HTTP/1.0 client", async () => {
+    const { hostname, port } = new URL(manager.baseUrl);
+    const token = await manager.issuer.token();
+    const open = async (version: string) => {
+      const socket = net.connect({ host: hostname, port: Number(port) });
+      socket.write(
+        `GET /api/v1/operations/events HTTP/${version}\r\nHost: ${hostname}:${port}\r\n` +
+          `Authorization: Bearer ${token}\r\n\r\n`,
+      );
+      let received = "";
+      socket.on("data", (chunk: Buffer) => {
+        received += chunk.toString("latin1");
+      });
+      await waitFor(`the HTTP/${version} stream to open`, async () => received.includes(": connected"));
+      return { socket, received: () => received };
+    };
+    const [http11, http10] = [await open("1.1"), await open("1.0")];
+    try {
+      const jobId = await submit();
+      const body = (text: string) => text.slice(text.indexOf("\r\n\r\n") + 4);
+      await waitFor("the job's event on both", async () =>
+        [http11, http10].every((stream) => stream.received().includes(jobId)),
+      );
+      const created = new RegExp(`id: [^\n]+\nevent: job.created\ndata: [^\n]*${jobId}[^\n]*\n\n`);
+      expect(body(http11.received())).toMatch(/^d\r\n: connected\n\n\r\n/);
+      expect(body(http11.received())).toMatch(new RegExp(`[0-9a-f]+\r\n${created.source}\r\n`));
+      expect(body(http10.received())).toMatch(/^: connected\n\n/);
+      expect(body(http10.received())).toMatch(created);
+      expect(body(http10.received())).not.toContain("\r\n");
+    } finally {
+      http11.socket.destroy();
+      http10.socket.destroy();
+    }
+  });
+
+  it("disconnects a subscriber that stopped reading once more than 1 MiB waits for it", async () => {
+    const { hostname, port } = new URL(manager.baseUrl);
+    const socket = net.connect({ host: hostname, port: Number(port) });
+    socket.write(
+      `GET /api/v1/operations/events HTTP/1.1\r\nHost: ${hostname}:${port}\r\n` +
+        `Authorization: Bearer ${await manager.issuer.token()}\r\n\r\n`,
+    );
+    let received = "";
+    socket.on("data", (chunk: Buffer) => {
+      received += chunk.toString("latin1");
+    });
+    try {
+      await waitFor("the stream to open", async () => received.includes(": connected"));
+      socket.pause();
+      const { events } = manager.manager;
+      const before = events.subscribers;
+      // job.progress is written from memory: enough of it to fill the kernel's buffers and 1 MiB more.
+      const padding = "x".repeat(64 * 1024);
+      for (let n = 0; n < 1000 && events.subscribers === before; n++) {
+        events.publishLocal({
+          id: `progress-${n}`,
+          kind: "job.progress",
+          occurredAt: new Date().toISOString(),
+          data: { jobId: crypto.randomUUID(), padding },
+        });
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(events.subscribers).toBe(before - 1);
+    } finally {
+      socket.destroy();
     }
   });
 

@@ -4,11 +4,12 @@ import type { Logger } from "@tjm/platform";
 import { decodeMessage, streams } from "@tjm/protocol";
 import { type EventEnvelope, ensurePrefixStreams, PULL_EXPIRES_MS } from "../outbox/index.ts";
 import type { Broker } from "../platform/broker.ts";
+import { EventFanout, type EventSubscriber } from "./fanout.ts";
 import { EventEnvelopeSchema } from "./stream.ts";
 
-export type EventListener = (event: EventEnvelope) => void;
-
 const RETRY_MS = 1000;
+/** 15 s: well inside the idle timeouts of common proxies and load balancers. */
+export const KEEP_ALIVE_MS = 15_000;
 
 /** Where following the stream goes on: the stream (by creation time) and its next sequence. */
 interface Position {
@@ -18,8 +19,8 @@ interface Position {
 
 /**
  * Follows this prefix's events stream from "now" with an ordered consumer (it re-creates
- * itself after a disconnect) and hands each event to every in-process listener. One per
- * Manager process, however many SSE clients it serves — and only while at least one
+ * itself after a disconnect) and writes each event to every in-process subscriber (fanout.ts).
+ * One per Manager process, however many SSE clients it serves — and only while at least one
  * listens, so a Manager nobody watches spends nothing on events.
  *
  * A message that is not an event envelope is logged, counted and skipped. When the stream
@@ -28,7 +29,7 @@ interface Position {
  * since all of it came after what the hub had seen.
  */
 export class EventHub {
-  private readonly listeners = new Set<EventListener>();
+  private readonly fanout: EventFanout;
   /** Messages dropped as not events: what the bad-input tests read. */
   readonly counters = { invalid: 0 };
   private position: Position | undefined;
@@ -43,34 +44,41 @@ export class EventHub {
     private readonly broker: Broker,
     private readonly subjectPrefix: string,
     private readonly logger: Logger,
-  ) {}
+    /** The keep-alive comment's interval; 15 s unless a test shortens it. */
+    keepAliveMs = KEEP_ALIVE_MS,
+  ) {
+    this.fanout = new EventFanout(keepAliveMs, logger);
+  }
 
-  /** Adds a listener; `ready` resolves once the stream is followed, so no later event is missed. */
-  subscribe(listener: EventListener): { unsubscribe: () => void; ready: Promise<void> } {
-    this.listeners.add(listener);
+  /** Adds a subscriber: every event followed from now on is written to it if its filter takes it. */
+  subscribe(subscriber: EventSubscriber): void {
+    this.fanout.add(subscriber);
     this.wakeIdle?.();
-    const ready = this.live
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => this.liveWaiters.push(resolve));
-    return {
-      ready,
-      unsubscribe: () => {
-        this.listeners.delete(listener);
-        if (this.listeners.size === 0) void this.stopConsuming?.();
-      },
-    };
+  }
+
+  unsubscribe(subscriber: EventSubscriber): void {
+    this.fanout.delete(subscriber);
+    if (this.fanout.size === 0) void this.stopConsuming?.();
   }
 
   /**
-   * Hands an event to this process's listeners only. For what is deliberately not stored
+   * Undefined while the stream is followed; otherwise resolves once it is, so that no later
+   * event is missed.
+   */
+  untilLive(): Promise<void> | undefined {
+    return this.live ? undefined : new Promise<void>((resolve) => this.liveWaiters.push(resolve));
+  }
+
+  /**
+   * Writes an event to this process's subscribers only. For what is deliberately not stored
    * (job.progress): every replica hears the Workers' progress itself and tells its own clients.
    */
   publishLocal(event: EventEnvelope): void {
-    for (const listener of this.listeners) listener(event);
+    this.fanout.publish(event);
   }
 
   get subscribers(): number {
-    return this.listeners.size;
+    return this.fanout.size;
   }
 
   start(): void {
@@ -86,7 +94,7 @@ export class EventHub {
 
   private async loop(): Promise<void> {
     while (!this.stopped) {
-      if (this.listeners.size === 0) {
+      if (this.fanout.size === 0) {
         // Nobody missed anything while nobody listened: the next listener starts from now.
         this.position = undefined;
         await new Promise<void>((resolve) => {
@@ -101,7 +109,7 @@ export class EventHub {
       } catch (err) {
         this.logger.warn("event hub lost the events stream; following again", { err });
       }
-      if (!this.stopped && this.listeners.size > 0)
+      if (!this.stopped && this.fanout.size > 0)
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
     }
   }
@@ -122,7 +130,7 @@ export class EventHub {
     };
     // Stopped (or left by every listener) while subscribing: stop, and let the loop below drain
     // and end. Awaiting close() here would wait for an iteration that has not started.
-    if (this.stopped || this.listeners.size === 0) messages.stop();
+    if (this.stopped || this.fanout.size === 0) messages.stop();
     this.live = true;
     for (const resolve of this.liveWaiters.splice(0)) resolve();
     try {
@@ -138,7 +146,7 @@ export class EventHub {
           });
           continue;
         }
-        for (const listener of this.listeners) listener(decoded.value);
+        this.fanout.publish(decoded.value);
       }
     } finally {
       this.live = false;

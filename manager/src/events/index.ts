@@ -8,8 +8,6 @@ import { type TokenStandingsDeps, tokenStandings, tokenStandingsRoute } from "./
 
 export interface EventsAppDeps {
   hub: EventHub;
-  /** The keep-alive comment's interval; 15 s unless a test shortens it. */
-  keepAliveMs?: number | undefined;
   /** SSE_STANDING_CHECK_MS. */
   standingCheckMs?: number | undefined;
   /** TJM's issuer, whose tokens' standing open streams re-check. */
@@ -29,7 +27,7 @@ export function eventsApp(deps: EventsAppDeps) {
     logger: deps.logger,
   });
   return createRouter()
-    .openapi(streamEventsRoute, streamEvents(deps.hub, standing, deps.keepAliveMs))
+    .openapi(streamEventsRoute, streamEvents(deps.hub, standing))
     .openapi(
       tokenStandingsRoute,
       tokenStandings({ verify: deps.verifyOperationsToken, standings: deps.standings }),

@@ -17,60 +17,80 @@ export interface StandingWatchOptions {
   logger: Logger;
 }
 
-interface WatchedStream {
+/** One token and the open streams it authorised: one question and one expiry timer for all of them. */
+interface WatchedToken {
+  key: string;
   claims: JWTPayload;
-  end: () => void;
+  ends: Set<() => void>;
+  expiryTimer: ReturnType<typeof setTimeout> | undefined;
 }
 
 /**
  * Ends open event streams whose token stopped standing: a stream is authorised once, when it
  * opens, and would otherwise outlive a disabled account, a bumped authorization version or an
- * ended sign-in session for as long as the client stays connected. Every tick asks once for all
- * open streams of this process carrying a TJM token; every stream also ends at its token's
- * expiry. The client reconnects and is answered 401 or 403.
+ * ended sign-in session for as long as the client stays connected. Streams are grouped by
+ * token (the same claims: a dashboard's many tabs, a relay's reconnects): every tick asks once
+ * per distinct TJM token of this process, all in one query, and a token that no longer stands
+ * ends all its streams; every token also ends its streams at its expiry, with one timer. The
+ * clients reconnect and are answered 401 or 403.
  */
 export class StandingWatch {
-  private readonly checked = new Set<WatchedStream>();
-  private timer: NodeJS.Timeout | undefined;
+  private readonly tokens = new Map<string, WatchedToken>();
+  private readonly checked = new Set<WatchedToken>();
+  private timer: ReturnType<typeof setInterval> | undefined;
   private checking = false;
 
   constructor(private readonly options: StandingWatchOptions) {}
 
   /** Watches one stream's token until the returned function is called; `end` is called at most once. */
   watch(claims: JWTPayload, end: () => void): () => void {
-    let expiryTimer: NodeJS.Timeout | undefined;
-    let watching = true;
-    const stream: WatchedStream = {
-      claims,
-      end: () => {
-        if (!watching) return;
-        unwatch();
-        end();
-      },
-    };
-    const unwatch = () => {
-      watching = false;
-      clearTimeout(expiryTimer);
-      this.checked.delete(stream);
-      if (this.checked.size === 0) this.stopTicking();
-    };
-    const expiresAtMs = typeof claims.exp === "number" ? claims.exp * 1000 : Date.now();
-    const armExpiry = () => {
-      const left = expiresAtMs - Date.now();
-      if (left <= 0) stream.end();
-      else expiryTimer = setTimeout(armExpiry, Math.min(left, MAX_TIMER_MS));
-    };
-    armExpiry();
-    if (watching && claims.iss === this.options.tjmIssuer) {
-      this.checked.add(stream);
-      this.timer ??= setInterval(() => void this.check(), this.options.intervalMs);
+    const key = JSON.stringify(claims);
+    let token = this.tokens.get(key);
+    if (!token) {
+      token = { key, claims, ends: new Set(), expiryTimer: undefined };
+      this.tokens.set(key, token);
+      this.armExpiry(token, typeof claims.exp === "number" ? claims.exp * 1000 : Date.now());
+      if (this.tokens.get(key) === token && claims.iss === this.options.tjmIssuer) {
+        this.checked.add(token);
+        this.timer ??= setInterval(() => void this.check(), this.options.intervalMs);
+      }
     }
-    return unwatch;
+    if (this.tokens.get(key) !== token) {
+      // Expired already: the stream ends at once.
+      end();
+      return () => {};
+    }
+    const watched = token;
+    const once = () => {
+      if (watched.ends.delete(once)) end();
+    };
+    watched.ends.add(once);
+    return () => {
+      watched.ends.delete(once);
+      if (watched.ends.size === 0) this.forget(watched);
+    };
   }
 
-  private stopTicking(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
+  private armExpiry(token: WatchedToken, expiresAtMs: number): void {
+    const left = expiresAtMs - Date.now();
+    if (left <= 0) this.endAll(token);
+    else
+      token.expiryTimer = setTimeout(() => this.armExpiry(token, expiresAtMs), Math.min(left, MAX_TIMER_MS));
+  }
+
+  private endAll(token: WatchedToken): void {
+    this.forget(token);
+    for (const end of [...token.ends]) end();
+  }
+
+  private forget(token: WatchedToken): void {
+    clearTimeout(token.expiryTimer);
+    if (this.tokens.get(token.key) === token) this.tokens.delete(token.key);
+    this.checked.delete(token);
+    if (this.checked.size === 0) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
   }
 
   private async check(): Promise<void> {
@@ -78,12 +98,12 @@ export class StandingWatch {
     if (this.checking || this.checked.size === 0) return;
     this.checking = true;
     try {
-      const streams = [...this.checked];
+      const tokens = [...this.checked];
       const standings = await this.options.standings(
-        streams.map(({ claims }) => ({ claims, resource: "operations" })),
+        tokens.map(({ claims }) => ({ claims, resource: "operations" })),
       );
-      streams.forEach((stream, index) => {
-        if (standings[index]?.ok === false) stream.end();
+      tokens.forEach((token, index) => {
+        if (standings[index]?.ok === false) this.endAll(token);
       });
     } catch (err) {
       // PostgreSQL away for a tick: the streams stay, the next tick decides.

@@ -1,8 +1,11 @@
+import type { HttpBindings } from "@hono/node-server";
+import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { z } from "@hono/zod-openapi";
 import { operatorRoute } from "../identity/tokens/audiences.ts";
-import type { EventEnvelope } from "../outbox/index.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
+import type { EventSubscriber } from "./fanout.ts";
 import type { EventHub } from "./hub.ts";
+import { ResponseSink, WebStreamSink } from "./sinks.ts";
 import type { StandingWatch } from "./standing-watch.ts";
 
 export const EVENT_KINDS = [
@@ -15,9 +18,6 @@ export const EVENT_KINDS = [
 
 /** How long a new subscriber waits for the events stream before "connected" is sent anyway. */
 const READY_WAIT_MS = 5000;
-
-/** 15 s: well inside the idle timeouts of common proxies and load balancers. */
-export const KEEP_ALIVE_MS = 15_000;
 
 export const EventEnvelopeSchema = z
   .object({
@@ -70,7 +70,7 @@ export const streamEventsRoute = operatorRoute({
   summary: "Stream operational events (Server-Sent Events)",
   operationId: "streamEvents",
   description:
-    "text/event-stream of lifecycle changes as they are published: each message has `id`, `event` (the kind) and `data` (the EventEnvelope as JSON), plus a `: keep-alive` comment every 15 s. Transient: after reconnecting, refetch the REST resources. The stream ends at the token's expiry, and within SSE_STANDING_CHECK_MS (5 s by default) of the token no longer standing (account disabled, client re-authorized, sign-in session ended); reconnect with a current token.",
+    "text/event-stream of lifecycle changes as they are published: each message has `id`, `event` (the kind) and `data` (the EventEnvelope as JSON), plus a `: keep-alive` comment every 15 s. Transient: after reconnecting, refetch the REST resources. The stream ends at the token's expiry, and within SSE_STANDING_CHECK_MS (2 s by default) of the token no longer standing (account disabled, client re-authorized, sign-in session ended), together with every other stream of the same token; reconnect with a current token. A client more than 1 MiB behind is disconnected.",
   request: { query: EventsQuerySchema },
   responses: {
     200: {
@@ -81,99 +81,45 @@ export const streamEventsRoute = operatorRoute({
   errors: [],
 });
 
-function matches(
-  event: EventEnvelope,
-  kinds: readonly string[] | undefined,
-  jobId: string | undefined,
-): boolean {
-  if (kinds && !kinds.includes(event.kind)) return false;
-  return jobId === undefined || event.data.jobId === jobId;
-}
+const CONNECTED = new TextEncoder().encode(": connected\n\n");
 
-const encoder = new TextEncoder();
-const KEEP_ALIVE = encoder.encode(": keep-alive\n\n");
-const CONNECTED = encoder.encode(": connected\n\n");
-
-/**
- * One event's SSE frame, encoded once however many subscribers receive it: with thousands of
- * subscribers, serialising per subscriber was most of the fan-out's CPU and garbage.
- */
-const frames = new WeakMap<EventEnvelope, Uint8Array>();
-function frameOf(event: EventEnvelope): Uint8Array {
-  let frame = frames.get(event);
-  if (!frame) {
-    frame = encoder.encode(`id: ${event.id}\nevent: ${event.kind}\ndata: ${JSON.stringify(event)}\n\n`);
-    frames.set(event, frame);
-  }
-  return frame;
-}
-
-/**
- * A plain ReadableStream per subscriber, fed synchronously by the hub: no per-subscriber
- * async writer, promise chain or timer beyond the keep-alive. A subscriber that stops reading
- * is dropped once it has more than MAX_QUEUED_BYTES waiting, instead of holding memory.
- */
-const MAX_QUEUED_BYTES = 1024 * 1024;
+const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+  // Reverse proxies (nginx) must not buffer the stream.
+  "x-accel-buffering": "no",
+};
 
 export const streamEvents =
-  (
-    hub: EventHub,
-    standing: StandingWatch,
-    keepAliveMs = KEEP_ALIVE_MS,
-  ): AppRouteHandler<typeof streamEventsRoute> =>
+  (hub: EventHub, standing: StandingWatch): AppRouteHandler<typeof streamEventsRoute> =>
   (c) => {
     const { kinds, jobId } = c.req.valid("query");
     const { claims } = c.get("operator");
-    let close = () => {};
-    const body = new ReadableStream<Uint8Array>(
-      {
-        start(controller) {
-          let open = true;
-          const send = (bytes: Uint8Array) => {
-            if (!open) return;
-            if ((controller.desiredSize ?? 0) < -MAX_QUEUED_BYTES) {
-              close();
-              return;
-            }
-            controller.enqueue(bytes);
-          };
-          const { unsubscribe, ready } = hub.subscribe((event) => {
-            if (matches(event, kinds, jobId)) send(frameOf(event));
-          });
-          const keepAlive = setInterval(() => send(KEEP_ALIVE), keepAliveMs);
-          let unwatch = () => {};
-          close = () => {
-            if (!open) return;
-            open = false;
-            clearInterval(keepAlive);
-            unwatch();
-            unsubscribe();
-            try {
-              controller.close();
-            } catch {
-              // already closed by the client going away
-            }
-          };
-          // Ends once its token no longer stands or expires: the client reconnects and is refused.
-          unwatch = standing.watch(claims, close);
-          // "connected" once events flow (or after a bounded wait while NATS is away).
-          void Promise.race([ready, new Promise((resolve) => setTimeout(resolve, READY_WAIT_MS))]).then(() =>
-            send(CONNECTED),
-          );
-        },
-        cancel() {
-          close();
-        },
-      },
-      // Queue size counted in bytes, so the back-pressure bound above means what it says.
-      { highWaterMark: 0, size: (chunk) => chunk.byteLength },
-    );
-    c.req.raw.signal.addEventListener("abort", () => close());
-    return c.newResponse(body, 200, {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache",
-      connection: "keep-alive",
-      // Reverse proxies (nginx) must not buffer the stream.
-      "x-accel-buffering": "no",
-    }) as never;
+    // @hono/node-server hands the handler Node's response; Deno's server does not.
+    const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing;
+    const sink = outgoing ? new ResponseSink(outgoing) : new WebStreamSink(c.req.raw.signal);
+    // The same headers either way, with what the middleware set (the request id).
+    const response = c.newResponse(sink instanceof WebStreamSink ? sink.body : null, 200, SSE_HEADERS);
+    if (outgoing) {
+      outgoing.writeHead(200, Object.fromEntries(response.headers));
+      outgoing.flushHeaders();
+    }
+    const subscriber: EventSubscriber = { kinds: kinds && new Set(kinds), jobId, sink };
+    let unwatch = () => {};
+    sink.onEnd = () => {
+      unwatch();
+      hub.unsubscribe(subscriber);
+    };
+    hub.subscribe(subscriber);
+    // Ends once its token no longer stands or expires: the client reconnects and is refused.
+    unwatch = standing.watch(claims, () => sink.end());
+    // "connected" once events flow (or after a bounded wait while NATS is away).
+    const live = hub.untilLive();
+    if (live === undefined) sink.write(CONNECTED);
+    else
+      void Promise.race([live, new Promise((resolve) => setTimeout(resolve, READY_WAIT_MS))]).then(() =>
+        sink.write(CONNECTED),
+      );
+    return (outgoing ? RESPONSE_ALREADY_SENT : response) as never;
   };
