@@ -526,7 +526,7 @@ export class Attempt {
       try {
         const uploads: { bytes: number; sha256: string; incomplete?: IncompleteUpload }[] = [];
         for (const output of this.record.outputs) {
-          uploads.push(await (await this.uploads.uploader(output)).upload());
+          uploads.push(await this.uploads.upload(output));
         }
         const descriptions = await described;
         const results = this.record.outputs.map((output, index): OutputResult => {

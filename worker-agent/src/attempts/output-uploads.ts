@@ -4,15 +4,30 @@
  * it runs (growing-upload.ts), and every output's upload finishes after the exit through
  * MultipartUploader, all of its remaining parts in flight at once.
  */
-import { stat } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { access, readFile, stat } from "node:fs/promises";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { Logger } from "@tjm/platform";
 import type { PlanOutput } from "@tjm/protocol";
-import { MAX_PARTS, type RetryOptions } from "@tjm/storage";
+import { MAX_PARTS, putSmallObject, type RetryOptions } from "@tjm/storage";
 import { GrowingFileUpload } from "../storage/growing-upload.ts";
 import { partSizeFor, partsInFlight } from "../storage/part-size.ts";
 import { DEFAULT_PART_SIZE } from "../storage/parts.ts";
-import { MultipartUploader, type UploadMeter } from "../storage/upload.ts";
+import { MultipartUploader, type UploadMeter, type UploadResult } from "../storage/upload.ts";
+
+/** At most this much of an output is held in memory for a single PUT (the default part size). */
+const SINGLE_PUT_MAX_BYTES = DEFAULT_PART_SIZE;
+/** As a multipart upload's object gets none: what S3 itself would store. */
+const OUTPUT_CONTENT_TYPE = "application/octet-stream";
+
+export type UploadedOutput = Pick<UploadResult, "bytes" | "sha256" | "incomplete">;
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
 
 export interface OutputUploadSettings extends RetryOptions {
   client: S3Client;
@@ -104,10 +119,40 @@ export class OutputUploads {
     for (const id of outputIds) await this.aborter(id).abort();
   }
 
-  /** The upload of a complete output: every part still to send in flight at once, within the bounds. */
-  async uploader(output: { id: string; path: string }): Promise<MultipartUploader> {
+  /**
+   * Sends one complete output. One that fits a single part and has no upload under way (nothing
+   * went up while it was written, no earlier try left a state file) goes as one PutObject where
+   * the Worker completes its own upload (`copy`): a one-part multipart upload costs two more
+   * requests, and the store rewrites the object at its completion (s3rver: 300–330 ms against
+   * 146–184 ms for one 20 MiB PUT). Anything else goes through the resumable uploader.
+   */
+  async upload(output: { id: string; path: string }): Promise<UploadedOutput> {
+    const { size } = await stat(output.path);
+    const single =
+      this.settings.complete &&
+      size <= Math.min(this.partSizeOf(output.id), SINGLE_PUT_MAX_BYTES) &&
+      !(await exists(this.settings.statePath(output.id)));
+    if (!single) return (await this.uploader(output)).upload();
+    const body = await readFile(output.path);
+    await putSmallObject(
+      this.settings.client,
+      this.settings.uri(output.id),
+      body,
+      OUTPUT_CONTENT_TYPE,
+      this.settings,
+    );
+    this.settings.meter?.partUploaded(size);
+    return { bytes: size, sha256: createHash("sha256").update(body).digest("hex") };
+  }
+
+  private partSizeOf(outputId: string): number {
     // After a restart the plan's estimate is gone; an upload under way keeps its own part size.
-    const partSize = this.partSizes.get(output.id) ?? this.settings.partSize ?? DEFAULT_PART_SIZE;
+    return this.partSizes.get(outputId) ?? this.settings.partSize ?? DEFAULT_PART_SIZE;
+  }
+
+  /** The upload of a complete output: every part still to send in flight at once, within the bounds. */
+  private async uploader(output: { id: string; path: string }): Promise<MultipartUploader> {
+    const partSize = this.partSizeOf(output.id);
     const { size } = await stat(output.path);
     return new MultipartUploader({
       ...this.settings,
