@@ -14,6 +14,9 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { AttemptRecords } from "./records.ts";
 import { AttemptRegistry } from "./registry.ts";
 
+/** A loaded CI machine takes more than waitFor's default second to delete an attempt's files. */
+const SLOW = { timeout: 10_000, interval: 20 };
+
 const directories: string[] = [];
 
 afterEach(async () => {
@@ -147,7 +150,7 @@ describe("the attempt registry's slots", () => {
     const second = crypto.randomUUID();
     const third = crypto.randomUUID();
     const accepting = attempts.lease(lease(first));
-    await vi.waitFor(() => expect(reports).toEqual([`accepted ${first}`]));
+    await vi.waitFor(() => expect(reports).toEqual([`accepted ${first}`]), SLOW);
     expect(attempts.active().map((held) => held.attemptId)).toEqual([first]);
     expect(attempts.freeCapacity()).toBe(0);
     await attempts.lease(lease(second));
@@ -157,12 +160,13 @@ describe("the attempt registry's slots", () => {
     // Nothing of the first attempt overtakes its `accepted`, which is still being stored.
     await vi.waitFor(() =>
       expect(reports).toEqual([`accepted ${first}`, `rejected ${second}`, `accepted ${third}`]),
+      SLOW,
     );
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(reports).toHaveLength(3);
     release();
     await Promise.all([accepting, next]);
-    await vi.waitFor(() => expect(reports).toContain(`cancelled ${first}`));
+    await vi.waitFor(() => expect(reports).toContain(`cancelled ${first}`), SLOW);
     const ofFirst = reports.filter((report) => report.endsWith(first)).map((report) => report.split(" ")[0]);
     expect(ofFirst[0]).toBe("accepted");
     expect(ofFirst.at(-1)).toBe("cancelled");
