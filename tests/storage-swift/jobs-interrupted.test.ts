@@ -5,13 +5,11 @@
 import { access, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { ListPartsCommand } from "@aws-sdk/client-s3";
-import { startAgent } from "@tjm/devstack/agent-process";
 import { waitFor } from "@tjm/devstack/services";
 import { describe, expect, it } from "vitest";
 import { readUploadState, type UploadState } from "../../worker-agent/src/storage/upload-state.ts";
 import { listKeys, readObject, sha256 } from "../harness/media-jobs.ts";
 import {
-  AGENT_SETTINGS,
   adminClient,
   agent,
   expectDelivered,
@@ -20,6 +18,7 @@ import {
   jobMidUpload,
   manager,
   proxy,
+  restartAgent,
   statePath,
   store,
   storedPartPuts,
@@ -56,14 +55,7 @@ describe("uploads interrupted on Swift s3api", () => {
 
       // The same host again: no token, the same state and work directories.
       proxy.limitUpload(undefined);
-      const second = startAgent({
-        MANAGER_URL: manager.baseUrl,
-        WORKER_STATE_DIR: first.stateDir,
-        WORKER_WORK_DIR: first.workDir,
-        WORKER_CAPACITY: "1",
-        LOG_LEVEL: "debug",
-        ...AGENT_SETTINGS,
-      });
+      const second = restartAgent(first, { LOG_LEVEL: "debug" });
       await second.waitForMessage("worker re-registered", 30_000);
       const done = await until(jobId, "COMPLETED");
       expect(done.attempts).toHaveLength(1);
@@ -115,13 +107,7 @@ describe("uploads interrupted on Swift s3api", () => {
     expect(await incompleteUploads()).toEqual([{ key: before.key, uploadId: before.uploadId }]);
 
     // The same host again: the half-done encode is dropped and its upload aborted.
-    const second = startAgent({
-      MANAGER_URL: manager.baseUrl,
-      WORKER_STATE_DIR: first.stateDir,
-      WORKER_WORK_DIR: first.workDir,
-      WORKER_CAPACITY: "1",
-      ...AGENT_SETTINGS,
-    });
+    const second = restartAgent(first);
     const done = await until(jobId, "COMPLETED", 90_000);
     expect(done.attempts.map((attempt: { state: string }) => attempt.state)).toEqual(["FAILED", "SUCCEEDED"]);
     expect(

@@ -6,16 +6,15 @@
  */
 import { access, readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { startAgent } from "@tjm/devstack/agent-process";
 import { describe, expect, it } from "vitest";
 import { listKeys } from "../harness/media-jobs.ts";
 import {
-  AGENT_SETTINGS,
   expectDelivered,
   incompleteUploads,
   jobMidUpload,
   manager,
   proxy,
+  restartAgent,
   store,
   storedPartPuts,
   until,
@@ -34,14 +33,7 @@ describe("multipart commit with real agents on Swift s3api", () => {
     expect(await listKeys(store, "media-out", "direct/")).toEqual([]);
 
     proxy.limitUpload(undefined);
-    const second = startAgent({
-      MANAGER_URL: manager.baseUrl,
-      WORKER_STATE_DIR: first.stateDir,
-      WORKER_WORK_DIR: first.workDir,
-      WORKER_CAPACITY: "1",
-      LOG_LEVEL: "debug",
-      ...AGENT_SETTINGS,
-    });
+    const second = restartAgent(first, { LOG_LEVEL: "debug" });
     await second.waitForMessage("worker re-registered", 30_000);
     const done = await until(jobId, "COMPLETED");
     expect(done.attempts[0]).toMatchObject({ id: attemptId, state: "SUCCEEDED", encodingRecoveryCount: 0 });

@@ -11,7 +11,7 @@
  */
 import { join } from "node:path";
 import { ListMultipartUploadsCommand, type S3Client } from "@aws-sdk/client-s3";
-import { type AgentProcess, agentDirs, killAgents } from "@tjm/devstack/agent-process";
+import { type AgentProcess, agentDirs, killAgents, startAgent } from "@tjm/devstack/agent-process";
 import { waitFor } from "@tjm/devstack/services";
 import { type SwiftServer, startSwift } from "@tjm/devstack/swift";
 import type { OutputCommit } from "@tjm/protocol";
@@ -135,6 +135,21 @@ export async function agent(
     workDir: join(scratch.root, `work-${unique}`),
     stateDir: join(scratch.root, `state-${unique}`),
   };
+}
+
+/** The same host started again: no enrollment token, `first`'s state and work directories. */
+export function restartAgent(
+  first: { workDir: string; stateDir: string },
+  settings: Record<string, string> = {},
+): AgentProcess {
+  return startAgent({
+    MANAGER_URL: manager.baseUrl,
+    WORKER_STATE_DIR: first.stateDir,
+    WORKER_WORK_DIR: first.workDir,
+    WORKER_CAPACITY: "1",
+    ...settings,
+    ...AGENT_SETTINGS,
+  });
 }
 
 export const statePath = (workDir: string, attemptId: string) =>
