@@ -106,5 +106,8 @@ it("a message committed with its cause is sent by the next Manager (on Deno) aft
     expect(output).toContain('"msg":"manager listening"');
     expect(output).not.toContain(code);
   }
-  expect(second.output()).toContain(`"msg":"message sent","service":"manager","messageId":"${id}"`);
+  // The log line follows the row's update through a pipe: it can arrive after the query above.
+  await expect
+    .poll(() => second.output(), { timeout: 10_000 })
+    .toContain(`"msg":"message sent","service":"manager","messageId":"${id}"`);
 }, 60_000);
