@@ -35,7 +35,6 @@ import { retimeSubtitles } from "../run/subtitle-retime.ts";
 import {
   createS3Client,
   downloadObject,
-  type IncompleteUpload,
   InputRelay,
   putSmallObject,
   type RelayProblem,
@@ -44,7 +43,7 @@ import {
 } from "../storage/index.ts";
 import { MAX_PARTS_IN_FLIGHT } from "../storage/part-size.ts";
 import { describeFailure } from "./failures.ts";
-import { OutputUploads } from "./output-uploads.ts";
+import { OutputUploads, type UploadedOutput } from "./output-uploads.ts";
 import type { AttemptRecord, AttemptRecords, EncodedOutput } from "./records.ts";
 
 export interface AttemptEnvironment {
@@ -338,7 +337,11 @@ export class Attempt {
       outputs: plan.outputs.map((output) => ({ id: output.id, path: outputPaths[output.id] as string })),
     };
     await this.env.records.save(this.record);
-    await this.env.report(this.lease, "encoded", {});
+    // Not awaited, as `started`: the uploads need only the record on disk, and the registry
+    // still sends `encoded` before `completed`.
+    this.env
+      .report(this.lease, "encoded", {})
+      .catch((err) => this.log.warn("cannot report encoded", { err }));
   }
 
   /** Starts ffprobe on what ffmpeg reads; nothing waits for it unless it must. */
@@ -514,9 +517,9 @@ export class Attempt {
   }
 
   /**
-   * Uploads every output where the lease says, and the log; pauses (and waits) while storage is
-   * down. The outputs are probed for the completion report (the manifest's durations, codecs
-   * and sizes) while they upload.
+   * Uploads every output where the lease says, and the log beside them; pauses (and waits)
+   * while storage is down. The outputs are probed for the completion report (the manifest's
+   * durations, codecs and sizes) while they upload.
    */
   private async uploadAll(): Promise<OutputResult[]> {
     const described = Promise.all(this.record.outputs.map((output) => this.describe(output)));
@@ -524,10 +527,11 @@ export class Attempt {
     described.catch(() => undefined);
     for (;;) {
       try {
-        const uploads: { bytes: number; sha256: string; incomplete?: IncompleteUpload }[] = [];
-        for (const output of this.record.outputs) {
-          uploads.push(await this.uploads.upload(output));
-        }
+        // Both settle before a pause, so nothing still sends while the attempt waits for storage.
+        const [outputs, log] = await Promise.allSettled([this.uploadOutputs(), this.uploadLog()]);
+        if (outputs.status === "rejected") throw outputs.reason;
+        if (log.status === "rejected") throw log.reason;
+        const uploads = outputs.value;
         const descriptions = await described;
         const results = this.record.outputs.map((output, index): OutputResult => {
           const uploaded = uploads[index] as (typeof uploads)[number];
@@ -541,7 +545,6 @@ export class Attempt {
             ...(uploaded.incomplete ? { multipart: uploaded.incomplete } : {}),
           };
         });
-        await this.uploadLog();
         return results;
       } catch (err) {
         if (!(err instanceof StorageUnavailableError) || this.cancelled || this.stopping) throw err;
@@ -557,6 +560,13 @@ export class Attempt {
         await this.waitForResume();
       }
     }
+  }
+
+  /** One output after another: each already has every part in flight that its bounds allow. */
+  private async uploadOutputs(): Promise<UploadedOutput[]> {
+    const uploads: UploadedOutput[] = [];
+    for (const output of this.record.outputs) uploads.push(await this.uploads.upload(output));
+    return uploads;
   }
 
   private async waitForResume(): Promise<void> {
