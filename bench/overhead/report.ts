@@ -21,8 +21,9 @@ const atMost = (value: number, bound: number) => met(Number.isFinite(value) ? va
 const atLeast = (value: number, bound: number) => met(Number.isFinite(value) ? value >= bound : undefined);
 
 /** Cores busy with anything but ffmpeg and (for TJM) the Manager, the agent and s3rver. */
-const others = (run: RawRun & Partial<Pick<TjmRun, "platformCpuSeconds">>) =>
-  run.busyCores - (run.cpuSeconds + (run.platformCpuSeconds ?? 0)) / run.seconds;
+const others = (
+  run: Pick<RawRun, "busyCores" | "cpuSeconds" | "seconds"> & Partial<Pick<TjmRun, "platformCpuSeconds">>,
+) => run.busyCores - (run.cpuSeconds + (run.platformCpuSeconds ?? 0)) / run.seconds;
 
 export function overheadReport(result: OverheadResult | undefined): string {
   const title = "## Overhead: one 720p transcode, plain ffmpeg vs a TJM job (S3 to S3 on loopback)";
@@ -174,7 +175,7 @@ export function overheadReport(result: OverheadResult | undefined): string {
       bound === undefined ? "" : atMost(step, bound),
     ]),
   );
-  return `${title}\n\nInput: ${result.clipSeconds} s ${result.clipSize} at ${result.clipRate} fps, testsrc2 + 440 Hz sine, H.264 CRF 18 + AAC (${mib(result.clipBytes)}). Output: the plan's H.264 720p at preset "fast" (x264 veryfast, CRF 23) + AAC 128k in MP4. One Worker agent (Bun), s3rver in a child process, one Manager on Node. Runs go in adjacent pairs, plain first in odd pairs and TJM first in even ones. The plain command is the agent's own (buildFfmpegCommand on the plan as stored by the Manager, probeMedia of the clip):\n\n\`\`\`text\nffmpeg ${result.args.join(" ")}\n\`\`\`\n\n${summary}\n\n${runs}\n\nffmpeg is CPU-bound on every core it finds, so anything else busy on the machine slows whichever contender runs at the time: compare the pairs whose "others'" load (the machine's busy cores less ffmpeg's CPU and, for TJM, less the CPU of the Manager, the agent and s3rver, shown apart) is near zero. ffmpeg's CPU seconds hardly depend on that load. Where a TJM job's time goes (medians of each step; median time outside ffmpeg per job ${ms(outsideMs)} ms):\n\n${breakdown}`;
+  return `${title}\n\nInput: ${result.clipSeconds} s ${result.clipSize} at ${result.clipRate} fps, testsrc2 + 440 Hz sine, H.264 CRF 18 + AAC (${mib(result.clipBytes)}). Output: the plan's H.264 720p at preset "fast" (x264 veryfast, CRF 23) + AAC 128k in MP4. One Worker agent (Bun), s3rver in a child process, one Manager on Node. Runs go in adjacent pairs, plain first in odd pairs and TJM first in even ones. The plain command is the agent's own (buildFfmpegCommand on the plan as stored by the Manager, probeMedia of the clip):\n\n\`\`\`text\nffmpeg ${result.args.join(" ")}\n\`\`\`\n\n${summary}\n\n${runs}\n\nffmpeg is CPU-bound on every core it finds, so anything else busy on the machine slows whichever contender runs at the time: compare the pairs whose "others'" load (the machine's busy cores less ffmpeg's CPU and, for TJM, less the CPU of the Manager, the agent and s3rver, shown apart) is near zero. ffmpeg's CPU seconds hardly depend on that load. Where a TJM job's time goes (medians of each step; median time outside ffmpeg per job ${ms(outsideMs)} ms):\n\n${breakdown}\n\nThe store's own share of the step after ffmpeg: one PutObject of the plain run's output (${mib(median(result.raw.map((run) => run.outputBytes)))}) to the same s3rver from the bench process took ${ms(result.outputPutMs)} ms (median); s3rver writes and MD5-hashes every byte in one Node process.`;
 }
 
 export function overheadTargets(result: OverheadResult | undefined): string[][] {

@@ -9,10 +9,11 @@
  */
 import { spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
-import { stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import os from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { PutObjectCommand } from "@aws-sdk/client-s3";
 import type { ExecutionPlan } from "@tjm/protocol";
 import { buildFfmpegCommand } from "../../worker-agent/src/run/args.ts";
 import { probeMedia } from "../../worker-agent/src/run/media-info.ts";
@@ -68,6 +69,9 @@ export interface RawRun extends Contention {
   speed: number;
   /** ffmpeg's user + system CPU seconds. */
   cpuSeconds: number;
+  /** Its output's size, and one PutObject of it to the bench's s3rver from this process (ms). */
+  outputBytes: number;
+  outputPutMs: number;
 }
 
 /** Milliseconds from the submit of a TJM run to each step. */
@@ -119,6 +123,8 @@ export interface OverheadResult {
   pairedFpsRatio: number;
   stageMedians: TjmStages;
   ffmpegInAgentSeconds: number;
+  /** The plain runs' output PUT alone: the store's own share of the step after ffmpeg. */
+  outputPutMs: number;
 }
 
 /** Starts watching the machine; the returned function tells how busy it was since. */
@@ -132,11 +138,19 @@ function watchMachine(): () => Contention {
   });
 }
 
+/** One PutObject of a local file to s3rver, timed from the request to the answer (the file read first). */
+async function timedPut(cluster: Cluster, path: string, key: string): Promise<number> {
+  const body = await readFile(path);
+  const started = performance.now();
+  await cluster.s3.client.send(new PutObjectCommand({ Bucket: OUTPUT_BUCKET, Key: key, Body: body }));
+  return performance.now() - started;
+}
+
 async function runRaw(
   args: string[],
   expectedDurationMs: number | undefined,
   logPath: string,
-): Promise<RawRun> {
+): Promise<Omit<RawRun, "outputBytes" | "outputPutMs">> {
   const machine = watchMachine();
   // ffmpeg is this process's only child that ends meanwhile, so the growth of cutime + cstime is its CPU.
   const cpuBefore = reapedChildrenCpuSeconds([process.pid]);
@@ -239,7 +253,12 @@ export async function benchOverhead(context: BenchContext): Promise<OverheadResu
   const raw: RawRun[] = [];
   const tjm: TjmRun[] = [];
   const plainRun = async (run: number) => {
-    const plain = await runRaw(command.args, command.expectedDurationMs, join(scratch, `raw-${run}.log`));
+    const ran = await runRaw(command.args, command.expectedDurationMs, join(scratch, `raw-${run}.log`));
+    const plain: RawRun = {
+      ...ran,
+      outputBytes: (await stat(output)).size,
+      outputPutMs: await timedPut(cluster, output, `overhead/plain-${run}/${OUTPUT_ID}.mp4`),
+    };
     raw.push(plain);
     context.log(
       `overhead: plain ffmpeg run ${run}: ${plain.seconds.toFixed(2)} s, ${plain.fps} fps, ${plain.cpuSeconds.toFixed(1)} CPU s, machine ${plain.busyCores.toFixed(2)} cores busy`,
@@ -290,5 +309,6 @@ export async function benchOverhead(context: BenchContext): Promise<OverheadResu
       completed: stage("completed"),
     },
     ffmpegInAgentSeconds: median(tjm.map((run) => run.ffmpegSeconds)),
+    outputPutMs: median(raw.map((run) => run.outputPutMs)),
   };
 }
