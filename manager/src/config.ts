@@ -1,5 +1,5 @@
 import { type EnvironmentResult, parseEnvironment } from "@tjm/platform/environment";
-import { messageLimits } from "@tjm/protocol";
+import { messageLimits } from "@tjm/protocol/limits";
 import { z } from "zod";
 
 const port = z.coerce.number().int().min(0).max(65535);

@@ -1,20 +1,21 @@
 import { createServer } from "node:http";
-import { connect } from "@nats-io/transport-node";
-import { startProviderMount } from "./provider/index.ts";
-import { nodeListener } from "./provider/node-listener.ts";
 import { main } from "./runtime.ts";
 
+// NATS, the HTTP listener and the provider (oidc-provider, Koa) are imported when the Manager
+// serves, not for a command such as `accounts create`, which needs none of them.
 await main({
   name: "node",
   env: process.env,
   args: process.argv.slice(2),
-  connectNats: connect,
-  serve: (app, host, port, provider) =>
-    new Promise((resolve) => {
+  connectNats: async (options) => (await import("@nats-io/transport-node")).connect(options),
+  serve: async (app, host, port, provider) => {
+    const { nodeListener } = await import("./provider/node-listener.ts");
+    return new Promise((resolve) => {
       const server = createServer(nodeListener(app, provider));
       server.listen(port, host, () => resolve(() => new Promise<void>((done) => server.close(() => done()))));
-    }),
-  startProvider: startProviderMount,
+    });
+  },
+  startProvider: async (options) => (await import("./provider/index.ts")).startProviderMount(options),
   onShutdownSignal: (handler) => {
     process.once("SIGTERM", handler);
     process.once("SIGINT", handler);

@@ -1,17 +1,17 @@
 import { readFile } from "node:fs/promises";
-import { type Authenticator, credsAuthenticator } from "@nats-io/transport-node";
+import type { Authenticator } from "@nats-io/transport-node";
 import { createLogger, type Logger } from "@tjm/platform";
 import { type Config, parseEnv, redactConfig } from "./config.ts";
 // Types only: the module itself is imported when one of its commands runs (it loads the argon2 addon).
 import type { CommandContext } from "./identity/cli.ts";
 import type { Recovery } from "./identity/recovery/index.ts";
 import type { LogoutClients } from "./identity/sessions/index.ts";
-import { type Manager, managerOptionsFromConfig, startManager } from "./manager.ts";
-import { metricsApp } from "./metrics/index.ts";
-import { type Connect, createBroker } from "./platform/broker.ts";
+// Types only: the server's modules are imported when `serve` runs, so that a command such as
+// `accounts create` does not load the whole Manager (about a second of CPU per command).
+import type { Manager } from "./manager.ts";
+import type { Connect } from "./platform/broker.ts";
 import { createSql, type Sql } from "./platform/db.ts";
 import { loadMigrations, MigrationRefusedError, migrate, pendingMigrations } from "./platform/migrations.ts";
-import { InstallationConflictError } from "./presence/presence.ts";
 import { createProject, ProjectExistsError } from "./projects/store.ts";
 import type { ProviderMount } from "./provider/node-listener.ts";
 
@@ -89,6 +89,7 @@ function openDatabase(config: Config): Sql {
 /** The Manager's own NATS credentials: the .creds file named by NATS_CREDS_FILE, read once at start. */
 export async function natsAuthenticator(config: Config): Promise<Authenticator | undefined> {
   if (config.NATS_AUTH === "none" || !config.NATS_CREDS_FILE) return undefined;
+  const { credsAuthenticator } = await import("@nats-io/transport-node");
   return credsAuthenticator(new Uint8Array(await readFile(config.NATS_CREDS_FILE)));
 }
 
@@ -114,6 +115,18 @@ async function serve(runtime: Runtime, config: Config, logger: Logger): Promise<
     );
     runtime.exit(2);
   }
+  // Only now, past the refusals above: a refused start loads none of the server.
+  const [
+    { managerOptionsFromConfig, startManager },
+    { metricsApp },
+    { createBroker },
+    { InstallationConflictError },
+  ] = await Promise.all([
+    import("./manager.ts"),
+    import("./metrics/index.ts"),
+    import("./platform/broker.ts"),
+    import("./presence/presence.ts"),
+  ]);
   const provider = config.PROVIDER_ENABLED
     ? await runtime.startProvider?.({ config, sql, logger })
     : undefined;

@@ -1,4 +1,4 @@
-import { runScript } from "@tjm/devstack/manager-process";
+import { runManagerCommand } from "@tjm/devstack/manager-process";
 import { OPERATIONS_AUDIENCE, TEST_ENROLLMENT_SECRET } from "@tjm/devstack/oidc-issuer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findClientMetadata, hashClientSecret } from "../../manager/src/identity/clients/index.ts";
@@ -38,13 +38,13 @@ function env(overrides: Record<string, string> = {}): Record<string, string> {
 }
 
 /**
- * Each case starts the real CLI (a tsx process, 2–5 s on a loaded 2-core machine) up to six
- * times in a row; the suite's default 30 s is too tight for that while other files run.
+ * Each case starts the real CLI (a Node process with tsx, 1–5 s on a loaded 2-core machine) up
+ * to nine times in a row; the suite's default 30 s is too tight for that while other files run.
  */
 const CLI_TEST_TIMEOUT_MS = 120_000;
 
 const manager = (args: string[], stdin?: string, overrides?: Record<string, string>) =>
-  runScript(["manager", "--", ...args], env(overrides), stdin);
+  runManagerCommand(args, env(overrides), stdin);
 
 /** Every stored row of the identity tables as text: where a secret must never appear. */
 async function storedText(): Promise<string> {
