@@ -24,11 +24,15 @@
  * S3_COMMIT=multipart: the parts go to the destination itself, and there is no
  * complete-upload point (only the Manager completes an upload).
  */
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { CopyObjectCommand } from "@aws-sdk/client-s3";
 import { type AgentProcess, agentDirs, killAgents } from "@tjm/devstack/agent-process";
 import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
 import { waitFor } from "@tjm/devstack/services";
 import { type SwiftServer, startSwift } from "@tjm/devstack/swift";
+import { createLogger } from "@tjm/platform";
 import { TestManager } from "../harness/manager.ts";
 import { Freezer, grainPlan, putGrainClip, startTestAgent } from "../harness/media-jobs.ts";
 import { type S3Request, type S3RequestLog, startS3RequestLog } from "../harness/s3-request-log.ts";
@@ -101,8 +105,27 @@ const AGENT_ENV = {
   WORKER_CAPACITY: "1",
   WORKER_UPLOAD_PART_SIZE_MIB: "5",
   WORKER_UPLOAD_CONCURRENCY: "1",
-  LOG_LEVEL: "info",
+  // Debug: a failed run's logs (kept, see keepLogs) show which commands an agent skipped.
+  LOG_LEVEL: "debug",
 };
+
+/**
+ * A failed run's evidence, kept on disk (CHAOS_LOGS_DIR, or a fresh temp dir): the Manager's log
+ * and every agent process's, killed ones included, one JSON line each. The scenario's
+ * directories are deleted at its end, and a timing-dependent loss may not come back with its seed.
+ */
+async function keepLogs(scenario: string, managerLog: string[], slots: Slot[]): Promise<string> {
+  const parent = process.env.CHAOS_LOGS_DIR ?? tmpdir();
+  await mkdir(parent, { recursive: true });
+  const directory = await mkdtemp(join(parent, `tjm-chaos-${scenario}-`));
+  await writeFile(join(directory, "manager.log"), `${managerLog.join("\n")}\n`);
+  for (const slot of slots) {
+    for (const [index, agent] of slot.instances.entries()) {
+      await writeFile(join(directory, `${slot.name}#${index + 1}.log`), `${agent.describe()}\n`);
+    }
+  }
+  return directory;
+}
 
 interface Slot {
   name: string;
@@ -142,6 +165,7 @@ export async function runWorkerFaults(options: {
   const scratch = await agentDirs();
   const freezer = new Freezer();
   const slots: Slot[] = [];
+  const managerLog: string[] = [];
   try {
     let objects: SwiftServer | S3Server;
     if (multipart) {
@@ -160,6 +184,7 @@ export async function runWorkerFaults(options: {
       lostAfterMs: LOST_AFTER_MS,
       dispatchTimeoutMs: 10_000,
       env: { S3_COMMIT: multipart ? "multipart" : "copy" },
+      logger: createLogger("debug", (line) => managerLog.push(line)),
     });
     manager = tm;
     const { projectId } = await tm.createProject();
@@ -383,7 +408,7 @@ export async function runWorkerFaults(options: {
         return `${point} ${chosen.filter((target) => target.faultedAt !== undefined).length}/${chosen.length}`;
       })
       .join(", ");
-    await reportScenario(
+    const report = reportScenario(
       {
         scenario,
         runs: faulted.length,
@@ -412,6 +437,10 @@ export async function runWorkerFaults(options: {
         multipart,
       ),
     );
+    await report.catch(async (err: unknown) => {
+      console.warn(`[chaos] ${scenario}: logs kept in ${await keepLogs(scenario, managerLog, slots)}`);
+      throw err;
+    });
   } finally {
     freezer.thawAll();
     store?.intercept(undefined);
