@@ -37,6 +37,7 @@ import { TestManager } from "../harness/manager.ts";
 import { Freezer, grainPlan, putGrainClip, startTestAgent } from "../harness/media-jobs.ts";
 import { type S3Request, type S3RequestLog, startS3RequestLog } from "../harness/s3-request-log.ts";
 import { collectFacts, pause, reportScenario, type SubmittedJob, seededRandom } from "./scenario.ts";
+import { type Fault, Striker } from "./striker.ts";
 
 export type WorkerFault = "kill" | "freeze";
 
@@ -132,8 +133,6 @@ interface Slot {
   current: AgentProcess;
   /** Every process this slot ran, killed ones included: their logs are evidence. */
   instances: AgentProcess[];
-  /** A restart in progress. */
-  restarting?: Promise<void>;
 }
 
 interface Target {
@@ -166,6 +165,7 @@ export async function runWorkerFaults(options: {
   const freezer = new Freezer();
   const slots: Slot[] = [];
   const managerLog: string[] = [];
+  let striker: Striker<Target, Slot> | undefined;
   try {
     let objects: SwiftServer | S3Server;
     if (multipart) {
@@ -237,20 +237,19 @@ export async function runWorkerFaults(options: {
     };
 
     /** Kills the slot's agent (and the attempt's ffmpeg) and starts it again in the background. */
-    const kill = async (slot: Slot, attemptId: string) => {
+    const kill = (slot: Slot, attemptId: string): Fault => {
       const ffmpeg = ffmpegOf(slot, attemptId);
-      await slot.current.stop("SIGKILL");
-      killProcess(ffmpeg);
-      slot.restarting = (async () => {
+      const delivered = slot.current.stop("SIGKILL").then(() => killProcess(ffmpeg));
+      const recovered = delivered.then(async () => {
         const agent = await startTestAgent(tm, scratch.root, slot.name, AGENT_ENV);
         slot.current = agent;
         slot.instances.push(agent);
-        slot.restarting = undefined;
-      })();
+      });
+      return { delivered, recovered };
     };
 
     /** Freezes the slot's agent (and ffmpeg) until the attempt is failed as lost, then thaws it. */
-    const freeze = async (slot: Slot, attemptId: string) => {
+    const freeze = async (slot: Slot, attemptId: string): Promise<void> => {
       // ffmpeg too while it encodes; once it has exited its pid is gone.
       const pids = [slot.current.child.pid as number, ffmpegOf(slot, attemptId)].filter(
         (pid): pid is number => pid !== undefined && isAlive(pid),
@@ -273,15 +272,18 @@ export async function runWorkerFaults(options: {
       }
     };
 
-    const strike = async (target: Target, attemptId: string) => {
-      if (target.faultedAt !== undefined) return false;
-      const slot = await slotOfAttempt(attemptId);
-      if (!slot || slot.restarting) return false;
-      target.faultedAt = Date.now();
-      if (fault === "kill") await kill(slot, attemptId);
-      else await freeze(slot, attemptId);
-      return true;
-    };
+    const strikes = new Striker<Target, Slot>({
+      slotOf: slotOfAttempt,
+      fault: (slot, target, attemptId) => {
+        target.faultedAt = Date.now();
+        if (fault === "kill") return kill(slot, attemptId);
+        const delivered = freeze(slot, attemptId);
+        // A freeze that failed is told to its strike; the slot is free again either way.
+        return { delivered, recovered: delivered.catch(() => {}) };
+      },
+    });
+    striker = strikes;
+    const strike = (target: Target, attemptId: string) => strikes.strike(target, attemptId);
 
     const targetOfRequest = async (
       request: Omit<S3Request, "status">,
@@ -444,7 +446,7 @@ export async function runWorkerFaults(options: {
   } finally {
     freezer.thawAll();
     store?.intercept(undefined);
-    await Promise.all(slots.map((slot) => slot.restarting));
+    await striker?.settled();
     await killAgents();
     await manager?.close();
     await store?.close();
