@@ -24,15 +24,20 @@
  * S3_COMMIT=multipart: the parts go to the destination itself, and there is no
  * complete-upload point (only the Manager completes an upload).
  */
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { CopyObjectCommand } from "@aws-sdk/client-s3";
 import { type AgentProcess, agentDirs, killAgents } from "@tjm/devstack/agent-process";
 import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
 import { waitFor } from "@tjm/devstack/services";
 import { type SwiftServer, startSwift } from "@tjm/devstack/swift";
+import { createLogger } from "@tjm/platform";
 import { TestManager } from "../harness/manager.ts";
 import { Freezer, grainPlan, putGrainClip, startTestAgent } from "../harness/media-jobs.ts";
 import { type S3Request, type S3RequestLog, startS3RequestLog } from "../harness/s3-request-log.ts";
 import { collectFacts, pause, reportScenario, type SubmittedJob, seededRandom } from "./scenario.ts";
+import { type Fault, Striker } from "./striker.ts";
 
 export type WorkerFault = "kill" | "freeze";
 
@@ -101,16 +106,33 @@ const AGENT_ENV = {
   WORKER_CAPACITY: "1",
   WORKER_UPLOAD_PART_SIZE_MIB: "5",
   WORKER_UPLOAD_CONCURRENCY: "1",
-  LOG_LEVEL: "info",
+  // Debug: a failed run's logs (kept, see keepLogs) show which commands an agent skipped.
+  LOG_LEVEL: "debug",
 };
+
+/**
+ * A failed run's evidence, kept on disk (CHAOS_LOGS_DIR, or a fresh temp dir): the Manager's log
+ * and every agent process's, killed ones included, one JSON line each. The scenario's
+ * directories are deleted at its end, and a timing-dependent loss may not come back with its seed.
+ */
+async function keepLogs(scenario: string, managerLog: string[], slots: Slot[]): Promise<string> {
+  const parent = process.env.CHAOS_LOGS_DIR ?? tmpdir();
+  await mkdir(parent, { recursive: true });
+  const directory = await mkdtemp(join(parent, `tjm-chaos-${scenario}-`));
+  await writeFile(join(directory, "manager.log"), `${managerLog.join("\n")}\n`);
+  for (const slot of slots) {
+    for (const [index, agent] of slot.instances.entries()) {
+      await writeFile(join(directory, `${slot.name}#${index + 1}.log`), `${agent.describe()}\n`);
+    }
+  }
+  return directory;
+}
 
 interface Slot {
   name: string;
   current: AgentProcess;
   /** Every process this slot ran, killed ones included: their logs are evidence. */
   instances: AgentProcess[];
-  /** A restart in progress. */
-  restarting?: Promise<void>;
 }
 
 interface Target {
@@ -142,6 +164,8 @@ export async function runWorkerFaults(options: {
   const scratch = await agentDirs();
   const freezer = new Freezer();
   const slots: Slot[] = [];
+  const managerLog: string[] = [];
+  let striker: Striker<Target, Slot> | undefined;
   try {
     let objects: SwiftServer | S3Server;
     if (multipart) {
@@ -160,6 +184,7 @@ export async function runWorkerFaults(options: {
       lostAfterMs: LOST_AFTER_MS,
       dispatchTimeoutMs: 10_000,
       env: { S3_COMMIT: multipart ? "multipart" : "copy" },
+      logger: createLogger("debug", (line) => managerLog.push(line)),
     });
     manager = tm;
     const { projectId } = await tm.createProject();
@@ -212,20 +237,19 @@ export async function runWorkerFaults(options: {
     };
 
     /** Kills the slot's agent (and the attempt's ffmpeg) and starts it again in the background. */
-    const kill = async (slot: Slot, attemptId: string) => {
+    const kill = (slot: Slot, attemptId: string): Fault => {
       const ffmpeg = ffmpegOf(slot, attemptId);
-      await slot.current.stop("SIGKILL");
-      killProcess(ffmpeg);
-      slot.restarting = (async () => {
+      const delivered = slot.current.stop("SIGKILL").then(() => killProcess(ffmpeg));
+      const recovered = delivered.then(async () => {
         const agent = await startTestAgent(tm, scratch.root, slot.name, AGENT_ENV);
         slot.current = agent;
         slot.instances.push(agent);
-        slot.restarting = undefined;
-      })();
+      });
+      return { delivered, recovered };
     };
 
     /** Freezes the slot's agent (and ffmpeg) until the attempt is failed as lost, then thaws it. */
-    const freeze = async (slot: Slot, attemptId: string) => {
+    const freeze = async (slot: Slot, attemptId: string): Promise<void> => {
       // ffmpeg too while it encodes; once it has exited its pid is gone.
       const pids = [slot.current.child.pid as number, ffmpegOf(slot, attemptId)].filter(
         (pid): pid is number => pid !== undefined && isAlive(pid),
@@ -248,15 +272,18 @@ export async function runWorkerFaults(options: {
       }
     };
 
-    const strike = async (target: Target, attemptId: string) => {
-      if (target.faultedAt !== undefined) return false;
-      const slot = await slotOfAttempt(attemptId);
-      if (!slot || slot.restarting) return false;
-      target.faultedAt = Date.now();
-      if (fault === "kill") await kill(slot, attemptId);
-      else await freeze(slot, attemptId);
-      return true;
-    };
+    const strikes = new Striker<Target, Slot>({
+      slotOf: slotOfAttempt,
+      fault: (slot, target, attemptId) => {
+        target.faultedAt = Date.now();
+        if (fault === "kill") return kill(slot, attemptId);
+        const delivered = freeze(slot, attemptId);
+        // A freeze that failed is told to its strike; the slot is free again either way.
+        return { delivered, recovered: delivered.catch(() => {}) };
+      },
+    });
+    striker = strikes;
+    const strike = (target: Target, attemptId: string) => strikes.strike(target, attemptId);
 
     const targetOfRequest = async (
       request: Omit<S3Request, "status">,
@@ -383,7 +410,7 @@ export async function runWorkerFaults(options: {
         return `${point} ${chosen.filter((target) => target.faultedAt !== undefined).length}/${chosen.length}`;
       })
       .join(", ");
-    await reportScenario(
+    const report = reportScenario(
       {
         scenario,
         runs: faulted.length,
@@ -412,10 +439,14 @@ export async function runWorkerFaults(options: {
         multipart,
       ),
     );
+    await report.catch(async (err: unknown) => {
+      console.warn(`[chaos] ${scenario}: logs kept in ${await keepLogs(scenario, managerLog, slots)}`);
+      throw err;
+    });
   } finally {
     freezer.thawAll();
     store?.intercept(undefined);
-    await Promise.all(slots.map((slot) => slot.restarting));
+    await striker?.settled();
     await killAgents();
     await manager?.close();
     await store?.close();

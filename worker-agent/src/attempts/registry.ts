@@ -19,13 +19,6 @@ export interface RegistryOptions extends AttemptEnvironment {
 export class AttemptRegistry {
   private readonly attempts = new Map<string, Attempt>();
   private restored: AttemptRecord[] = [];
-  /**
-   * Leases being accepted (their record saved, `accepted` reported): they hold a slot already,
-   * and a cancel that overtakes them (commands are handled as they come) is kept for them; a
-   * cancelled one gives its slot back at once, as a running attempt does, for the lease that
-   * follows the cancel.
-   */
-  private readonly accepting = new Map<string, { fencingToken: string; cancelled: boolean }>();
   /** What every attempt runs with: the options, with reports kept in order per attempt. */
   private readonly environment: AttemptEnvironment;
 
@@ -47,9 +40,9 @@ export class AttemptRegistry {
 
   /** Slots free for new leases; an attempt waiting for storage or sending its last report does not use one. */
   freeCapacity(): number {
-    const busy =
-      [...this.attempts.values()].filter((attempt) => !attempt.paused && !attempt.finishing).length +
-      [...this.accepting.values()].filter((pending) => !pending.cancelled).length;
+    const busy = [...this.attempts.values()].filter(
+      (attempt) => !attempt.paused && !attempt.finishing,
+    ).length;
     return Math.max(0, this.options.capacity - busy);
   }
 
@@ -113,13 +106,15 @@ export class AttemptRegistry {
   }
 
   /**
-   * Takes the lease: its record on disk and `accepted` stored before the attempt starts.
-   * Starting the attempt at once, with both in flight beside the encode, lost jobs in the
-   * worker-kill fault suite (DISPATCH_TIMEOUT after a kill, 3 runs of 6); kept sequential until
-   * that is understood.
+   * Takes the lease and starts its attempt at once: neither the record's write nor `accepted`
+   * holds up the encode. `accepted` still reaches the stream first (reports go in order), and a
+   * crash before the record is on disk loses nothing: restore() discards an attempt that was
+   * still encoding anyway, so the next instance does not offer it and the Manager fails it as
+   * WORKER_LOST, record or not. The record counts from `uploading` on, and the attempt's later
+   * writes queue behind this one (AttemptRecords). Resolves once `accepted` is stored.
    */
   async lease(lease: LeaseCommand): Promise<void> {
-    if (this.attempts.has(lease.attemptId) || this.accepting.has(lease.attemptId)) return;
+    if (this.attempts.has(lease.attemptId)) return;
     const refusal = this.options.isDraining()
       ? "the Worker is draining"
       : this.freeCapacity() === 0
@@ -132,7 +127,7 @@ export class AttemptRegistry {
         jobId: lease.jobId,
         attemptId: lease.attemptId,
         reason: refusal,
-        holding: [...this.attempts.keys(), ...this.accepting.keys()],
+        holding: [...this.attempts.keys()],
       });
       await this.environment.report(lease, "rejected", { reason: refusal });
       return;
@@ -144,32 +139,28 @@ export class AttemptRegistry {
       outputs: [],
       logPath: this.options.records.logPath(lease.attemptId),
     };
-    const pending = { fencingToken: lease.fencingToken, cancelled: false };
-    this.accepting.set(lease.attemptId, pending);
-    try {
-      await this.options.records.save(record);
-      await this.environment.report(lease, "accepted", {});
-      this.options.logger.info("lease accepted", {
-        attemptId: lease.attemptId,
-        jobId: lease.jobId,
-        attemptNumber: lease.attemptNumber,
-      });
-      const attempt = new Attempt(this.environment, record);
-      this.track(attempt);
-      if (pending.cancelled) attempt.cancel();
-    } finally {
-      this.accepting.delete(lease.attemptId);
-    }
+    const saved = this.options.records.save(record).catch((err) =>
+      // The encode goes on: the record matters only once outputs are encoded, and that save
+      // fails the attempt if the disk still refuses.
+      this.options.logger.warn("cannot save the attempt record", { attemptId: lease.attemptId, err }),
+    );
+    const accepted = this.environment.report(lease, "accepted", {});
+    this.track(new Attempt(this.environment, record));
+    await accepted;
+    this.options.logger.info("lease accepted", {
+      attemptId: lease.attemptId,
+      jobId: lease.jobId,
+      attemptNumber: lease.attemptNumber,
+    });
+    await saved;
   }
 
   cancel(command: CancelCommand): void {
     const attempt = this.find(command);
-    const pending = this.accepting.get(command.attemptId);
     const restored = this.restored.findIndex(
       ({ lease }) => lease.attemptId === command.attemptId && lease.fencingToken === command.fencingToken,
     );
     if (attempt) attempt.cancel();
-    else if (pending?.fencingToken === command.fencingToken) pending.cancelled = true;
     else if (restored >= 0) {
       // Read before the restored attempts start (commands flow as soon as NATS is up): the
       // Manager failed it since the re-registration kept it. Cancelled as a running one is.
