@@ -102,7 +102,7 @@ export function tinyPlan(prefix: string) {
 }
 
 /** How grainPlan's output is written: faststart MP4 (the default), or front to back and uploaded while encoding. */
-export type GrainContainer = "mp4" | "mpegts" | "fragmented-mp4";
+export type GrainContainer = "mp4" | "mpegts";
 
 /**
  * A job whose upload takes several parts: `inputUri` (a grain clip, see putGrainClip) to 360p
@@ -120,7 +120,7 @@ export function grainPlan(inputUri: string, prefix: string, container: GrainCont
         {
           id: "grain",
           kind: "FILE",
-          ...(container === "fragmented-mp4" ? { container: "mp4", fragmented: true } : { container }),
+          container,
           destinationUri: `s3:/${output}`,
           video: { codec: "h264", height: 360, preset: "fastest" },
           audio: { codec: "aac", bitrateKbps: 64 },
