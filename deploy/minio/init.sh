@@ -1,7 +1,8 @@
 #!/bin/sh
 # compose.yaml's minio-init one-shot (in the mc image): TJM's own MinIO user with read/write
 # access, the buckets, and an expiry for what zombie attempts leave under .tjm-staging/
-# (README, "Outputs and zombies"). Safe to run at every start.
+# (README, "Outputs and zombies"). Incomplete multipart uploads in every bucket are MinIO's own
+# stale-uploads expiry, set on the minio service in compose.yaml. Safe to run at every start.
 set -eu
 
 mc alias set local http://minio:9000 "$MINIO_ROOT_USER" "$MINIO_ROOT_PASSWORD" >/dev/null

@@ -135,6 +135,36 @@ describe("judge", () => {
     expect(judge(twice)).toMatchObject({ verdict: "ok", rewrites: 1 });
   });
 
+  it("calls a completed job whose object differs from what its attempt reported a corrupt output", () => {
+    const read = (stored: string | null): JobFacts => {
+      const job = recovered();
+      job.attempts[1] = {
+        id: SECOND,
+        state: "SUCCEEDED",
+        outputs: [{ path: "/media-out/0/tiny.mp4", sha256: "a".repeat(64) }],
+      };
+      job.destinations[0] = {
+        path: "/media-out/0/tiny.mp4",
+        writes: [{ copySource: staged(SECOND) }],
+        sha256: stored,
+      };
+      return job;
+    };
+    expect(judge(read("a".repeat(64)))).toMatchObject({ verdict: "ok" });
+    expect(judge(read("b".repeat(64)))).toMatchObject({
+      verdict: "corrupt-output",
+      reason: `/media-out/0/tiny.mp4 holds ${"b".repeat(64)}, not the reported output ${"a".repeat(64)}`,
+    });
+    expect(judge(read(null))).toMatchObject({
+      verdict: "corrupt-output",
+      reason: expect.stringContaining("holds nothing"),
+    });
+    // Objects not read back: nothing to compare.
+    const unread = read("b".repeat(64));
+    delete unread.destinations[0]?.sha256;
+    expect(judge(unread)).toMatchObject({ verdict: "ok" });
+  });
+
   it("tallies every verdict, 0 included", () => {
     expect(tally([judge(recovered()), judge({ ...recovered(), state: "QUEUED" })])).toEqual({
       ok: 1,
@@ -142,6 +172,7 @@ describe("judge", () => {
       stuck: 1,
       "duplicate-output": 0,
       "stale-write-accepted": 0,
+      "corrupt-output": 0,
     });
   });
 });

@@ -15,13 +15,22 @@
  * apart, as a rewrite, so the table shows how often it happens.
  * - lost: an acknowledged job the Manager does not know, one that ended other than COMPLETED,
  *   or a COMPLETED one with a destination never written.
+ * - corrupt-output: a COMPLETED job whose destination holds other bytes than the output its
+ *   succeeded attempt reported (by SHA-256; judged where the scenario read the objects back).
  * - stuck: not in a terminal state when the scenario gave up waiting.
  * - ok: none of these.
  *
  * A job gets the first verdict of that list that applies, with the reason.
  */
 
-export const VERDICTS = ["ok", "lost", "stuck", "duplicate-output", "stale-write-accepted"] as const;
+export const VERDICTS = [
+  "ok",
+  "lost",
+  "stuck",
+  "duplicate-output",
+  "stale-write-accepted",
+  "corrupt-output",
+] as const;
 export type Verdict = (typeof VERDICTS)[number];
 export const BAD_VERDICTS = VERDICTS.filter((verdict) => verdict !== "ok");
 
@@ -33,6 +42,8 @@ export interface AttemptFacts {
   failureCode?: string | null;
   /** The multipart uploads its accepted completed report named (multipart commit). */
   uploadIds?: string[];
+  /** What its accepted completed report said it produced: each output's destination (/bucket/key) and SHA-256. */
+  outputs?: { path: string; sha256: string }[];
 }
 
 export interface DestinationFacts {
@@ -44,6 +55,8 @@ export interface DestinationFacts {
    * under a multipart commit; a manifest has neither.
    */
   writes: { copySource: string | undefined; uploadId?: string }[];
+  /** SHA-256 of the object in the store when the scenario ended (null: none there); absent when not read. */
+  sha256?: string | null;
 }
 
 export interface JobFacts {
@@ -141,6 +154,15 @@ export function judge(job: JobFacts): Judgement {
   if (job.state === "COMPLETED") {
     const missing = job.destinations.find((destination) => destination.writes.length === 0);
     if (missing) return verdict("lost", `the job is COMPLETED but ${missing.path} was never written`);
+    for (const output of succeeded[0]?.outputs ?? []) {
+      const stored = job.destinations.find((destination) => destination.path === output.path)?.sha256;
+      if (stored !== undefined && stored !== output.sha256) {
+        return verdict(
+          "corrupt-output",
+          `${output.path} holds ${stored ?? "nothing"}, not the reported output ${output.sha256}`,
+        );
+      }
+    }
     return verdict("ok", "COMPLETED once");
   }
   return verdict("stuck", `still ${job.state}`);

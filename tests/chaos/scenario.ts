@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { AgentProcess } from "@tjm/devstack/agent-process";
 import { expect } from "vitest";
 import type { Sql } from "../../manager/src/platform/db.ts";
+import { type ObjectStore, readObject, sha256 } from "../harness/media-jobs.ts";
 import type { S3RequestLog } from "../harness/s3-request-log.ts";
 import { BAD_VERDICTS, type JobFacts, type Judgement, judge, type Tally, tally } from "./checker.ts";
 
@@ -54,6 +55,13 @@ export interface SubmittedJob {
   destinations: string[];
 }
 
+export interface FactOptions {
+  /** The Manager completes uploads at the destinations (S3_COMMIT=multipart). */
+  multipartCommit?: boolean;
+  /** The store itself (not the log): each destination is read back, to compare with what its attempt reported. */
+  objects?: ObjectStore;
+}
+
 /**
  * The facts of each job: its rows (read from `sql`, the Manager's schema), the writes of its
  * destinations in `store`'s log, and each of its attempts' runs in every process of `agents`
@@ -64,20 +72,45 @@ export async function collectFacts(
   store: S3RequestLog,
   jobs: SubmittedJob[],
   agents: AgentProcess[],
-  /** The Manager completes uploads at the destinations (S3_COMMIT=multipart). */
-  multipartCommit = false,
+  options: FactOptions = {},
 ): Promise<JobFacts[]> {
   const jobIds = jobs.map((job) => job.jobId);
-  const rows = await sql<{ id: string; state: string; currentAttemptId: string }[]>`
-    select id, state, current_attempt_id from jobs where id = any(${jobIds}::uuid[])`;
+  const rows = await sql<
+    { id: string; state: string; currentAttemptId: string; destinationUris: Record<string, string> }[]
+  >`
+    select id, state, current_attempt_id,
+      coalesce((select jsonb_object_agg(o->>'id', o->>'destinationUri')
+                from jsonb_array_elements(execution_plan->'outputs') as o), '{}') as destination_uris
+    from jobs where id = any(${jobIds}::uuid[])`;
   const attempts = await sql<
-    { id: string; jobId: string; state: string; failureCode: string | null; uploadIds: string[] }[]
+    {
+      id: string;
+      jobId: string;
+      state: string;
+      failureCode: string | null;
+      uploadIds: string[];
+      reported: { id: string; sha256: string }[];
+    }[]
   >`
     select id, job_id, state, failure_code,
       array(select o->'multipart'->>'uploadId' from jsonb_array_elements(coalesce(result->'outputs', '[]'))
-            as o where o ? 'multipart') as upload_ids
+            as o where o ? 'multipart') as upload_ids,
+      coalesce((select jsonb_agg(jsonb_build_object('id', o->>'id', 'sha256', o->>'sha256'))
+                from jsonb_array_elements(coalesce(result->'outputs', '[]')) as o), '[]') as reported
     from attempts where job_id = any(${jobIds}::uuid[])
     order by attempt_number`;
+  const storedSha256 = async (path: string): Promise<string | null> => {
+    try {
+      return await sha256(await readObject(options.objects as ObjectStore, `s3:/${path}`));
+    } catch (error) {
+      if ((error as { name?: unknown }).name === "NoSuchKey") return null;
+      throw error;
+    }
+  };
+  const stored = new Map<string, string | null>();
+  if (options.objects) {
+    for (const path of jobs.flatMap((job) => job.destinations)) stored.set(path, await storedSha256(path));
+  }
   const logged = (msg: string) => {
     const counts = new Map<string, number>();
     for (const agent of agents) {
@@ -94,20 +127,31 @@ export async function collectFacts(
   return jobs.map((job) => {
     const row = rows.find((candidate) => candidate.id === job.jobId);
     const own = attempts.filter((attempt) => attempt.jobId === job.jobId);
+    const destinationOf = (outputId: string) => row?.destinationUris[outputId]?.replace(/^s3:\//, "");
     return {
       jobId: job.jobId,
       state: row?.state,
       currentAttemptId: row?.currentAttemptId,
-      attempts: own.map(({ id, state, failureCode, uploadIds }) => ({ id, state, failureCode, uploadIds })),
+      attempts: own.map(({ id, state, failureCode, uploadIds, reported }) => ({
+        id,
+        state,
+        failureCode,
+        uploadIds,
+        outputs: reported.flatMap((output) => {
+          const path = destinationOf(output.id);
+          return path ? [{ path, sha256: output.sha256 }] : [];
+        }),
+      })),
       destinations: job.destinations.map((path) => ({
         path,
         writes: store.writesTo(path).map((write) => {
           const uploadId = write.method === "POST" ? write.query.get("uploadId") : null;
           return {
             copySource: write.copySource,
-            ...(multipartCommit && uploadId ? { uploadId } : {}),
+            ...(options.multipartCommit && uploadId ? { uploadId } : {}),
           };
         }),
+        ...(stored.has(path) ? { sha256: stored.get(path) as string | null } : {}),
       })),
       executions: own.map((attempt) => ({
         attemptId: attempt.id,
@@ -160,6 +204,9 @@ export async function reportScenario(
   }
   console.info(`[chaos] ${result.scenario}: ${JSON.stringify(full)}`);
   const bad: Judgement[] = judgements.filter((judgement) => judgement.verdict !== "ok");
+  // Printed too: a failure in the scenario's clean-up would otherwise hide the assertion's message.
+  for (const judgement of bad.slice(0, 10))
+    console.warn(`[chaos] ${result.scenario}: ${JSON.stringify(judgement)}`);
   expect(
     bad.slice(0, 10),
     `${bad.length} job(s) judged ${BAD_VERDICTS.join("/")} (the first 10 shown)`,

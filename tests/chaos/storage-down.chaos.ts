@@ -9,6 +9,9 @@
  *   which waits out its retry budget against the dead store; the attempt fails
  *   STORAGE_UNAVAILABLE if the store is still down then, and the job's next attempt completes;
  * - part-1, part-2, part-3: a multipart part of the ~13 MiB output (5 MiB parts);
+ * - streamed-part: a part of an output uploaded while ffmpeg writes it (the job's ffmpeg still
+ *   runs): the last job of each outage writes MPEG-TS from an 8 s clip (about 28 MiB), may
+ *   draw this point, and always does in the first outage;
  * - complete-upload: the CompleteMultipartUpload of the output;
  * - log-upload: the ffmpeg log, the agent's last upload;
  * - promotion: the Manager's copy of the staged output to its destination;
@@ -65,6 +68,7 @@ const AGENT_ENV = {
 
 const POINTS = [
   "input-stream",
+  "streamed-part",
   "part-1",
   "part-2",
   "part-3",
@@ -76,6 +80,18 @@ const POINTS = [
 type Point = (typeof POINTS)[number];
 /** Points where the request cut is the Manager's, not the Worker's. */
 const MANAGER_POINTS: ReadonlySet<Point> = new Set(["promotion", "manifest"]);
+/** The streamed job of an outage (MPEG-TS; worker-faults.ts says why not fragmented MP4): its slot, its clip's length. */
+const STREAMED_SLOT = AGENTS - 1;
+const STREAMED_CLIP_SECONDS = 8;
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 interface Target {
   jobId: string;
@@ -83,6 +99,8 @@ interface Target {
   prefix: string;
   /** /media-in/<scenario>/<outage>-<slot>.mp4: its own copy of the clip, so its reads are told apart. */
   input: string;
+  /** Its output is written front to back and uploaded while ffmpeg runs. */
+  streamed: boolean;
   point: Point;
   /** When its request was first held at its point. */
   reachedAt?: number;
@@ -90,13 +108,14 @@ interface Target {
 
 /**
  * The point a request stands for, and the job it belongs to, or undefined for any other
- * request. `encoding`: whether the job's agent has logged its encode (ffmpeg spawned).
+ * request. `ffmpeg`: the pid of the job's ffmpeg once its agent has logged the encode.
  */
 function pointOf(
   request: Omit<S3Request, "status">,
   targets: Target[],
-  encoding: (jobId: string) => boolean,
+  ffmpeg: (jobId: string) => number | undefined,
 ): [Target, Point] | undefined {
+  const encoding = (jobId: string) => ffmpeg(jobId) !== undefined;
   if (request.method === "GET" && request.range !== undefined) {
     const target = targets.find((candidate) => candidate.input === request.path);
     return target && encoding(target.jobId) ? [target, "input-stream"] : undefined;
@@ -105,7 +124,11 @@ function pointOf(
   if (staged) {
     const target = targets.find((candidate) => candidate.jobId === staged[1]);
     const part = request.query.get("partNumber");
-    if (target && request.method === "PUT" && part) return [target, `part-${part}` as Point];
+    if (target && request.method === "PUT" && part) {
+      const pid = ffmpeg(target.jobId);
+      const whileEncoding = target.point === "streamed-part" && pid !== undefined && isAlive(pid);
+      return [target, whileEncoding ? "streamed-part" : (`part-${part}` as Point)];
+    }
     if (target && request.method === "POST" && request.query.has("uploadId"))
       return [target, "complete-upload"];
     return undefined;
@@ -144,6 +167,7 @@ describe("object storage down while uploads are in flight", () => {
       manager = tm;
       const { projectId } = await tm.createProject();
       await putGrainClip(s3, { bucket: "media-in", key: "clip.mp4" });
+      await putGrainClip(s3, { bucket: "media-in", key: "clip-long.mp4" }, STREAMED_CLIP_SECONDS);
       const s3Client = s3.client();
       for (let slot = 0; slot < AGENTS; slot++) {
         agents.push(await startTestAgent(tm, scratch.root, `${SCENARIO}-${slot + 1}`, AGENT_ENV));
@@ -163,16 +187,25 @@ describe("object storage down while uploads are in flight", () => {
         for (let slot = 0; slot < AGENTS; slot++) {
           const prefix = `/media-out/${SCENARIO}/${outage}-${slot}`;
           const inputKey = `${SCENARIO}/${outage}-${slot}.mp4`;
+          const streamed = slot === STREAMED_SLOT;
           await s3Client.send(
-            new CopyObjectCommand({ Bucket: "media-in", Key: inputKey, CopySource: "media-in/clip.mp4" }),
+            new CopyObjectCommand({
+              Bucket: "media-in",
+              Key: inputKey,
+              CopySource: `media-in/${streamed ? "clip-long.mp4" : "clip.mp4"}`,
+            }),
           );
-          const plan = grainPlan(`s3://media-in/${inputKey}`, prefix);
+          const plan = grainPlan(`s3://media-in/${inputKey}`, prefix, streamed ? "mpegts" : "mp4");
           const jobId = await tm.submitJob({
             projectId,
             executionPlan: plan.executionPlan,
           });
           jobs.push({ jobId, destinations: plan.destinations });
-          targets.push({ jobId, prefix, input: `/media-in/${inputKey}`, point: random.pick([...POINTS]) });
+          const point =
+            streamed && outage === 0
+              ? "streamed-part"
+              : random.pick(POINTS.filter((candidate) => streamed || candidate !== "streamed-part"));
+          targets.push({ jobId, prefix, input: `/media-in/${inputKey}`, streamed, point });
         }
         allTargets.push(...targets);
 
@@ -183,11 +216,12 @@ describe("object storage down while uploads are in flight", () => {
         });
         let down = false;
         log.intercept(async (request) => {
-          const hit = pointOf(request, targets, (jobId) =>
-            agents.some((agent) =>
-              agent.logs.some((line) => line.msg === "encoding" && line.jobId === jobId),
-            ),
-          );
+          const hit = pointOf(request, targets, (jobId) => {
+            const encoding = agents
+              .flatMap((agent) => agent.logs)
+              .findLast((line) => line.msg === "encoding" && line.jobId === jobId);
+            return encoding?.pid as number | undefined;
+          });
           if (down || !hit || hit[0].point !== hit[1]) return;
           hit[0].reachedAt ??= Date.now();
           await wentDown;
@@ -308,7 +342,7 @@ describe("object storage down while uploads are in flight", () => {
             `${AGENTS} agents, capacity 1, upload retry budget ${UPLOAD_RETRY_BUDGET_MS} ms, outages of ${OUTAGE_MS} ms; attempts in all: ${attempts?.count} for ${jobs.length} jobs`,
           ],
         },
-        await collectFacts(tm.sql, log, jobs, agents),
+        await collectFacts(tm.sql, log, jobs, agents, { objects: s3 }),
       );
     } finally {
       store?.intercept(undefined);

@@ -10,7 +10,17 @@
  * - complete-upload: while the CompleteMultipartUpload of the output is in flight;
  * - log-upload: while the ffmpeg log is uploaded, the agent's last step before reporting
  *   `completed`;
- * - after-report (kill only): as soon as the agent logs `attempt completed`.
+ * - after-report (kill only): as soon as the agent logs `attempt completed`;
+ * - streamed-part (`streamedOutputs` only): while a part of a streamed output is in flight and
+ *   the job's ffmpeg still runs, i.e. a part uploaded while ffmpeg writes the file.
+ *
+ * With `streamedOutputs`, every other job writes MPEG-TS from an 8 s clip (about 28 MiB: parts
+ * 2 to 5 go up while ffmpeg runs, part 1 and the short last one after), and the first of them
+ * is always faulted at streamed-part, so every run has one; the other jobs stay faststart MP4
+ * from the 4 s clip. Not fragmented MP4: its fragments start at keyframes, and x264's default
+ * interval (250 frames, 10 s here) leaves a clip this short one fragment, written at the exit.
+ * The checker then also reads every destination back and compares it with the output the
+ * succeeded attempt reported.
  *
  * `kill`: the agent (and its ffmpeg) is SIGKILLed, the held request cut, and the agent started
  * again on its state directory, as a supervisor would. `freeze`: a zombie — the agent (and its
@@ -34,7 +44,13 @@ import { waitFor } from "@tjm/devstack/services";
 import { type SwiftServer, startSwift } from "@tjm/devstack/swift";
 import { createLogger } from "@tjm/platform";
 import { TestManager } from "../harness/manager.ts";
-import { Freezer, grainPlan, putGrainClip, startTestAgent } from "../harness/media-jobs.ts";
+import {
+  Freezer,
+  type GrainContainer,
+  grainPlan,
+  putGrainClip,
+  startTestAgent,
+} from "../harness/media-jobs.ts";
 import { type S3Request, type S3RequestLog, startS3RequestLog } from "../harness/s3-request-log.ts";
 import { collectFacts, pause, reportScenario, type SubmittedJob, seededRandom } from "./scenario.ts";
 import { type Fault, Striker } from "./striker.ts";
@@ -98,7 +114,15 @@ const POINTS = {
   kill: ["download", "encode", "part-1", "part-2", "part-3", "complete-upload", "log-upload", "after-report"],
   freeze: ["download", "encode", "part-1", "part-2", "part-3", "complete-upload", "log-upload"],
 } as const;
-type Point = (typeof POINTS)[WorkerFault][number];
+type Point = (typeof POINTS)[WorkerFault][number] | "streamed-part";
+
+/** With `streamedOutputs`: the container of job `index`'s output (see the file's comment). */
+function containerOf(index: number, streamedOutputs: boolean): GrainContainer {
+  return streamedOutputs && index % 2 === 1 ? "mpegts" : "mp4";
+}
+
+/** The clip streamed jobs read: long enough that several parts go up while ffmpeg runs. */
+const STREAMED_CLIP_SECONDS = 8;
 
 const AGENTS = 3;
 const LOST_AFTER_MS = 3000;
@@ -139,6 +163,8 @@ interface Target {
   index: number;
   jobId: string;
   point: Point;
+  /** Its output is written front to back and uploaded while ffmpeg runs. */
+  streamed: boolean;
   /** Attempt 1's id, once dispatched. */
   attemptId?: string;
   /** An `encode` fault is scheduled (it strikes after a random delay). */
@@ -151,10 +177,14 @@ export async function runWorkerFaults(options: {
   fault: WorkerFault;
   runs: number;
   commit?: "multipart";
+  /** Half the jobs get an output uploaded while ffmpeg writes it, and a streamed-part point. */
+  streamedOutputs?: boolean;
 }): Promise<void> {
   const { scenario, fault, runs } = options;
+  const streamedOutputs = options.streamedOutputs === true;
   const multipart = options.commit === "multipart";
-  const points = POINTS[fault].filter((point) => !(multipart && point === "complete-upload"));
+  const points: Point[] = POINTS[fault].filter((point) => !(multipart && point === "complete-upload"));
+  if (streamedOutputs) points.push("streamed-part");
   const random = seededRandom(scenario);
   const started = Date.now();
   let s3: S3Server | undefined;
@@ -189,13 +219,17 @@ export async function runWorkerFaults(options: {
     manager = tm;
     const { projectId } = await tm.createProject();
     await putGrainClip(objects, { bucket: "media-in", key: "clip.mp4" });
+    if (streamedOutputs) {
+      await putGrainClip(objects, { bucket: "media-in", key: "clip-long.mp4" }, STREAMED_CLIP_SECONDS);
+    }
     const client = objects.client();
     for (let index = 0; index < runs; index++) {
+      const clip = containerOf(index, streamedOutputs) === "mp4" ? "clip.mp4" : "clip-long.mp4";
       await client.send(
         new CopyObjectCommand({
           Bucket: "media-in",
           Key: `chaos/${index}.mp4`,
-          CopySource: "media-in/clip.mp4",
+          CopySource: `media-in/${clip}`,
         }),
       );
     }
@@ -209,13 +243,19 @@ export async function runWorkerFaults(options: {
     const jobs: SubmittedJob[] = [];
     for (let index = 0; index < runs; index++) {
       const prefix = `/media-out/${scenario}/${index}`;
-      const plan = grainPlan(`s3://media-in/chaos/${index}.mp4`, prefix);
+      const container = containerOf(index, streamedOutputs);
+      const plan = grainPlan(`s3://media-in/chaos/${index}.mp4`, prefix, container);
       const jobId = await tm.submitJob({
         projectId,
         executionPlan: plan.executionPlan,
       });
       jobs.push({ jobId, destinations: plan.destinations });
-      targets.push({ index, jobId, point: random.pick(points) });
+      const streamed = container !== "mp4";
+      const firstStreamed = streamed && !targets.some((target) => target.streamed);
+      const point = firstStreamed
+        ? "streamed-part"
+        : random.pick(points.filter((candidate) => streamed || candidate !== "streamed-part"));
+      targets.push({ index, jobId, streamed, point });
     }
 
     const slotOfAttempt = async (attemptId: string): Promise<Slot | undefined> => {
@@ -285,6 +325,16 @@ export async function runWorkerFaults(options: {
     striker = strikes;
     const strike = (target: Target, attemptId: string) => strikes.strike(target, attemptId);
 
+    /** Whether the attempt's ffmpeg is running (its agent logged it, and the process lives). */
+    const encodingNow = async (attemptId: string) => {
+      const slot = await slotOfAttempt(attemptId);
+      const pid = slot && ffmpegOf(slot, attemptId);
+      return pid !== undefined && isAlive(pid);
+    };
+    /** A part of the attempt's output: its point, part-N, or streamed-part while ffmpeg writes the file. */
+    const partPoint = async (target: Target, attemptId: string, part: string) =>
+      target.point === "streamed-part" && (await encodingNow(attemptId)) ? "streamed-part" : `part-${part}`;
+
     const targetOfRequest = async (
       request: Omit<S3Request, "status">,
     ): Promise<[Target, string] | undefined> => {
@@ -305,7 +355,7 @@ export async function runWorkerFaults(options: {
         const part = request.query.get("partNumber");
         const point =
           request.method === "PUT" && part
-            ? `part-${part}`
+            ? await partPoint(target, target.attemptId, part)
             : request.method === "POST" && request.query.has("uploadId")
               ? "complete-upload"
               : undefined;
@@ -313,11 +363,13 @@ export async function runWorkerFaults(options: {
       }
       // Multipart commit: the Worker's parts go to the destination; the Manager's completion
       // (a POST there) is no Worker's point.
-      const direct = new RegExp(`^/media-out/${scenario}/(\\d+)/grain\\.mp4$`).exec(request.path);
+      const direct = new RegExp(`^/media-out/${scenario}/(\\d+)/grain\\.(?:mp4|ts)$`).exec(request.path);
       const part = request.query.get("partNumber");
       if (multipart && direct && request.method === "PUT" && part) {
         const target = targets[Number(direct[1])];
-        return target?.attemptId && target.point === `part-${part}` ? [target, target.attemptId] : undefined;
+        if (!target?.attemptId) return undefined;
+        const point = await partPoint(target, target.attemptId, part);
+        return point === target.point ? [target, target.attemptId] : undefined;
       }
       const logs = /^\/media-out\/\.tjm-logs\/([^/]+)\/attempt-1\.log$/.exec(request.path);
       if (logs && request.method === "PUT") {
@@ -404,6 +456,24 @@ export async function runWorkerFaults(options: {
       const resumedAt = next?.acceptedAt?.getTime() ?? (continued ? Date.parse(continued.time) : undefined);
       if (resumedAt !== undefined) recoveries.push(resumedAt - faultedAt);
     }
+    /** Streamed jobs whose succeeded attempt kept parts it had sent while ffmpeg wrote the file. */
+    const [succeededStreaming, succeededStreamed] = await (async () => {
+      const streamedJobs = targets.filter((target) => target.streamed).map((target) => target.jobId);
+      const winners = await tm.sql<{ id: string }[]>`
+        select id from attempts where state = 'SUCCEEDED' and job_id = any(${streamedJobs}::uuid[])`;
+      const kept = winners.filter((winner) =>
+        slots
+          .flatMap((slot) => slot.instances)
+          .flatMap((agent) => agent.logs)
+          .some(
+            (line) =>
+              line.msg === "parts uploaded while the output was written" &&
+              line.attemptId === winner.id &&
+              Number(line.partsKept) > 0,
+          ),
+      );
+      return [kept.length, winners.length];
+    })();
     const byPoint = points
       .map((point) => {
         const chosen = targets.filter((target) => target.point === point);
@@ -428,6 +498,11 @@ export async function runWorkerFaults(options: {
             .map((row) => `${row.count} ${row.outcome}`)
             .join(", ")}`,
           `leases rejected by the agents, by reason: ${JSON.stringify(rejections(slots))}`,
+          ...(streamedOutputs
+            ? [
+                `streamed outputs: ${succeededStreaming} of ${succeededStreamed} succeeded attempts kept parts sent while ffmpeg ran`,
+              ]
+            : []),
           ...(await heldWhenRejected(tm, slots)),
         ],
       },
@@ -436,7 +511,7 @@ export async function runWorkerFaults(options: {
         log,
         jobs,
         slots.flatMap((slot) => slot.instances),
-        multipart,
+        { multipartCommit: multipart, objects },
       ),
     );
     await report.catch(async (err: unknown) => {

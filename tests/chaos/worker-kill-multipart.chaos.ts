@@ -12,6 +12,7 @@ describe("a Worker killed at random points under a multipart commit", () => {
       fault: "kill",
       runs: RUNS,
       commit: "multipart",
+      streamedOutputs: true,
     });
   });
 });

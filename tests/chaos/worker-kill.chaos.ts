@@ -7,6 +7,6 @@ const RUNS = chaosRuns({ full: 100, ci: 8 });
 
 describe("a Worker killed at random points", () => {
   it(`loses nothing and runs nothing twice over ${RUNS} jobs, each killed once`, async () => {
-    await runWorkerFaults({ scenario: "worker-killed", fault: "kill", runs: RUNS });
+    await runWorkerFaults({ scenario: "worker-killed", fault: "kill", runs: RUNS, streamedOutputs: true });
   });
 });

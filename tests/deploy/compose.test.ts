@@ -548,6 +548,17 @@ describe("the stack the issue asks for", () => {
     expect(manager.healthcheck?.test).toContain("http://127.0.0.1:8080/api/health/ready");
   });
 
+  it("MinIO aborts incomplete uploads in every bucket only after the longest a job may run", () => {
+    const hours = (duration: unknown) => Number(/^(\d+)h$/.exec(String(duration))?.[1]);
+    const deadlineHours = Number(
+      service("manager").environment?.JOB_DEADLINE_HOURS ??
+        managerConfig.configSchema.shape.JOB_DEADLINE_HOURS.parse(undefined),
+    );
+    const minio = service("minio").environment;
+    expect(hours(minio?.MINIO_API_STALE_UPLOADS_EXPIRY)).toBeGreaterThan(deadlineHours);
+    expect(hours(minio?.MINIO_API_STALE_UPLOADS_CLEANUP_INTERVAL)).toBeGreaterThan(0);
+  });
+
   it("Workers, SDK clients and the console reach the Managers by one service name with nothing that buffers", () => {
     expect(service("worker-cpu").environment?.MANAGER_URL).toBe("http://manager:8080");
     expect(service("admin").network_mode).toBe("service:gateway");

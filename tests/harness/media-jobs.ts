@@ -101,23 +101,27 @@ export function tinyPlan(prefix: string) {
   };
 }
 
+/** How grainPlan's output is written: faststart MP4 (the default), or front to back and uploaded while encoding. */
+export type GrainContainer = "mp4" | "mpegts";
+
 /**
  * A job whose upload takes several parts: `inputUri` (a grain clip, see putGrainClip) to 360p
- * h264/aac, about 13 MiB, at `<prefix>/grain.mp4` (three 5 MiB parts), with a manifest at
- * `<prefix>/manifest.json`; `prefix` is a path, /bucket/key-prefix. `destinations` are the paths
- * the job writes.
+ * h264/aac, about 13 MiB for 4 s, at `<prefix>/grain.mp4` (`grain.ts` for MPEG-TS; three 5 MiB
+ * parts), with a manifest at `<prefix>/manifest.json`; `prefix` is a path, /bucket/key-prefix.
+ * `destinations` are the paths the job writes.
  */
-export function grainPlan(inputUri: string, prefix: string) {
+export function grainPlan(inputUri: string, prefix: string, container: GrainContainer = "mp4") {
+  const output = `${prefix}/grain.${container === "mpegts" ? "ts" : "mp4"}`;
   return {
-    destinations: [`${prefix}/grain.mp4`, `${prefix}/manifest.json`],
+    destinations: [output, `${prefix}/manifest.json`],
     executionPlan: {
       input: { uri: inputUri },
       outputs: [
         {
           id: "grain",
           kind: "FILE",
-          container: "mp4",
-          destinationUri: `s3:/${prefix}/grain.mp4`,
+          container,
+          destinationUri: `s3:/${output}`,
           video: { codec: "h264", height: 360, preset: "fastest" },
           audio: { codec: "aac", bitrateKbps: 64 },
         },
@@ -127,9 +131,13 @@ export function grainPlan(inputUri: string, prefix: string) {
   };
 }
 
-/** Four seconds of grain at 640x360, stored as s3://<bucket>/<key>: the input of grainPlan. */
-export function putGrainClip(store: ObjectStore, where: { bucket: string; key: string }): Promise<void> {
-  return putClip(store, where, 4, "640x360", { noise: true });
+/** Grain at 640x360 (four seconds unless told), stored as s3://<bucket>/<key>: the input of grainPlan. */
+export function putGrainClip(
+  store: ObjectStore,
+  where: { bucket: string; key: string },
+  seconds = 4,
+): Promise<void> {
+  return putClip(store, where, seconds, "640x360", { noise: true });
 }
 
 export async function readObject(store: ObjectStore, uri: string): Promise<Buffer> {

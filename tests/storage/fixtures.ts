@@ -36,6 +36,10 @@ export async function readObject(client: S3Client, bucket: string, key: string):
 export interface SentRequest {
   command: string;
   partNumber?: number;
+  /** The multipart upload a part or completion belongs to. */
+  uploadId?: string;
+  /** A part's length. */
+  contentLength?: number;
   /** When the request was made (Date.now()). */
   at: number;
 }
@@ -45,8 +49,14 @@ export function recordRequests(client: S3Client): SentRequest[] {
   const sent: SentRequest[] = [];
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      const input = args.input as { PartNumber?: number };
-      sent.push({ command: context.commandName ?? "?", partNumber: input.PartNumber, at: Date.now() });
+      const input = args.input as { PartNumber?: number; UploadId?: string; ContentLength?: number };
+      sent.push({
+        command: context.commandName ?? "?",
+        partNumber: input.PartNumber,
+        uploadId: input.UploadId,
+        contentLength: input.ContentLength,
+        at: Date.now(),
+      });
       return next(args);
     },
     { step: "initialize", name: "recordRequests" },
