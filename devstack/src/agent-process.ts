@@ -13,6 +13,9 @@ import { fileURLToPath } from "node:url";
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const bun = join(repoRoot, "node_modules/.bin/bun");
 
+/** How long an exit waits for the agent's pipes to be read to their end. */
+const OUTPUT_DRAIN_MS = 1000;
+
 export type LogLine = { time: string; level: string; msg: string } & Record<string, unknown>;
 export type Exit = { code: number | null; signal: NodeJS.Signals | null };
 
@@ -44,11 +47,20 @@ export class AgentProcess {
     child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
       this.stderrText += chunk;
     });
+    const outputRead = Promise.all(
+      [child.stdout, child.stderr].map(
+        (stream) => stream && new Promise((resolve) => stream.once("close", resolve)),
+      ),
+    );
     this.exited = new Promise((resolve) => {
       child.on("exit", (code, signal) => {
-        this.exit = { code, signal };
-        this.notify();
-        resolve(this.exit);
+        // What it wrote last may still be in the pipes at its exit; a child of its own that kept
+        // them open must not hold the exit up for longer than a moment.
+        void Promise.race([outputRead, new Promise((wait) => setTimeout(wait, OUTPUT_DRAIN_MS))]).then(() => {
+          this.exit = { code, signal };
+          this.notify();
+          resolve(this.exit);
+        });
       });
     });
   }
