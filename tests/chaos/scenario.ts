@@ -23,6 +23,16 @@ export function chaosProfile(): ChaosProfile {
   return profile;
 }
 
+/** Whether a process (an agent's ffmpeg, say) is still running. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** How many times a scenario runs under the current profile. */
 export function chaosRuns(counts: Record<ChaosProfile, number>): number {
   return counts[chaosProfile()];

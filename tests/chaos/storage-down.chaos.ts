@@ -39,6 +39,7 @@ import { type S3Request, type S3RequestLog, startS3RequestLog } from "../harness
 import {
   chaosRuns,
   collectFacts,
+  isAlive,
   pause,
   reportScenario,
   type SubmittedJob,
@@ -83,15 +84,6 @@ const MANAGER_POINTS: ReadonlySet<Point> = new Set(["promotion", "manifest"]);
 /** The streamed job of an outage (MPEG-TS; worker-faults.ts says why not fragmented MP4): its slot, its clip's length. */
 const STREAMED_SLOT = AGENTS - 1;
 const STREAMED_CLIP_SECONDS = 8;
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 interface Target {
   jobId: string;

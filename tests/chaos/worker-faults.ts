@@ -52,7 +52,7 @@ import {
   startTestAgent,
 } from "../harness/media-jobs.ts";
 import { type S3Request, type S3RequestLog, startS3RequestLog } from "../harness/s3-request-log.ts";
-import { collectFacts, pause, reportScenario, type SubmittedJob, seededRandom } from "./scenario.ts";
+import { collectFacts, isAlive, pause, reportScenario, type SubmittedJob, seededRandom } from "./scenario.ts";
 import { type Fault, Striker } from "./striker.ts";
 
 export type WorkerFault = "kill" | "freeze";
@@ -99,15 +99,6 @@ async function heldWhenRejected(tm: TestManager, slots: Slot[]): Promise<string[
     );
   }
   return notes;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const POINTS = {
