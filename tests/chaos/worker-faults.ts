@@ -429,21 +429,20 @@ export async function runWorkerFaults(options: {
     await pause(5000);
 
     const faulted = targets.filter((target) => target.faultedAt !== undefined);
+    /** Every agent process's log lines so far, killed ones included. */
+    const agentLogs = () => slots.flatMap((slot) => slot.instances).flatMap((agent) => agent.logs);
     const recoveries: number[] = [];
     for (const target of faulted) {
       const faultedAt = target.faultedAt as number;
       const [next] = await tm.sql<{ acceptedAt: Date | null }[]>`
         select min(accepted_at) as accepted_at from attempts
         where job_id = ${target.jobId} and attempt_number > 1 and accepted_at > ${new Date(faultedAt)}`;
-      const continued = slots
-        .flatMap((slot) => slot.instances)
-        .flatMap((agent) => agent.logs)
-        .find(
-          (line) =>
-            line.msg === "continuing an attempt of the previous instance" &&
-            line.attemptId === target.attemptId &&
-            Date.parse(line.time) > faultedAt,
-        );
+      const continued = agentLogs().find(
+        (line) =>
+          line.msg === "continuing an attempt of the previous instance" &&
+          line.attemptId === target.attemptId &&
+          Date.parse(line.time) > faultedAt,
+      );
       const resumedAt = next?.acceptedAt?.getTime() ?? (continued ? Date.parse(continued.time) : undefined);
       if (resumedAt !== undefined) recoveries.push(resumedAt - faultedAt);
     }
@@ -453,15 +452,12 @@ export async function runWorkerFaults(options: {
       const winners = await tm.sql<{ id: string }[]>`
         select id from attempts where state = 'SUCCEEDED' and job_id = any(${streamedJobs}::uuid[])`;
       const kept = winners.filter((winner) =>
-        slots
-          .flatMap((slot) => slot.instances)
-          .flatMap((agent) => agent.logs)
-          .some(
-            (line) =>
-              line.msg === "parts uploaded while the output was written" &&
-              line.attemptId === winner.id &&
-              Number(line.partsKept) > 0,
-          ),
+        agentLogs().some(
+          (line) =>
+            line.msg === "parts uploaded while the output was written" &&
+            line.attemptId === winner.id &&
+            Number(line.partsKept) > 0,
+        ),
       );
       return [kept.length, winners.length];
     })();

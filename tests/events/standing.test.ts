@@ -175,21 +175,30 @@ describe("an open event stream", () => {
   });
 });
 
+/**
+ * A StandingWatch asking every 50 ms, whose answers refuse the subjects in `refused` (read at
+ * each tick), with the questions of every tick kept in `asked`.
+ */
+function tickingWatch(refused: ReadonlySet<string>): { watch: StandingWatch; asked: StandingQuestion[][] } {
+  const asked: StandingQuestion[][] = [];
+  const watch = new StandingWatch({
+    tjmIssuer: "https://tjm.example/oidc",
+    intervalMs: 50,
+    standings: async (questions) => {
+      asked.push([...questions]);
+      return questions.map(({ claims }) =>
+        refused.has(claims.sub as string) ? { ok: false, status: 401, reason: "refused" } : { ok: true },
+      );
+    },
+    logger: silentLogger,
+  });
+  return { watch, asked };
+}
+
 describe("StandingWatch", () => {
   it("asks once per tick for every open stream, and ends only those whose token no longer stands", async () => {
-    const asked: StandingQuestion[][] = [];
     const refused = new Set(["b"]);
-    const watch = new StandingWatch({
-      tjmIssuer: "https://tjm.example/oidc",
-      intervalMs: 50,
-      standings: async (questions) => {
-        asked.push([...questions]);
-        return questions.map(({ claims }) =>
-          refused.has(claims.sub as string) ? { ok: false, status: 401, reason: "refused" } : { ok: true },
-        );
-      },
-      logger: silentLogger,
-    });
+    const { watch, asked } = tickingWatch(refused);
     const exp = Math.floor(Date.now() / 1000) + 600;
     const claimsOf = (sub: string, iss = "https://tjm.example/oidc"): JWTPayload => ({ iss, sub, exp });
     const ended: string[] = [];
@@ -204,19 +213,8 @@ describe("StandingWatch", () => {
   });
 
   it("asks once per token however many streams it opened, and ends all of them when it stops standing", async () => {
-    const asked: StandingQuestion[][] = [];
     const refused = new Set<string>();
-    const watch = new StandingWatch({
-      tjmIssuer: "https://tjm.example/oidc",
-      intervalMs: 50,
-      standings: async (questions) => {
-        asked.push([...questions]);
-        return questions.map(({ claims }) =>
-          refused.has(claims.sub as string) ? { ok: false, status: 401, reason: "refused" } : { ok: true },
-        );
-      },
-      logger: silentLogger,
-    });
+    const { watch, asked } = tickingWatch(refused);
     const exp = Math.floor(Date.now() / 1000) + 600;
     // Each stream verifies its token anew: equal claims, distinct objects.
     const claimsOf = (sub: string): JWTPayload => ({ iss: "https://tjm.example/oidc", sub, exp });
