@@ -56,7 +56,10 @@ export class AgentProcess {
       child.on("exit", (code, signal) => {
         // What it wrote last may still be in the pipes at its exit; a child of its own that kept
         // them open must not hold the exit up for longer than a moment.
-        void Promise.race([outputRead, new Promise((wait) => setTimeout(wait, OUTPUT_DRAIN_MS))]).then(() => {
+        void Promise.race([
+          outputRead,
+          new Promise((wait) => setTimeout(wait, OUTPUT_DRAIN_MS).unref()),
+        ]).then(() => {
           this.exit = { code, signal };
           this.notify();
           resolve(this.exit);
