@@ -173,8 +173,22 @@ describe("two Managers on a three-node NATS cluster", () => {
       const prefix = a.subjectPrefix;
       const names = streams(prefix);
       const jsm = await observed();
+      // Polled, as the consumers below: a stream or consumer created a moment ago may be answered
+      // "not found" by another node until its group has a leader.
+      const answered =
+        <T>(read: () => Promise<T>) =>
+        () =>
+          read().catch(() => undefined);
       for (const { name } of Object.values(names)) {
-        expect((await jsm.streams.info(name)).config.num_replicas).toBe(3);
+        await expect
+          .poll(
+            answered(async () => (await jsm.streams.info(name)).config.num_replicas),
+            {
+              message: name,
+              timeout: 10_000,
+            },
+          )
+          .toBe(3);
       }
       // The durable consumers (the Manager's reports consumer, each Worker's commands) follow their stream.
       const durable = [
@@ -185,7 +199,15 @@ describe("two Managers on a three-node NATS cluster", () => {
         [names.reports.name, MANAGER_REPORTS_CONSUMER],
       ] as const;
       for (const [stream, consumer] of durable) {
-        expect((await jsm.consumers.info(stream, consumer)).cluster?.replicas, consumer).toHaveLength(2);
+        await expect
+          .poll(
+            answered(async () => (await jsm.consumers.info(stream, consumer)).cluster?.replicas?.length),
+            {
+              message: consumer,
+              timeout: 10_000,
+            },
+          )
+          .toBe(2);
       }
 
       const eventsA = await subscribeEvents(a);
