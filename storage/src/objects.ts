@@ -3,6 +3,7 @@
  * log, removing one object (a promoted staging object) or everything under a prefix (an
  * attempt's staging area).
  */
+import { createHash } from "node:crypto";
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -17,27 +18,42 @@ import { type RetryOptions, retryContext, withRetry } from "./retry.ts";
 import { runBounded } from "./run-bounded.ts";
 import { formatS3Uri, splitS3Uri } from "./uri.ts";
 
-/** Writes a body held in memory (a log, a manifest) with one PutObject. */
+/**
+ * Writes a body held in memory (a log, a manifest, a small output) with one PutObject, and
+ * returns its SHA-256. The hash is computed once here and signed as the request's
+ * x-amz-content-sha256, which the SDK would otherwise compute again to sign: the store checks
+ * the body against it, so the digest returned is the one the store verified.
+ */
 export async function putSmallObject(
   client: S3Client,
   uri: string,
   body: string | Uint8Array,
   contentType: string,
   options: RetryOptions = {},
-): Promise<{ etag: string | undefined }> {
+): Promise<{ etag: string | undefined; sha256: string }> {
   const { bucket, key } = splitS3Uri(uri);
+  const sha256 = createHash("sha256").update(body).digest("hex");
   try {
     const answer = await withRetry(
-      () =>
-        client.send(
-          new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType }),
-          {
-            abortSignal: options.signal,
+      () => {
+        const command = new PutObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          Body: body,
+          ContentType: contentType,
+        });
+        command.middlewareStack.add(
+          (next) => (args) => {
+            (args.request as { headers: Record<string, string> }).headers["x-amz-content-sha256"] = sha256;
+            return next(args);
           },
-        ),
+          { step: "build", name: "signKnownSha256" },
+        );
+        return client.send(command, { abortSignal: options.signal });
+      },
       retryContext("put", uri, options),
     );
-    return { etag: answer.ETag };
+    return { etag: answer.ETag, sha256 };
   } catch (error) {
     throw toStorageError(error, "put", uri, options.signal);
   }

@@ -7,7 +7,7 @@
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
@@ -27,6 +27,7 @@ import {
   copyObject,
   createS3Client,
   presignGet,
+  putSmallObject,
   StorageUnavailableError,
 } from "@tjm/storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -259,6 +260,35 @@ describe("MultipartUploader against Swift s3api", () => {
     expect(damaged).toBe(1);
     expect(partsSent(sent)).toEqual([1, 2, 2, 3]);
     expect(JSON.stringify(logger.lines)).toContain("BadDigest");
+    expect(result.sha256).toBe(digest);
+    expect(sha256(await readObject(admin, bucket, key))).toBe(digest);
+  });
+
+  it("a single PutObject damaged in transit is refused (its signed SHA-256 is the one putSmallObject returns) and sent again", async () => {
+    const { bucket, file, digest, key, uri } = await fixture(3 * MIB);
+    const client = createS3Client(swift.settings);
+    let damaged = 0;
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const request = args.request as { body?: unknown };
+        if (damaged === 0 && Buffer.isBuffer(request.body)) {
+          damaged++;
+          const copy = Buffer.from(request.body);
+          copy[1000] = (copy[1000] ?? 0) ^ 1;
+          request.body = copy;
+        }
+        return next(args);
+      },
+      { step: "finalizeRequest", name: "damageBody", priority: "low" },
+    );
+    const logger = capturingLogger();
+    const result = await putSmallObject(client, uri, await readFile(file), "application/octet-stream", {
+      retry: FAST_RETRY,
+      logger,
+    });
+    client.destroy();
+    expect(damaged).toBe(1);
+    expect(JSON.stringify(logger.lines)).toMatch(/BadDigest|XAmzContentSHA256Mismatch/);
     expect(result.sha256).toBe(digest);
     expect(sha256(await readObject(admin, bucket, key))).toBe(digest);
   });

@@ -90,6 +90,26 @@ describe("putSmallObject", () => {
     },
   );
 
+  it("returns the SHA-256 it signed as the request's x-amz-content-sha256", async () => {
+    const body = Buffer.alloc(2 * MIB + 3, 7);
+    const writer = createS3Client(s3.settings);
+    const signed: Record<string, string>[] = [];
+    writer.middlewareStack.add(
+      (next) => async (args) => {
+        signed.push({ ...(args.request as { headers: Record<string, string> }).headers });
+        return next(args);
+      },
+      { step: "finalizeRequest", name: "readSignedHeaders", priority: "low" },
+    );
+    const { sha256: digest } = await putSmallObject(writer, `s3://${BUCKET}/out.bin`, body, "video/mp4");
+    writer.destroy();
+    expect(digest).toBe(sha256(body));
+    expect(signed).toHaveLength(1);
+    expect(signed[0]?.["x-amz-content-sha256"]).toBe(digest);
+    expect(signed[0]?.authorization).toMatch(/SignedHeaders=[^,]*x-amz-content-sha256/);
+    expect(sha256(await readObject(admin, BUCKET, "out.bin"))).toBe(digest);
+  });
+
   it("writes bytes", async () => {
     const manifest = new TextEncoder().encode('{"outputs":[]}');
     const { etag } = await putSmallObject(client, `s3://${BUCKET}/m.json`, manifest, "application/json");

@@ -133,19 +133,15 @@ export class OutputUploads {
       !(await exists(this.settings.statePath(output.id)));
     if (!single) return (await this.uploader(output)).upload();
     const body = await readFile(output.path);
-    // WebCrypto hashes off the event loop, so the digest costs no time beside the PUT.
-    const [, digest] = await Promise.all([
-      putSmallObject(
-        this.settings.client,
-        this.settings.uri(output.id),
-        body,
-        OUTPUT_CONTENT_TYPE,
-        this.settings,
-      ),
-      crypto.subtle.digest("SHA-256", body),
-    ]);
+    const { sha256 } = await putSmallObject(
+      this.settings.client,
+      this.settings.uri(output.id),
+      body,
+      OUTPUT_CONTENT_TYPE,
+      this.settings,
+    );
     this.settings.meter?.partUploaded(size);
-    return { bytes: size, sha256: Buffer.from(digest).toString("hex") };
+    return { bytes: size, sha256 };
   }
 
   private partSizeOf(outputId: string): number {
