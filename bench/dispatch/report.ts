@@ -99,7 +99,7 @@ export function dispatchReport(result: DispatchResult | undefined): string {
       ["201 read by the bench", "answered"],
       ["job row written (`jobs.created_at`)", "created"],
       ["lease written by the scheduler (`attempts.dispatched_at`)", "dispatched"],
-      ["relay's transaction publishing the lease began (`outbox.published_at`)", "leasePublished"],
+      ["lease stored in JetStream and marked published (`outbox.published_at`)", "leasePublished"],
       ['agent stored its `accepted` report (its "lease accepted" log line)', "agentAccepted"],
       [
         "**accepted**: Manager applied it (`attempts.accepted_at`, job RUNNING)",
@@ -114,9 +114,9 @@ export function dispatchReport(result: DispatchResult | undefined): string {
   const hops = sideBySide(
     "hop",
     [
-      ["lease written -> relay publishing it", "dispatchedToPublished"],
-      ["relay publishing the lease -> Manager applied `accepted`", "publishedToAccepted"],
-      ["of which: relay publishing the lease -> agent stored `accepted`", "publishedToAgentAccepted"],
+      ["lease written -> marked published", "dispatchedToPublished"],
+      ["lease marked published -> Manager applied `accepted`", "publishedToAccepted"],
+      ["of which: lease marked published -> agent stored `accepted`", "publishedToAgentAccepted"],
       ["of which: agent stored `accepted` -> Manager applied it", "agentAcceptedToApplied"],
       [
         "accepted -> ffmpeg spawned (negative: spawned before the Manager applied `accepted`)",

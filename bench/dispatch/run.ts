@@ -76,7 +76,7 @@ export interface DispatchLatency {
   created: Spread;
   /** attempts.dispatched_at: the scheduler's transaction that wrote the lease. */
   dispatched: Spread;
-  /** The relay's transaction that published the lease to JetStream began. */
+  /** The lease was marked published: the scheduler published it to JetStream right after its commit. */
   leasePublished: Spread;
   /** The agent logged "lease accepted" (after storing its `accepted` report in JetStream). */
   agentAccepted: Spread;

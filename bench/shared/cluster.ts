@@ -155,7 +155,7 @@ export interface JobTimes {
   attemptId: string;
   createdMs: number;
   dispatchedMs: number;
-  /** When the relay's transaction that published the lease began (outbox.published_at). */
+  /** When the lease was marked published (outbox.published_at): right after the scheduler published it. */
   leasePublishedMs: number;
   /** The Manager applied the Worker's `accepted` report: the attempt went RUNNING. */
   acceptedMs: number;

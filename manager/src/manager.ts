@@ -305,9 +305,9 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     logger,
     published: metrics.outboxPublished,
   });
-  const outboxWritten = (urgent = false) => {
+  const outboxWritten = () => {
     options.onOutboxWritten?.();
-    relay.wake(urgent);
+    relay.wake();
   };
   const execution = createExecution({
     sql,
@@ -322,6 +322,10 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     maxAttempts: options.execution.maxAttempts,
     metrics,
     outboxWritten,
+    leasesCommitted: (rows) => {
+      options.onOutboxWritten?.();
+      void relay.publishCommitted(rows);
+    },
   });
   const monitor = new WorkerMonitor({
     sql,

@@ -9,7 +9,6 @@ import { sampleSubmission } from "@tjm/devstack/fixtures/plans";
 import { waitFor } from "@tjm/devstack/services";
 import { deleteStreams } from "@tjm/devstack/streams";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { enqueueOutbox } from "../../manager/src/outbox/index.ts";
 import { createSql, type Sql } from "../../manager/src/platform/db.ts";
 import { loadMigrations, migrate } from "../../manager/src/platform/migrations.ts";
 import { createDatabase, dumpSchema, restoreDump, type TestDatabase } from "../harness/databases.ts";
@@ -126,9 +125,10 @@ describe("outbox message ids", () => {
       await upgrading.end();
     });
     await migrate(upgrading, fresh, migrations.slice(0, 4));
-    await upgrading.begin(async (tx) => {
-      for (let seq = 0; seq < 3; seq++) await enqueueOutbox(tx, "job.created", { seq });
-    });
+    // Rows as a Manager of that schema wrote them (no message_id yet).
+    for (let seq = 0; seq < 3; seq++)
+      await upgrading`insert into outbox (kind, subject, payload)
+        values ('job.created', 'events.job.created', ${upgrading.json({ seq })})`;
     await migrate(upgrading, fresh, migrations);
 
     const rows = await upgrading<{ messageId: string }[]>`select message_id from outbox order by id`;

@@ -11,6 +11,7 @@ import {
   jetStreamPublish,
   OutboxRelay,
 } from "../../manager/src/outbox/index.ts";
+import type { OutboxRelayOptions } from "../../manager/src/outbox/relay.ts";
 import { createSql, type Sql } from "../../manager/src/platform/db.ts";
 import { createTestSchema, testServices } from "../harness/manager.ts";
 
@@ -22,7 +23,7 @@ interface Fixture {
   nc: NatsConnection;
   prefix: string;
   stream: string;
-  relay(options?: { batchSize?: number; sql?: Sql }): OutboxRelay;
+  relay(options?: Partial<OutboxRelayOptions>): OutboxRelay;
   close(): Promise<void>;
 }
 
@@ -192,6 +193,68 @@ describe("the outbox relay", () => {
     }
     expect(committed.length).toBe(32 * 12);
   }, 120_000);
+});
+
+describe("rows published at once by whoever committed them (leases)", () => {
+  let f: Fixture;
+  beforeAll(async () => {
+    f = await fixture(testServices().natsUrl);
+  });
+  afterAll(() => f?.close());
+
+  const commit = (jobId: string, count: number) =>
+    f.sql.begin(async (tx) => {
+      const rows = [];
+      for (let seq = 0; seq < count; seq++) rows.push(await enqueueOutbox(tx, "job.created", { jobId, seq }));
+      return rows;
+    });
+
+  it("are published and marked without a batch, and a batch after them publishes nothing", async () => {
+    const marked: string[] = [];
+    const relay = f.relay({ published: (rows) => marked.push(...rows.map((row) => row.messageId)) });
+    const rows = await commit("at-once", 3);
+    await relay.publishCommitted(rows);
+    expect(await unpublished(f.sql)).toBe(0);
+    expect(marked).toEqual(rows.map((row) => row.messageId));
+    expect(await relay.publishBatch()).toBe(0);
+    const envelopes = (await readStream(f)).filter((envelope) => envelope.data.jobId === "at-once");
+    expect(envelopes.map((envelope) => [envelope.id, envelope.data.seq])).toEqual(
+      rows.map((row, seq) => [row.messageId, seq]),
+    );
+  });
+
+  it("beside a batch taking the same rows, are stored once each and counted as published once", async () => {
+    const marked: string[] = [];
+    const relay = f.relay({ published: (rows) => marked.push(...rows.map((row) => row.messageId)) });
+    const rows = await commit("raced", 5);
+    await Promise.all([relay.publishCommitted(rows), relay.publishBatch()]);
+    expect(await unpublished(f.sql)).toBe(0);
+    expect(marked.toSorted()).toEqual(rows.map((row) => row.messageId).toSorted());
+    const envelopes = (await readStream(f)).filter((envelope) => envelope.data.jobId === "raced");
+    expect(envelopes.map((envelope) => envelope.data.seq)).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it("that cannot be published at once stay for the batches, and the relay is woken for them", async () => {
+    const publish = jetStreamPublish(f.nc);
+    let failures = 1;
+    const relay = f.relay({
+      publisher: () => async (subject, payload, messageId) => {
+        if (failures-- > 0) throw new Error("no responders");
+        await publish(subject, payload, messageId);
+      },
+      pollIntervalMs: 60_000,
+    });
+    await relay.start();
+    // Its first batch found nothing; it now sleeps for a minute unless woken.
+    await sleep(300);
+    // Two leases' rows: independent of each other, as publishCommitted requires.
+    const rows = [...(await commit("later-1", 1)), ...(await commit("later-2", 1))];
+    await relay.publishCommitted(rows);
+    await waitFor("rows published by the relay", async () => (await unpublished(f.sql)) === 0, 10_000);
+    await relay.stop();
+    const stored = (await readStream(f)).map((envelope) => envelope.id);
+    for (const row of rows) expect(stored.filter((id) => id === row.messageId)).toHaveLength(1);
+  });
 });
 
 describe("the outbox relay while NATS does not answer", () => {

@@ -8,7 +8,7 @@
 import type { ExecutionPlan, OutputCommit, StorageSettings } from "@tjm/protocol";
 import { splitS3Uri } from "@tjm/storage";
 import { type AttemptState, transitionNamed } from "../lifecycle/index.ts";
-import { sendCommand } from "../outbox/index.ts";
+import { type OutboxRow, sendCommand } from "../outbox/index.ts";
 import type { TransactionSql } from "../platform/db.ts";
 
 export interface QueuedJobRow {
@@ -76,13 +76,14 @@ const LEASE = transitionNamed("lease-dispatched");
 /**
  * The lease (lockQueuedJobs chose a QUEUED job's CREATED attempt): the attempt goes
  * DISPATCHED to the Worker's current instance with the job's next fencing token and a
- * dispatch deadline, and the lease command goes to the outbox.
+ * dispatch deadline, and the lease command goes to the outbox; its row is returned, for the
+ * dispatcher to publish once committed.
  */
 export async function dispatch(
   tx: TransactionSql,
   assignment: { jobId: string; attemptId: string; workerId: string; instanceId: string },
   settings: LeaseSettings,
-): Promise<void> {
+): Promise<OutboxRow> {
   const [job] = await tx<{ lastFencingToken: string; executionPlan: ExecutionPlan }[]>`
     update jobs set last_fencing_token = last_fencing_token + 1, updated_at = now()
     where id = ${assignment.jobId}
@@ -97,7 +98,7 @@ export async function dispatch(
     returning attempt_number, dispatch_deadline`;
   if (!attempt) throw new Error(`attempt ${assignment.attemptId} vanished while being dispatched`);
   const plan = job.executionPlan;
-  await sendCommand(tx, assignment.workerId, {
+  return sendCommand(tx, assignment.workerId, {
     type: "lease",
     protocolVersion: settings.protocolVersion as never,
     attemptId: assignment.attemptId,

@@ -7,6 +7,7 @@
 
 import type { Logger } from "@tjm/platform";
 import { PROTOCOL_VERSION, type WorkerPool } from "@tjm/protocol";
+import type { OutboxRow } from "../outbox/index.ts";
 import type { Sql } from "../platform/db.ts";
 import { WakeableLoop } from "../platform/loop.ts";
 import { candidateWorkers, dispatch, type LeaseSettings, lockQueuedJobs } from "./dispatch-store.ts";
@@ -19,8 +20,8 @@ export interface DispatcherOptions {
   schema: string;
   logger: Logger;
   lease: Omit<LeaseSettings, "protocolVersion">;
-  /** Told after leases were committed to the outbox. */
-  dispatched: () => void;
+  /** Told after leases were committed to the outbox, with their rows (published by the caller). */
+  dispatched: (leases: readonly OutboxRow[]) => void;
   tickMs?: number;
   batchSize?: number;
 }
@@ -33,10 +34,10 @@ export class Dispatcher extends WakeableLoop {
   }
 
   protected async pass(): Promise<boolean> {
-    const { dispatched, full, busy, leases } = await this.scheduleOnce(this.options.batchSize ?? 100);
-    // After the commit: a lease logged is a lease stored.
+    const { full, busy, leases, commands } = await this.scheduleOnce(this.options.batchSize ?? 100);
+    // After the commit: a lease published or logged is a lease stored.
+    if (commands && commands.length > 0) this.options.dispatched(commands);
     for (const lease of leases ?? []) this.options.logger.info("lease dispatched", lease);
-    if (dispatched > 0) this.options.dispatched();
     if (busy) {
       // Another replica is scheduling and may have read the queue before this wake-up's
       // job arrived: try again shortly rather than at the next tick.
@@ -52,6 +53,8 @@ export class Dispatcher extends WakeableLoop {
     full: boolean;
     busy?: boolean;
     leases?: { jobId: string; attemptId: string; workerId: string }[];
+    /** The leases' outbox rows. */
+    commands?: OutboxRow[];
   }> {
     const { sql, schema } = this.options;
     return sql.begin(async (tx) => {
@@ -81,11 +84,14 @@ export class Dispatcher extends WakeableLoop {
         attemptId: attempts.get(assignment.jobId) as string,
         workerId: assignment.workerId,
       }));
+      const commands: OutboxRow[] = [];
       for (const lease of leases) {
-        await dispatch(
-          tx,
-          { ...lease, instanceId: instances.get(lease.workerId) as string },
-          { ...this.options.lease, protocolVersion: PROTOCOL_VERSION },
+        commands.push(
+          await dispatch(
+            tx,
+            { ...lease, instanceId: instances.get(lease.workerId) as string },
+            { ...this.options.lease, protocolVersion: PROTOCOL_VERSION },
+          ),
         );
       }
       this.counters.leases += assignments.length;
@@ -93,6 +99,7 @@ export class Dispatcher extends WakeableLoop {
         dispatched: assignments.length,
         full: jobs.length === batchSize && assignments.length > 0,
         leases,
+        commands,
       };
     });
   }

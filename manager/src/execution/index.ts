@@ -9,6 +9,7 @@ import { createS3Client, readObjectTail } from "@tjm/storage";
 import type { EventHub } from "../events/index.ts";
 import { isTerminalAttemptState, type Loop } from "../lifecycle/index.ts";
 import type { ManagerMetrics } from "../metrics/index.ts";
+import type { OutboxRow } from "../outbox/index.ts";
 import type { Broker } from "../platform/broker.ts";
 import type { Sql } from "../platform/db.ts";
 import { Dispatcher } from "./dispatcher.ts";
@@ -33,8 +34,10 @@ export interface ExecutionOptions {
   dispatchTimeoutMs: number;
   maxAttempts: number;
   metrics: ManagerMetrics;
-  /** Told whenever execution committed outbox rows; `urgent` for leases on their way to a Worker. */
-  outboxWritten: (urgent?: boolean) => void;
+  /** Told whenever execution committed outbox rows. */
+  outboxWritten: () => void;
+  /** Told when leases were committed, with their outbox rows: published at once, not by a batch. */
+  leasesCommitted: (rows: readonly OutboxRow[]) => void;
 }
 
 export function createExecution(options: ExecutionOptions) {
@@ -66,7 +69,7 @@ export function createExecution(options: ExecutionOptions) {
     schema: options.schema,
     logger,
     lease: { storage: options.storage, commit: options.commit, dispatchTimeoutMs: options.dispatchTimeoutMs },
-    dispatched: () => options.outboxWritten(true),
+    dispatched: options.leasesCommitted,
   });
   const loops: Record<Loop, { wake(): void }> = { dispatcher, promoter };
   const wake = (which: Iterable<Loop>) => {

@@ -5,5 +5,5 @@
  * command consumers make sure of through it too.
  */
 export { ensurePrefixStreams, ensureStreams, jetStreamPublish, PULL_EXPIRES_MS } from "./jetstream.ts";
-export { createOutboxRelay, type EventEnvelope, OutboxRelay } from "./relay.ts";
+export { createOutboxRelay, type EventEnvelope, OutboxRelay, type OutboxRow } from "./relay.ts";
 export { enqueueOutbox, outboxInsert, sendCommand } from "./writer.ts";

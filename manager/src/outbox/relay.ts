@@ -44,6 +44,22 @@ export interface EventEnvelope {
 
 const encoder = new TextEncoder();
 
+function publishRow(publish: OutboxPublish, subjectPrefix: string, row: OutboxRow): Promise<void> {
+  const envelope: EventEnvelope = {
+    id: row.messageId,
+    kind: row.kind,
+    occurredAt: row.createdAt.toISOString(),
+    data: row.payload,
+  };
+  return publish(`${subjectPrefix}.${row.subject}`, encoder.encode(JSON.stringify(envelope)), row.messageId);
+}
+
+/** The rows an update marked published (another publisher may have marked the rest). */
+function markedRows(rows: readonly OutboxRow[], marked: readonly { id: string }[]): OutboxRow[] {
+  const ids = new Set(marked.map((row) => row.id));
+  return rows.filter((row) => ids.has(row.id));
+}
+
 /**
  * Publishes committed outbox rows to JetStream in id order, with Nats-Msg-Id = the row's
  * message_id so the stream drops duplicates, then marks them published in the same
@@ -70,9 +86,11 @@ export class OutboxRelay {
   private wakeSleeper: (() => void) | undefined;
   /** A wake-up that arrived while a batch was being published. */
   private wokenEarly = false;
-  /** A wake-up for rows that should not wait for the linger. */
+  /** A wake-up for rows that should not wait for the linger (a lease not published at once). */
   private urgent = false;
   private endLinger: (() => void) | undefined;
+  /** publishCommitted calls still under way. */
+  private readonly publishingNow = new Set<Promise<void>>();
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.batchSize = options.batchSize ?? 500;
@@ -90,6 +108,7 @@ export class OutboxRelay {
   async stop(): Promise<void> {
     this.stopped = true;
     this.wake();
+    await Promise.all(this.publishingNow);
     await this.running;
     this.running = undefined;
   }
@@ -99,35 +118,61 @@ export class OutboxRelay {
     const { sql, schema, subjectPrefix } = this.options;
     const publish = this.options.publisher();
     if (!publish) throw new Error("the broker is not connected");
-    const published = await sql.begin(async (tx): Promise<readonly OutboxRow[]> => {
-      const [turn] = await tx<{ locked: boolean }[]>`
+    const none = { count: 0, marked: [] };
+    const published = await sql.begin(
+      async (tx): Promise<{ count: number; marked: readonly OutboxRow[] }> => {
+        const [turn] = await tx<{ locked: boolean }[]>`
         select pg_try_advisory_xact_lock(hashtext(${`tjm.outbox-relay:${schema}`})) as locked`;
-      if (!turn?.locked) return [];
-      const rows = await tx<OutboxRow[]>`
+        if (!turn?.locked) return none;
+        const rows = await tx<OutboxRow[]>`
         select id, message_id, kind, subject, payload, created_at from outbox
         where published_at is null order by id limit ${this.batchSize}`;
-      if (rows.length === 0) return [];
-      // Issued in id order on one connection, so the stream stores them in that order.
-      await Promise.all(
-        rows.map((row) => {
-          const envelope: EventEnvelope = {
-            id: row.messageId,
-            kind: row.kind,
-            occurredAt: row.createdAt.toISOString(),
-            data: row.payload,
-          };
-          return publish(
-            `${subjectPrefix}.${row.subject}`,
-            encoder.encode(JSON.stringify(envelope)),
-            row.messageId,
-          );
-        }),
-      );
-      await tx`update outbox set published_at = now() where id = any(${rows.map((row) => row.id)}::bigint[])`;
-      return rows;
-    });
-    if (published.length > 0) this.options.published?.(published);
-    return published.length;
+        if (rows.length === 0) return none;
+        // Issued in id order on one connection, so the stream stores them in that order.
+        await Promise.all(rows.map((row) => publishRow(publish, subjectPrefix, row)));
+        const marked = await tx<{ id: string }[]>`
+        update outbox set published_at = now()
+        where id = any(${rows.map((row) => row.id)}::bigint[]) and published_at is null
+        returning id`;
+        return { count: rows.length, marked: markedRows(rows, marked) };
+      },
+    );
+    if (published.marked.length > 0) this.options.published?.(published.marked);
+    return published.count;
+  }
+
+  /**
+   * Publishes rows its caller has just committed, without waiting for a batch: leases, whose
+   * Worker idles until they arrive (a batch costs a wake-up and three round trips before its
+   * publish). Safe beside the batches and other replicas: the lease is the first command of its
+   * attempt, every later one is written after it commits and published by a batch, in id order,
+   * after the lease if the lease is still unmarked; the stream drops a second copy under the
+   * same message_id, and only a row still unmarked is marked. A row that cannot go now is left
+   * to the batches (woken at once). The rows are sent together, so one call's rows must not
+   * depend on each other's order (a scheduling pass's leases go to distinct attempts).
+   */
+  publishCommitted(rows: readonly OutboxRow[]): Promise<void> {
+    if (rows.length === 0) return Promise.resolve();
+    const publishing = this.publishNow(rows).finally(() => this.publishingNow.delete(publishing));
+    this.publishingNow.add(publishing);
+    return publishing;
+  }
+
+  private async publishNow(rows: readonly OutboxRow[]): Promise<void> {
+    try {
+      const publish = this.options.publisher();
+      if (!publish) throw new Error("the broker is not connected");
+      await Promise.all(rows.map((row) => publishRow(publish, this.options.subjectPrefix, row)));
+      const marked = await this.options.sql<{ id: string }[]>`
+        update outbox set published_at = now()
+        where id = any(${rows.map((row) => row.id)}::bigint[]) and published_at is null
+        returning id`;
+      const ours = markedRows(rows, marked);
+      if (ours.length > 0) this.options.published?.(ours);
+    } catch (err) {
+      this.options.logger.warn("outbox rows not published at once; the relay retries them", { err });
+      this.wake(true);
+    }
   }
 
   private async loop(): Promise<void> {
@@ -166,7 +211,8 @@ export class OutboxRelay {
 
   /**
    * Call after committing outbox rows: the relay publishes them now rather than at its next
-   * poll. `urgent` (leases) also skips the linger that batches concurrent commits.
+   * poll. `urgent` (a lease publishCommitted could not send) also skips the linger that batches
+   * concurrent commits.
    */
   wake(urgent = false): void {
     if (urgent) {

@@ -1,6 +1,7 @@
 import type { Command } from "@tjm/protocol";
 import type postgres from "postgres";
 import type { Sql, TransactionSql } from "../platform/db.ts";
+import type { OutboxRow } from "./relay.ts";
 
 /** What one outbox row announces; `subject` is below the prefix and defaults to the event subject of `kind`. */
 export interface Announcement {
@@ -31,12 +32,23 @@ export async function enqueueOutbox(
   tx: TransactionSql,
   kind: string,
   payload: Record<string, unknown>,
-  subject?: string,
-): Promise<void> {
-  await tx`${outboxInsert(tx, { kind, payload: tx`${tx.json(payload as never)}`, subject })}`;
+  subject = `events.${kind}`,
+): Promise<OutboxRow> {
+  const [row] = await tx<{ id: string; messageId: string; createdAt: Date }[]>`
+    ${outboxInsert(tx, { kind, payload: tx`${tx.json(payload as never)}`, subject })}
+    returning id, message_id, created_at`;
+  if (!row) throw new Error(`the outbox row of ${kind} was not written`);
+  return { ...row, kind, subject, payload };
 }
 
-/** Sends a command to a Worker's durable consumer, the same way: published only if the change commits. */
-export async function sendCommand(tx: TransactionSql, workerId: string, command: Command): Promise<void> {
-  await enqueueOutbox(tx, "worker.command", command as never, `workers.${workerId}.commands`);
+/**
+ * Sends a command to a Worker's durable consumer, the same way: published only if the change
+ * commits. The row is returned for a caller that publishes it itself once committed (a lease).
+ */
+export async function sendCommand(
+  tx: TransactionSql,
+  workerId: string,
+  command: Command,
+): Promise<OutboxRow> {
+  return enqueueOutbox(tx, "worker.command", command as never, `workers.${workerId}.commands`);
 }
