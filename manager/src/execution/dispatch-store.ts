@@ -84,18 +84,23 @@ export async function dispatch(
   assignment: { jobId: string; attemptId: string; workerId: string; instanceId: string },
   settings: LeaseSettings,
 ): Promise<OutboxRow> {
-  const [job] = await tx<{ lastFencingToken: string; executionPlan: ExecutionPlan }[]>`
-    update jobs set last_fencing_token = last_fencing_token + 1, updated_at = now()
-    where id = ${assignment.jobId}
-    returning last_fencing_token, execution_plan`;
+  // One round trip for both: the attempt's update runs after the job's on this connection and
+  // reads the token it just raised.
+  const [[job], [attempt]] = await Promise.all([
+    tx<{ lastFencingToken: string; executionPlan: ExecutionPlan }[]>`
+      update jobs set last_fencing_token = last_fencing_token + 1, updated_at = now()
+      where id = ${assignment.jobId}
+      returning last_fencing_token, execution_plan`,
+    tx<{ attemptNumber: number; dispatchDeadline: Date }[]>`
+      update attempts set state = ${LEASE.to.attempt as AttemptState}, worker_id = ${assignment.workerId},
+        instance_id = ${assignment.instanceId},
+        fencing_token = (select last_fencing_token from jobs where id = ${assignment.jobId}),
+        dispatched_at = now(), dispatch_deadline = now() + make_interval(secs => ${settings.dispatchTimeoutMs / 1000}),
+        updated_at = now()
+      where id = ${assignment.attemptId}
+      returning attempt_number, dispatch_deadline`,
+  ]);
   if (!job) throw new Error(`job ${assignment.jobId} vanished while being dispatched`);
-  const [attempt] = await tx<{ attemptNumber: number; dispatchDeadline: Date }[]>`
-    update attempts set state = ${LEASE.to.attempt as AttemptState}, worker_id = ${assignment.workerId},
-      instance_id = ${assignment.instanceId}, fencing_token = ${job.lastFencingToken},
-      dispatched_at = now(), dispatch_deadline = now() + make_interval(secs => ${settings.dispatchTimeoutMs / 1000}),
-      updated_at = now()
-    where id = ${assignment.attemptId}
-    returning attempt_number, dispatch_deadline`;
   if (!attempt) throw new Error(`attempt ${assignment.attemptId} vanished while being dispatched`);
   const plan = job.executionPlan;
   return sendCommand(tx, assignment.workerId, {

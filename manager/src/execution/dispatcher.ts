@@ -58,10 +58,14 @@ export class Dispatcher extends WakeableLoop {
   }> {
     const { sql, schema } = this.options;
     return sql.begin(async (tx) => {
-      const [turn] = await tx<{ locked: boolean }[]>`
-        select pg_try_advisory_xact_lock(hashtext(${`tjm.scheduler:${schema}`})) as locked`;
+      // Sent together (one round trip): reading the Workers without the turn only share-locks
+      // their rows until this transaction ends at once.
+      const [[turn], workers] = await Promise.all([
+        tx<{ locked: boolean }[]>`
+          select pg_try_advisory_xact_lock(hashtext(${`tjm.scheduler:${schema}`})) as locked`,
+        candidateWorkers(tx),
+      ]);
       if (!turn?.locked) return { dispatched: 0, full: false, busy: true };
-      const workers = await candidateWorkers(tx);
       // Only pools with a free slot: jobs of a pool without Workers must not crowd out the rest.
       const pools = [...new Set(workers.filter((w) => w.load < w.capacity).map((w) => w.pool))];
       if (pools.length === 0) return { dispatched: 0, full: false };
