@@ -322,9 +322,10 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     maxAttempts: options.execution.maxAttempts,
     metrics,
     outboxWritten,
-    leasesCommitted: (rows) => {
+    leasesCommitted: (publishNow, leftToRelay) => {
       options.onOutboxWritten?.();
-      void relay.publishCommitted(rows);
+      void relay.publishCommitted(publishNow);
+      if (leftToRelay > 0) relay.wake(true);
     },
   });
   const monitor = new WorkerMonitor({

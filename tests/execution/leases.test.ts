@@ -200,6 +200,28 @@ describe("cancel", () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await manager.job(jobId)).state).toBe("CANCELLED");
   });
+
+  it("a lease to the slot a cancel just freed reaches the Worker after that cancel", async () => {
+    const worker = await startWorker({ overrides: { capacityCap: 1 } });
+    const first = await submit();
+    const lease = await worker.nextLease(first);
+    // Queued behind the Worker's one slot.
+    const second = await submit();
+    const response = await manager.request(`/api/v1/operations/jobs/${first}/cancel`, { method: "POST" });
+    expect((await response.json()).state).toBe("CANCELLED");
+    await worker.nextLease(second);
+    // In this order the Worker frees its slot before the next lease asks for it; the other way
+    // round it would refuse the lease (no free slot).
+    expect(
+      worker.commands.map((command) =>
+        command.type === "lease"
+          ? `lease ${command.jobId}`
+          : `${command.type} ${"attemptId" in command ? command.attemptId : ""}`,
+      ),
+    ).toEqual([`lease ${first}`, `cancel ${lease.attemptId}`, `lease ${second}`]);
+    // Nothing left for the next test's Workers.
+    await manager.request(`/api/v1/operations/jobs/${second}/cancel`, { method: "POST" });
+  });
 });
 
 describe("drain", () => {

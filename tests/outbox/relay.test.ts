@@ -223,12 +223,35 @@ describe("rows published at once by whoever committed them (leases)", () => {
     );
   });
 
-  it("beside a batch taking the same rows, are stored once each and counted as published once", async () => {
+  it("beside a batch that read the same rows first, are stored once each and counted as published once", async () => {
     const marked: string[] = [];
-    const relay = f.relay({ published: (rows) => marked.push(...rows.map((row) => row.messageId)) });
+    const published = (rows: readonly { messageId: string }[]) =>
+      marked.push(...rows.map((row) => row.messageId));
+    const publish = jetStreamPublish(f.nc);
+    let batchRead: () => void = () => {};
+    const read = new Promise<void>((resolve) => {
+      batchRead = resolve;
+    });
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // The batch's publishes wait until the rows were published and marked at once.
+    const batch = f.relay({
+      published,
+      publisher: () => async (subject, payload, messageId) => {
+        batchRead();
+        await released;
+        await publish(subject, payload, messageId);
+      },
+    });
     const rows = await commit("raced", 5);
-    await Promise.all([relay.publishCommitted(rows), relay.publishBatch()]);
+    const batching = batch.publishBatch();
+    await read;
+    await f.relay({ published }).publishCommitted(rows);
     expect(await unpublished(f.sql)).toBe(0);
+    release();
+    expect(await batching).toBe(5);
     expect(marked.toSorted()).toEqual(rows.map((row) => row.messageId).toSorted());
     const envelopes = (await readStream(f)).filter((envelope) => envelope.data.jobId === "raced");
     expect(envelopes.map((envelope) => envelope.data.seq)).toEqual([0, 1, 2, 3, 4]);

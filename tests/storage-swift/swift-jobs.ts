@@ -9,6 +9,7 @@
  * acting in it does not depend on how fast this machine is. The clip is grainy on purpose: its
  * one output is about 30 MiB, seven 5 MiB parts.
  */
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ListMultipartUploadsCommand, type S3Client } from "@aws-sdk/client-s3";
 import { type AgentProcess, agentDirs, killAgents, startAgent } from "@tjm/devstack/agent-process";
@@ -161,11 +162,24 @@ export const statePath = (workDir: string, attemptId: string) =>
  */
 async function uploadUnderWay(workDir: string, attemptId: string, parts: number): Promise<UploadState> {
   let state: UploadState | undefined;
+  const phase = async () =>
+    readFile(join(workDir, "attempts", `${attemptId}.json`), "utf8").then(
+      (text) => (JSON.parse(text) as { phase?: string }).phase,
+      () => undefined,
+    );
   await waitFor(
     `${parts} parts stored`,
     async () => {
       const read = await readUploadState(statePath(workDir, attemptId));
-      if (read.status === "ok" && !read.state.growing && read.state.parts.length >= parts) state = read.state;
+      // The upload state stops growing a moment before the attempt's record says `uploading`;
+      // a Worker killed in between restarts an attempt that was still encoding.
+      if (
+        read.status === "ok" &&
+        !read.state.growing &&
+        read.state.parts.length >= parts &&
+        (await phase()) === "uploading"
+      )
+        state = read.state;
       return state !== undefined;
     },
     60_000,

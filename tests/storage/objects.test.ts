@@ -1,8 +1,9 @@
 /** Download, small puts, copy, prefix delete and reading a tail against s3rver. */
+import { createHash, createHmac, type Hash, type Hmac } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
 import {
   copyObject,
@@ -90,9 +91,42 @@ describe("putSmallObject", () => {
     },
   );
 
-  it("returns the SHA-256 it signed as the request's x-amz-content-sha256", async () => {
+  const toBytes = (data: ArrayBuffer | ArrayBufferView) =>
+    ArrayBuffer.isView(data)
+      ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+      : new Uint8Array(data);
+
+  it("hashes the body once: the SHA-256 it returns is the request's signed x-amz-content-sha256", async () => {
     const body = Buffer.alloc(2 * MIB + 3, 7);
-    const writer = createS3Client(s3.settings);
+    let largestHashed = 0;
+    /** The signer's hash and HMAC, noting the largest input: the body would be one of them. */
+    class MeasuredSha256 {
+      private readonly hash: Hash | Hmac;
+      constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+        this.hash =
+          secret === undefined
+            ? createHash("sha256")
+            : createHmac("sha256", typeof secret === "string" ? secret : toBytes(secret));
+      }
+      update(data: string | Uint8Array) {
+        largestHashed = Math.max(
+          largestHashed,
+          typeof data === "string" ? Buffer.byteLength(data) : data.byteLength,
+        );
+        this.hash.update(data);
+      }
+      async digest() {
+        return new Uint8Array(this.hash.digest());
+      }
+    }
+    const writer = new S3Client({
+      endpoint: s3.settings.endpoint,
+      region: s3.settings.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: s3.settings.accessKeyId, secretAccessKey: s3.settings.secretAccessKey },
+      requestChecksumCalculation: "WHEN_REQUIRED",
+      sha256: MeasuredSha256,
+    });
     const signed: Record<string, string>[] = [];
     writer.middlewareStack.add(
       (next) => async (args) => {
@@ -107,6 +141,8 @@ describe("putSmallObject", () => {
     expect(signed).toHaveLength(1);
     expect(signed[0]?.["x-amz-content-sha256"]).toBe(digest);
     expect(signed[0]?.authorization).toMatch(/SignedHeaders=[^,]*x-amz-content-sha256/);
+    expect(largestHashed).toBeGreaterThan(0);
+    expect(largestHashed).toBeLessThan(body.length);
     expect(sha256(await readObject(admin, BUCKET, "out.bin"))).toBe(digest);
   });
 

@@ -64,6 +64,21 @@ export async function candidateWorkers(tx: TransactionSql): Promise<CandidateWor
     for share of w`;
 }
 
+const COMMANDS_SUBJECT = /^workers\.(.+)\.commands$/;
+
+/**
+ * Workers with a command committed but not yet published (a cancel that freed a slot, an
+ * undrain): their new leases must follow it through the relay, which publishes in id order. A
+ * lease published at once could overtake it, and the Worker would refuse it (no free slot,
+ * still draining). Anything committed before this transaction saw the slot or the Worker free
+ * is visible here.
+ */
+export async function workersWithUnpublishedCommands(tx: TransactionSql): Promise<Set<string>> {
+  const rows = await tx<{ subject: string }[]>`
+    select distinct subject from outbox where published_at is null and subject like 'workers.%.commands'`;
+  return new Set(rows.flatMap((row) => COMMANDS_SUBJECT.exec(row.subject)?.[1] ?? []));
+}
+
 export interface LeaseSettings {
   storage: StorageSettings;
   commit: OutputCommit;

@@ -10,7 +10,13 @@ import { PROTOCOL_VERSION, type WorkerPool } from "@tjm/protocol";
 import type { OutboxRow } from "../outbox/index.ts";
 import type { Sql } from "../platform/db.ts";
 import { WakeableLoop } from "../platform/loop.ts";
-import { candidateWorkers, dispatch, type LeaseSettings, lockQueuedJobs } from "./dispatch-store.ts";
+import {
+  candidateWorkers,
+  dispatch,
+  type LeaseSettings,
+  lockQueuedJobs,
+  workersWithUnpublishedCommands,
+} from "./dispatch-store.ts";
 import { chooseAssignments } from "./scheduler.ts";
 
 const BUSY_RETRY_MS = 50;
@@ -20,8 +26,11 @@ export interface DispatcherOptions {
   schema: string;
   logger: Logger;
   lease: Omit<LeaseSettings, "protocolVersion">;
-  /** Told after leases were committed to the outbox, with their rows (published by the caller). */
-  dispatched: (leases: readonly OutboxRow[]) => void;
+  /**
+   * Told after leases were committed to the outbox: the rows to publish at once, and how many
+   * leases wait for the relay behind a Worker's earlier commands.
+   */
+  dispatched: (publishNow: readonly OutboxRow[], leftToRelay: number) => void;
   tickMs?: number;
   batchSize?: number;
 }
@@ -34,9 +43,15 @@ export class Dispatcher extends WakeableLoop {
   }
 
   protected async pass(): Promise<boolean> {
-    const { full, busy, leases, commands } = await this.scheduleOnce(this.options.batchSize ?? 100);
+    const {
+      full,
+      busy,
+      leases,
+      publishNow = [],
+      leftToRelay = 0,
+    } = await this.scheduleOnce(this.options.batchSize ?? 100);
     // After the commit: a lease published or logged is a lease stored.
-    if (commands && commands.length > 0) this.options.dispatched(commands);
+    if (publishNow.length > 0 || leftToRelay > 0) this.options.dispatched(publishNow, leftToRelay);
     for (const lease of leases ?? []) this.options.logger.info("lease dispatched", lease);
     if (busy) {
       // Another replica is scheduling and may have read the queue before this wake-up's
@@ -53,19 +68,20 @@ export class Dispatcher extends WakeableLoop {
     full: boolean;
     busy?: boolean;
     leases?: { jobId: string; attemptId: string; workerId: string }[];
-    /** The leases' outbox rows. */
-    commands?: OutboxRow[];
+    /** The outbox rows of the leases its caller publishes at once, and how many wait for the relay. */
+    publishNow?: OutboxRow[];
+    leftToRelay?: number;
   }> {
     const { sql, schema } = this.options;
     return sql.begin(async (tx) => {
-      // Sent together (one round trip): reading the Workers without the turn only share-locks
-      // their rows until this transaction ends at once.
-      const [[turn], workers] = await Promise.all([
-        tx<{ locked: boolean }[]>`
-          select pg_try_advisory_xact_lock(hashtext(${`tjm.scheduler:${schema}`})) as locked`,
-        candidateWorkers(tx),
-      ]);
+      const [turn] = await tx<{ locked: boolean }[]>`
+        select pg_try_advisory_xact_lock(hashtext(${`tjm.scheduler:${schema}`})) as locked`;
       if (!turn?.locked) return { dispatched: 0, full: false, busy: true };
+      // Sent together, one round trip.
+      const [workers, behindCommands] = await Promise.all([
+        candidateWorkers(tx),
+        workersWithUnpublishedCommands(tx),
+      ]);
       // Only pools with a free slot: jobs of a pool without Workers must not crowd out the rest.
       const pools = [...new Set(workers.filter((w) => w.load < w.capacity).map((w) => w.pool))];
       if (pools.length === 0) return { dispatched: 0, full: false };
@@ -88,22 +104,24 @@ export class Dispatcher extends WakeableLoop {
         attemptId: attempts.get(assignment.jobId) as string,
         workerId: assignment.workerId,
       }));
-      const commands: OutboxRow[] = [];
+      const publishNow: OutboxRow[] = [];
+      let leftToRelay = 0;
       for (const lease of leases) {
-        commands.push(
-          await dispatch(
-            tx,
-            { ...lease, instanceId: instances.get(lease.workerId) as string },
-            { ...this.options.lease, protocolVersion: PROTOCOL_VERSION },
-          ),
+        const command = await dispatch(
+          tx,
+          { ...lease, instanceId: instances.get(lease.workerId) as string },
+          { ...this.options.lease, protocolVersion: PROTOCOL_VERSION },
         );
+        if (behindCommands.has(lease.workerId)) leftToRelay++;
+        else publishNow.push(command);
       }
       this.counters.leases += assignments.length;
       return {
         dispatched: assignments.length,
         full: jobs.length === batchSize && assignments.length > 0,
         leases,
-        commands,
+        publishNow,
+        leftToRelay,
       };
     });
   }

@@ -36,8 +36,11 @@ export interface ExecutionOptions {
   metrics: ManagerMetrics;
   /** Told whenever execution committed outbox rows. */
   outboxWritten: () => void;
-  /** Told when leases were committed, with their outbox rows: published at once, not by a batch. */
-  leasesCommitted: (rows: readonly OutboxRow[]) => void;
+  /**
+   * Told when leases were committed: the outbox rows to publish at once rather than by a batch,
+   * and how many leases the relay must publish after a Worker's earlier commands.
+   */
+  leasesCommitted: (publishNow: readonly OutboxRow[], leftToRelay: number) => void;
 }
 
 export function createExecution(options: ExecutionOptions) {

@@ -144,10 +144,11 @@ export class OutboxRelay {
   /**
    * Publishes rows its caller has just committed, without waiting for a batch: leases, whose
    * Worker idles until they arrive (a batch costs a wake-up and three round trips before its
-   * publish). Safe beside the batches and other replicas: the lease is the first command of its
-   * attempt, every later one is written after it commits and published by a batch, in id order,
-   * after the lease if the lease is still unmarked; the stream drops a second copy under the
-   * same message_id, and only a row still unmarked is marked. A row that cannot go now is left
+   * publish). Safe beside the batches and other replicas: the caller leaves to the batches a
+   * lease whose Worker still has an earlier command unpublished; every later command is
+   * published by a batch, in id order, after the lease if the lease is still unmarked (a marked
+   * one is stored); the stream drops a second copy under the same message_id, and only a row
+   * still unmarked is marked. A row that cannot go now is left
    * to the batches (woken at once). The rows are sent together, so one call's rows must not
    * depend on each other's order (a scheduling pass's leases go to distinct attempts).
    */
