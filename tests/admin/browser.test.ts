@@ -90,6 +90,20 @@ async function screenshot(step: string): Promise<void> {
   console.log(`screenshot: ${path}`);
 }
 
+/** How long one step through the provider's pages may take on a loaded machine. */
+const STEP_MS = 20_000;
+
+/** Runs a step; when it fails, the error names the step and the page it was on, with a screenshot. */
+async function step(name: string, action: () => Promise<unknown>): Promise<void> {
+  try {
+    await action();
+  } catch (error) {
+    const path = join(screens, `failed-${name.replace(/\W+/g, "-")}.png`);
+    await page.screenshot({ path, fullPage: true, timeout: 5000 }).catch(() => undefined);
+    throw new Error(`${name}: not reached from ${page.url()} (screenshot: ${path})`, { cause: error });
+  }
+}
+
 async function expectAccessible(view: string): Promise<void> {
   expect(await seriousViolations(page), `axe on ${view}`).toEqual([]);
 }
@@ -336,11 +350,13 @@ describe("an operator's session in the console", () => {
     const cookie = (await page.context().cookies(admin.baseUrl)).find((c) => c.name === admin.cookieName);
     expect(cookie?.httpOnly).toBe(true);
     await page.getByRole("button", { name: "Sign out" }).click();
-    await page.waitForURL((url) => url.pathname !== "/jobs");
-    if (new URL(page.url()).pathname !== "/auth/signed-out") {
-      await page.getByRole("button", { name: /yes, sign me out/i }).click();
-    }
-    await page.waitForURL(`${admin.baseUrl}/auth/signed-out`);
+    // The provider always asks first. Each step is bounded, so a stall names its step and page.
+    await step("the provider's sign-out confirmation", () =>
+      page.getByRole("button", { name: /yes, sign me out/i }).click({ timeout: STEP_MS }),
+    );
+    await step("the console's signed-out page", () =>
+      page.waitForURL(`${admin.baseUrl}/auth/signed-out`, { timeout: STEP_MS }),
+    );
     await screenshot("12-signed-out");
     await expectAccessible("the signed-out page");
     const events = await fetch(`${admin.baseUrl}/api/events`, {
@@ -348,22 +364,26 @@ describe("an operator's session in the console", () => {
     });
     expect(events.status).toBe(401);
     expect((await page.request.get(`${admin.baseUrl}/api/events`)).status()).toBe(401);
-  });
+  }, 60_000);
 
   it("signs in an account without a role, which lands on its account view with no operations offered", async () => {
     const plain = await admin.account([]);
-    await page.goto(`${admin.baseUrl}/jobs`);
-    await page.getByLabel(/e-mail/i).fill(plain.email);
+    await step("the provider's sign-in page", async () => {
+      await page.goto(`${admin.baseUrl}/jobs`, { timeout: STEP_MS });
+      await page.getByLabel(/e-mail/i).fill(plain.email, { timeout: STEP_MS });
+    });
     await page.getByLabel(/password/i).fill(plain.password);
     await page.getByRole("button", { name: /sign in/i }).click();
-    await page.waitForURL(`${admin.baseUrl}/account`);
+    await step("the console's account view", () =>
+      page.waitForURL(`${admin.baseUrl}/account`, { timeout: STEP_MS }),
+    );
     await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Your account");
     const navigation = page.getByRole("navigation", { name: "Main" });
     expect(await navigation.getByRole("link").allTextContents()).toEqual(["Your account"]);
     await expect.poll(() => page.locator("#offered").textContent()).toMatch(/Operations .* are not offered/);
     await screenshot("13-account-without-a-role");
     await expectAccessible("the account view");
-  });
+  }, 60_000);
 
   it("loaded nothing from another origin and broke no CSP rule", () => {
     expect(foreignRequests).toEqual([]);

@@ -12,6 +12,7 @@ describe("a zombie Worker under a multipart commit", () => {
       fault: "freeze",
       runs: RUNS,
       commit: "multipart",
+      streamedOutputs: true,
     });
   });
 });

@@ -7,6 +7,6 @@ const RUNS = chaosRuns({ full: 100, ci: 6 });
 
 describe("a zombie Worker", () => {
   it(`changes nothing once thawed, over ${RUNS} jobs, each frozen once past its lease`, async () => {
-    await runWorkerFaults({ scenario: "worker-zombie", fault: "freeze", runs: RUNS });
+    await runWorkerFaults({ scenario: "worker-zombie", fault: "freeze", runs: RUNS, streamedOutputs: true });
   });
 });
