@@ -98,9 +98,14 @@ it("a message committed with its cause is sent by the next Manager (on Deno) aft
   const [mail] = await mailbox.untilReceived("crash@example.test");
   expect(mail?.parsed.messageId).toBe(`<${id}@tjm.example>`);
   expect(mail?.parsed.text).toContain(code);
-  const [sent] = await schema.sql<{ attempts: number; body: unknown }[]>`
-    select attempts, body from message_outbox where id = ${id} and sent_at is not null`;
-  expect(sent).toEqual({ attempts: 2, body: null });
+  // The mailbox has the message once the SMTP server accepted it; the row is marked sent after
+  // the Manager read that answer.
+  const sent = async () =>
+    (
+      await schema.sql<{ attempts: number; body: unknown }[]>`
+        select attempts, body from message_outbox where id = ${id} and sent_at is not null`
+    )[0];
+  await expect.poll(sent, { timeout: 10_000 }).toEqual({ attempts: 2, body: null });
 
   for (const output of [first.output(), second.output()]) {
     expect(output).toContain('"msg":"manager listening"');
