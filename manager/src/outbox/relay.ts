@@ -1,7 +1,7 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "@tjm/platform";
 import type { Broker } from "../platform/broker.ts";
-import type { Sql } from "../platform/db.ts";
+import type { Sql, TransactionSql } from "../platform/db.ts";
 import { ensurePrefixStreams, jetStreamPublish } from "./jetstream.ts";
 
 /** Publishes one announcement; rejects unless the broker stored it. */
@@ -54,8 +54,12 @@ function publishRow(publish: OutboxPublish, subjectPrefix: string, row: OutboxRo
   return publish(`${subjectPrefix}.${row.subject}`, encoder.encode(JSON.stringify(envelope)), row.messageId);
 }
 
-/** The rows an update marked published (another publisher may have marked the rest). */
-function markedRows(rows: readonly OutboxRow[], marked: readonly { id: string }[]): OutboxRow[] {
+/** Marks published what is still unmarked of `rows` (another publisher may have marked the rest); returns those. */
+async function markPublished(sql: Sql | TransactionSql, rows: readonly OutboxRow[]): Promise<OutboxRow[]> {
+  const marked = await sql<{ id: string }[]>`
+    update outbox set published_at = now()
+    where id = any(${rows.map((row) => row.id)}::bigint[]) and published_at is null
+    returning id`;
   const ids = new Set(marked.map((row) => row.id));
   return rows.filter((row) => ids.has(row.id));
 }
@@ -122,19 +126,15 @@ export class OutboxRelay {
     const published = await sql.begin(
       async (tx): Promise<{ count: number; marked: readonly OutboxRow[] }> => {
         const [turn] = await tx<{ locked: boolean }[]>`
-        select pg_try_advisory_xact_lock(hashtext(${`tjm.outbox-relay:${schema}`})) as locked`;
+          select pg_try_advisory_xact_lock(hashtext(${`tjm.outbox-relay:${schema}`})) as locked`;
         if (!turn?.locked) return none;
         const rows = await tx<OutboxRow[]>`
-        select id, message_id, kind, subject, payload, created_at from outbox
-        where published_at is null order by id limit ${this.batchSize}`;
+          select id, message_id, kind, subject, payload, created_at from outbox
+          where published_at is null order by id limit ${this.batchSize}`;
         if (rows.length === 0) return none;
         // Issued in id order on one connection, so the stream stores them in that order.
         await Promise.all(rows.map((row) => publishRow(publish, subjectPrefix, row)));
-        const marked = await tx<{ id: string }[]>`
-        update outbox set published_at = now()
-        where id = any(${rows.map((row) => row.id)}::bigint[]) and published_at is null
-        returning id`;
-        return { count: rows.length, marked: markedRows(rows, marked) };
+        return { count: rows.length, marked: await markPublished(tx, rows) };
       },
     );
     if (published.marked.length > 0) this.options.published?.(published.marked);
@@ -164,11 +164,7 @@ export class OutboxRelay {
       const publish = this.options.publisher();
       if (!publish) throw new Error("the broker is not connected");
       await Promise.all(rows.map((row) => publishRow(publish, this.options.subjectPrefix, row)));
-      const marked = await this.options.sql<{ id: string }[]>`
-        update outbox set published_at = now()
-        where id = any(${rows.map((row) => row.id)}::bigint[]) and published_at is null
-        returning id`;
-      const ours = markedRows(rows, marked);
+      const ours = await markPublished(this.options.sql, rows);
       if (ours.length > 0) this.options.published?.(ours);
     } catch (err) {
       this.options.logger.warn("outbox rows not published at once; the relay retries them", { err });
