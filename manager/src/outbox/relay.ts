@@ -148,9 +148,9 @@ export class OutboxRelay {
    * lease whose Worker still has an earlier command unpublished; every later command is
    * published by a batch, in id order, after the lease if the lease is still unmarked (a marked
    * one is stored); the stream drops a second copy under the same message_id, and only a row
-   * still unmarked is marked. A row that cannot go now is left
-   * to the batches (woken at once). The rows are sent together, so one call's rows must not
-   * depend on each other's order (a scheduling pass's leases go to distinct attempts).
+   * still unmarked is marked. A row that cannot go now is left to the batches (woken at once).
+   * The rows are sent together, so one call's rows must not depend on each other's order (a
+   * scheduling pass's leases go to distinct attempts).
    */
   publishCommitted(rows: readonly OutboxRow[]): Promise<void> {
     if (rows.length === 0) return Promise.resolve();
