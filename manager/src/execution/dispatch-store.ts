@@ -1,5 +1,6 @@
 /**
- * The SQL of dispatch: the queue, the Workers with room, and the lease. The lease applies the
+ * The SQL of dispatch: the queue, the Workers with room, and the lease, each built and not sent
+ * (the dispatcher sends the reads together, then the writes together). The lease applies the
  * table's lease-dispatched transition by itself (not through applyTrigger): it runs in the
  * scheduler's batch, on rows lockQueuedJobs chose in the transition's source states, and its
  * one effect, the lease command, carries what only dispatch knows (the Worker's instance, the
@@ -8,37 +9,31 @@
 import type { ExecutionPlan, OutputCommit, StorageSettings } from "@tjm/protocol";
 import { splitS3Uri } from "@tjm/storage";
 import { type AttemptState, transitionNamed } from "../lifecycle/index.ts";
-import { type OutboxRow, sendCommand } from "../outbox/index.ts";
-import type { TransactionSql } from "../platform/db.ts";
-
-export interface QueuedJobRow {
-  jobId: string;
-  workerPool: string;
-  requiredCapabilities: string[];
-  protocolVersion: number;
-  outputs: { video?: { codec: string }; audio?: { codec: string } }[];
-  currentAttemptId: string;
-}
+import { type PendingAnnouncement, pendingCommand } from "../outbox/index.ts";
+import type { PendingQuery, Statement, TransactionSql } from "../platform/db.ts";
 
 /**
- * Queued jobs whose current attempt waits for a Worker, by priority then age; both locked, and
- * skipped when either is held: every other transaction locks the attempt before its job, so the
- * dispatch must never wait on an attempt whose job it holds.
+ * True while this transaction holds the scheduler's turn, taken by the first statement that asks:
+ * advisory locks are re-entrant, so each of the pass's reads asks again instead of waiting for
+ * the first one's answer. Inside `(select …)` it is evaluated once, before any row is read,
+ * so a replica without the turn locks nothing.
  */
-export async function lockQueuedJobs(
-  tx: TransactionSql,
-  limit: number,
-  pools: readonly string[],
-): Promise<QueuedJobRow[]> {
-  return tx<QueuedJobRow[]>`
-    select j.id as job_id, j.worker_pool, j.required_capabilities, j.protocol_version,
-           j.execution_plan->'outputs' as outputs, j.current_attempt_id
-    from jobs j join attempts a on a.id = j.current_attempt_id
-    where j.state = 'QUEUED' and a.state = 'CREATED' and j.worker_pool = any(${pools as string[]})
-    order by j.priority desc, j.queued_at, j.id
-    limit ${limit}
-    for update of j, a skip locked`;
+function holdsTurn(tx: TransactionSql, schema: string) {
+  return tx`(select pg_try_advisory_xact_lock(hashtext(${`tjm.scheduler:${schema}`})))`;
 }
+
+/** Whether this pass has the turn (one replica schedules at a time). */
+export function takeTurn(tx: TransactionSql, schema: string): PendingQuery<{ locked: boolean }[]> {
+  return tx<{ locked: boolean }[]>`select ${holdsTurn(tx, schema)} as locked`;
+}
+
+const takesLeases = (tx: TransactionSql) =>
+  tx`w.connectivity = 'ONLINE' and w.drain_requested_at is null and w.disabled_at is null`;
+const capacity = (tx: TransactionSql) =>
+  tx`least(w.host_capacity, coalesce(w.capacity_cap, w.host_capacity))`;
+/** How many slots the attempts a Worker holds occupy. */
+const load = (tx: TransactionSql) => tx`(select count(*)::int from attempts a
+  where a.worker_id = w.id and a.state in ('DISPATCHED', 'RUNNING', 'UPLOADING'))`;
 
 export interface CandidateWorkerRow {
   workerId: string;
@@ -51,14 +46,12 @@ export interface CandidateWorkerRow {
 }
 
 /** ONLINE Workers that take leases, with how many slots their held attempts occupy; share-locked. */
-export async function candidateWorkers(tx: TransactionSql): Promise<CandidateWorkerRow[]> {
+export function candidateWorkers(tx: TransactionSql, schema: string): PendingQuery<CandidateWorkerRow[]> {
   return tx<CandidateWorkerRow[]>`
     select w.id as worker_id, w.instance_id, w.pool, w.protocol_version, w.capabilities,
-           least(w.host_capacity, coalesce(w.capacity_cap, w.host_capacity)) as capacity,
-           (select count(*)::int from attempts a
-             where a.worker_id = w.id and a.state in ('DISPATCHED', 'RUNNING', 'UPLOADING')) as load
+           ${capacity(tx)} as capacity, ${load(tx)} as load
     from workers w
-    where w.connectivity = 'ONLINE' and w.drain_requested_at is null and w.disabled_at is null
+    where ${holdsTurn(tx, schema)} and ${takesLeases(tx)}
     -- A drain, disable or connectivity change of one of these Workers waits for the leases
     -- written here, then sees (and fails or finishes) them.
     for share of w`;
@@ -67,16 +60,55 @@ export async function candidateWorkers(tx: TransactionSql): Promise<CandidateWor
 const COMMANDS_SUBJECT = /^workers\.(.+)\.commands$/;
 
 /**
- * Workers with a command committed but not yet published (a cancel that freed a slot, an
- * undrain): their new leases must follow it through the relay, which publishes in id order. A
- * lease published at once could overtake it, and the Worker would refuse it (no free slot,
- * still draining). Anything committed before this transaction saw the slot or the Worker free
- * is visible here.
+ * The subjects of Workers with a command committed but not yet published (a cancel that freed a
+ * slot, an undrain): their new leases must follow it through the relay, which publishes in id
+ * order. A lease published at once could overtake it, and the Worker would refuse it (no free
+ * slot, still draining). Sent after candidateWorkers, so anything committed before that read
+ * saw the slot or the Worker free is visible here.
  */
-export async function workersWithUnpublishedCommands(tx: TransactionSql): Promise<Set<string>> {
-  const rows = await tx<{ subject: string }[]>`
+export function unpublishedCommandSubjects(tx: TransactionSql): PendingQuery<{ subject: string }[]> {
+  return tx<{ subject: string }[]>`
     select distinct subject from outbox where published_at is null and subject like 'workers.%.commands'`;
-  return new Set(rows.flatMap((row) => COMMANDS_SUBJECT.exec(row.subject)?.[1] ?? []));
+}
+
+export function workerIdsOf(commandSubjects: readonly { subject: string }[]): Set<string> {
+  return new Set(commandSubjects.flatMap((row) => COMMANDS_SUBJECT.exec(row.subject)?.[1] ?? []));
+}
+
+export interface QueuedJobRow {
+  jobId: string;
+  workerPool: string;
+  requiredCapabilities: string[];
+  protocolVersion: number;
+  executionPlan: ExecutionPlan;
+  currentAttemptId: string;
+  attemptNumber: number;
+  lastFencingToken: string;
+  /** The transaction's now(): dispatch deadlines count from it. */
+  transactionStarted: Date;
+}
+
+/**
+ * Queued jobs whose current attempt waits for a Worker, by priority then age, of pools with a
+ * free slot (jobs of a pool without Workers must not crowd out the rest); both rows locked, and
+ * skipped when either is held: every other transaction locks the attempt before its job, so the
+ * dispatch must never wait on an attempt whose job it holds. What the lease needs is read here,
+ * so its writes need no answer before the commit.
+ */
+export function lockQueuedJobs(
+  tx: TransactionSql,
+  schema: string,
+  limit: number,
+): PendingQuery<QueuedJobRow[]> {
+  return tx<QueuedJobRow[]>`
+    select j.id as job_id, j.worker_pool, j.required_capabilities, j.protocol_version, j.execution_plan,
+           j.current_attempt_id, a.attempt_number, j.last_fencing_token, now() as transaction_started
+    from jobs j join attempts a on a.id = j.current_attempt_id
+    where ${holdsTurn(tx, schema)} and j.state = 'QUEUED' and a.state = 'CREATED'
+      and j.worker_pool in (select w.pool from workers w where ${takesLeases(tx)} and ${load(tx)} < ${capacity(tx)})
+    order by j.priority desc, j.queued_at, j.id
+    limit ${limit}
+    for update of j, a skip locked`;
 }
 
 export interface LeaseSettings {
@@ -89,42 +121,28 @@ export interface LeaseSettings {
 const LEASE = transitionNamed("lease-dispatched");
 
 /**
- * The lease (lockQueuedJobs chose a QUEUED job's CREATED attempt): the attempt goes
- * DISPATCHED to the Worker's current instance with the job's next fencing token and a
- * dispatch deadline, and the lease command goes to the outbox; its row is returned, for the
- * dispatcher to publish once committed.
+ * The lease of a job lockQueuedJobs chose, built and not yet sent: the job's next fencing
+ * token, its CREATED attempt DISPATCHED to the Worker's current instance with that token and a
+ * dispatch deadline, and the lease command in the outbox, whose row the dispatcher publishes once
+ * committed. Both rows stay locked from lockQueuedJobs to the commit, so the values read there
+ * still hold.
  */
-export async function dispatch(
+export function lease(
   tx: TransactionSql,
-  assignment: { jobId: string; attemptId: string; workerId: string; instanceId: string },
+  job: QueuedJobRow,
+  worker: { workerId: string; instanceId: string },
   settings: LeaseSettings,
-): Promise<OutboxRow> {
-  // One round trip for both: the attempt's update runs after the job's on this connection and
-  // reads the token it just raised.
-  const [[job], [attempt]] = await Promise.all([
-    tx<{ lastFencingToken: string; executionPlan: ExecutionPlan }[]>`
-      update jobs set last_fencing_token = last_fencing_token + 1, updated_at = now()
-      where id = ${assignment.jobId}
-      returning last_fencing_token, execution_plan`,
-    tx<{ attemptNumber: number; dispatchDeadline: Date }[]>`
-      update attempts set state = ${LEASE.to.attempt as AttemptState}, worker_id = ${assignment.workerId},
-        instance_id = ${assignment.instanceId},
-        fencing_token = (select last_fencing_token from jobs where id = ${assignment.jobId}),
-        dispatched_at = now(), dispatch_deadline = now() + make_interval(secs => ${settings.dispatchTimeoutMs / 1000}),
-        updated_at = now()
-      where id = ${assignment.attemptId}
-      returning attempt_number, dispatch_deadline`,
-  ]);
-  if (!job) throw new Error(`job ${assignment.jobId} vanished while being dispatched`);
-  if (!attempt) throw new Error(`attempt ${assignment.attemptId} vanished while being dispatched`);
+): { statements: Statement[]; command: PendingAnnouncement } {
+  const fencingToken = (BigInt(job.lastFencingToken) + 1n).toString();
+  const dispatchDeadline = new Date(job.transactionStarted.getTime() + settings.dispatchTimeoutMs);
   const plan = job.executionPlan;
-  return sendCommand(tx, assignment.workerId, {
+  const command = pendingCommand(tx, worker.workerId, {
     type: "lease",
     protocolVersion: settings.protocolVersion as never,
-    attemptId: assignment.attemptId,
-    fencingToken: job.lastFencingToken,
-    jobId: assignment.jobId,
-    attemptNumber: attempt.attemptNumber,
+    attemptId: job.currentAttemptId,
+    fencingToken,
+    jobId: job.jobId,
+    attemptNumber: job.attemptNumber,
     plan,
     storage: settings.storage,
     workDirectory: plan.workspace?.rootDirectory ?? null,
@@ -135,11 +153,22 @@ export async function dispatch(
       uri:
         settings.commit === "multipart"
           ? output.destinationUri
-          : stagingUri(output.destinationUri, assignment.jobId, assignment.attemptId, output.id),
+          : stagingUri(output.destinationUri, job.jobId, job.currentAttemptId, output.id),
     })),
-    logsUri: logsUri(plan.outputs[0]?.destinationUri ?? "", assignment.jobId, attempt.attemptNumber),
-    dispatchDeadline: attempt.dispatchDeadline.toISOString(),
+    logsUri: logsUri(plan.outputs[0]?.destinationUri ?? "", job.jobId, job.attemptNumber),
+    dispatchDeadline: dispatchDeadline.toISOString(),
   });
+  return {
+    statements: [
+      tx`update jobs set last_fencing_token = ${fencingToken}, updated_at = now() where id = ${job.jobId}`,
+      tx`update attempts set state = ${LEASE.to.attempt as AttemptState}, worker_id = ${worker.workerId},
+           instance_id = ${worker.instanceId}, fencing_token = ${fencingToken}, dispatched_at = now(),
+           dispatch_deadline = ${dispatchDeadline}, updated_at = now()
+         where id = ${job.currentAttemptId}`,
+      command.statement,
+    ],
+    command,
+  };
 }
 
 const bucketOf = (uri: string) => splitS3Uri(uri).bucket;

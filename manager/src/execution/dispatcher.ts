@@ -8,14 +8,17 @@
 import type { Logger } from "@tjm/platform";
 import { PROTOCOL_VERSION, type WorkerPool } from "@tjm/protocol";
 import type { OutboxRow } from "../outbox/index.ts";
-import type { Sql } from "../platform/db.ts";
+import { type Sql, sendTogether } from "../platform/db.ts";
 import { WakeableLoop } from "../platform/loop.ts";
 import {
   candidateWorkers,
-  dispatch,
   type LeaseSettings,
+  lease,
   lockQueuedJobs,
-  workersWithUnpublishedCommands,
+  type QueuedJobRow,
+  takeTurn,
+  unpublishedCommandSubjects,
+  workerIdsOf,
 } from "./dispatch-store.ts";
 import { chooseAssignments } from "./scheduler.ts";
 
@@ -62,7 +65,11 @@ export class Dispatcher extends WakeableLoop {
     return full;
   }
 
-  /** One scheduling transaction; `full` when the batch was full and more may be waiting. */
+  /**
+   * One scheduling transaction: BEGIN, then the turn, the Workers and the queue read in one round
+   * trip, every lease's writes in one more, and COMMIT. `full` when the batch was full and more
+   * may be waiting.
+   */
   async scheduleOnce(batchSize: number): Promise<{
     dispatched: number;
     full: boolean;
@@ -74,52 +81,56 @@ export class Dispatcher extends WakeableLoop {
   }> {
     const { sql, schema } = this.options;
     return sql.begin(async (tx) => {
-      const [turn] = await tx<{ locked: boolean }[]>`
-        select pg_try_advisory_xact_lock(hashtext(${`tjm.scheduler:${schema}`})) as locked`;
+      // In this order: the unpublished commands are read after the Workers (see there).
+      const [[turn], workers, behindCommands, jobs] = await sendTogether(
+        takeTurn(tx, schema),
+        candidateWorkers(tx, schema),
+        unpublishedCommandSubjects(tx),
+        lockQueuedJobs(tx, schema, batchSize),
+      );
       if (!turn?.locked) return { dispatched: 0, full: false, busy: true };
-      // Sent together, one round trip.
-      const [workers, behindCommands] = await Promise.all([
-        candidateWorkers(tx),
-        workersWithUnpublishedCommands(tx),
-      ]);
-      // Only pools with a free slot: jobs of a pool without Workers must not crowd out the rest.
-      const pools = [...new Set(workers.filter((w) => w.load < w.capacity).map((w) => w.pool))];
-      if (pools.length === 0) return { dispatched: 0, full: false };
-      const jobs = await lockQueuedJobs(tx, batchSize, pools);
       if (jobs.length === 0) return { dispatched: 0, full: false };
+      const queued = new Map(jobs.map((job) => [job.jobId, job]));
       const instances = new Map(workers.map((worker) => [worker.workerId, worker.instanceId]));
-      const attempts = new Map(jobs.map((job) => [job.jobId, job.currentAttemptId]));
       const assignments = chooseAssignments(
         jobs.map((job) => ({
           jobId: job.jobId,
           pool: job.workerPool as WorkerPool,
           requiredCapabilities: job.requiredCapabilities,
-          outputs: job.outputs,
+          outputs: job.executionPlan.outputs,
           protocolVersion: job.protocolVersion,
         })),
         workers.map((worker) => ({ ...worker, pool: worker.pool as WorkerPool })),
       );
-      const leases = assignments.map((assignment) => ({
-        jobId: assignment.jobId,
-        attemptId: attempts.get(assignment.jobId) as string,
-        workerId: assignment.workerId,
+      if (assignments.length === 0) return { dispatched: 0, full: false };
+      const leases = assignments.map(({ jobId, workerId }) => ({
+        workerId,
+        job: queued.get(jobId) as QueuedJobRow,
+        written: lease(
+          tx,
+          queued.get(jobId) as QueuedJobRow,
+          { workerId, instanceId: instances.get(workerId) as string },
+          { ...this.options.lease, protocolVersion: PROTOCOL_VERSION },
+        ),
       }));
+      await sendTogether(...leases.flatMap(({ written }) => written.statements));
+      const behind = workerIdsOf(behindCommands);
       const publishNow: OutboxRow[] = [];
       let leftToRelay = 0;
-      for (const lease of leases) {
-        const command = await dispatch(
-          tx,
-          { ...lease, instanceId: instances.get(lease.workerId) as string },
-          { ...this.options.lease, protocolVersion: PROTOCOL_VERSION },
-        );
-        if (behindCommands.has(lease.workerId)) leftToRelay++;
-        else publishNow.push(command);
+      for (const { workerId, written } of leases) {
+        if (behind.has(workerId)) leftToRelay++;
+        // Answered already: awaiting it again reads its result.
+        else publishNow.push(written.command.row(await written.command.statement));
       }
-      this.counters.leases += assignments.length;
+      this.counters.leases += leases.length;
       return {
-        dispatched: assignments.length,
-        full: jobs.length === batchSize && assignments.length > 0,
-        leases,
+        dispatched: leases.length,
+        full: jobs.length === batchSize,
+        leases: leases.map(({ workerId, job }) => ({
+          jobId: job.jobId,
+          attemptId: job.currentAttemptId,
+          workerId,
+        })),
         publishNow,
         leftToRelay,
       };

@@ -6,4 +6,10 @@
  */
 export { ensurePrefixStreams, ensureStreams, jetStreamPublish, PULL_EXPIRES_MS } from "./jetstream.ts";
 export { createOutboxRelay, type EventEnvelope, OutboxRelay, type OutboxRow } from "./relay.ts";
-export { enqueueOutbox, outboxInsert, sendCommand } from "./writer.ts";
+export {
+  enqueueOutbox,
+  outboxInsert,
+  type PendingAnnouncement,
+  pendingCommand,
+  sendCommand,
+} from "./writer.ts";

@@ -24,6 +24,36 @@ export function outboxInsert(sql: Sql | TransactionSql, announcement: Announceme
     select ${kind}, ${subject}, ${payload} ${from ? sql`from ${from}` : sql``}`;
 }
 
+interface InsertedRow {
+  id: string;
+  messageId: string;
+  createdAt: Date;
+}
+
+/** An announcement's insert, built and not yet sent, and the row it becomes once inserted. */
+export interface PendingAnnouncement {
+  statement: postgres.PendingQuery<InsertedRow[]>;
+  row(inserted: readonly InsertedRow[]): OutboxRow;
+}
+
+/** enqueueOutbox's statement for a caller that sends it with others (sendTogether). */
+export function pendingAnnouncement(
+  tx: Sql | TransactionSql,
+  kind: string,
+  payload: Record<string, unknown>,
+  subject = `events.${kind}`,
+): PendingAnnouncement {
+  return {
+    statement: tx<InsertedRow[]>`
+      ${outboxInsert(tx, { kind, payload: tx`${tx.json(payload as never)}`, subject })}
+      returning id, message_id, created_at`,
+    row: ([inserted]) => {
+      if (!inserted) throw new Error(`the outbox row of ${kind} was not written`);
+      return { ...inserted, kind, subject, payload };
+    },
+  };
+}
+
 /**
  * Records an announcement in the caller's transaction: it is published (by the relay) if
  * and only if the change commits. `kind` doubles as the event subject below the prefix.
@@ -34,21 +64,28 @@ export async function enqueueOutbox(
   payload: Record<string, unknown>,
   subject = `events.${kind}`,
 ): Promise<OutboxRow> {
-  const [row] = await tx<{ id: string; messageId: string; createdAt: Date }[]>`
-    ${outboxInsert(tx, { kind, payload: tx`${tx.json(payload as never)}`, subject })}
-    returning id, message_id, created_at`;
-  if (!row) throw new Error(`the outbox row of ${kind} was not written`);
-  return { ...row, kind, subject, payload };
+  const pending = pendingAnnouncement(tx, kind, payload, subject);
+  return pending.row(await pending.statement);
+}
+
+/** sendCommand's statement, built and not yet sent. */
+export function pendingCommand(
+  tx: Sql | TransactionSql,
+  workerId: string,
+  command: Command,
+): PendingAnnouncement {
+  return pendingAnnouncement(tx, "worker.command", command as never, `workers.${workerId}.commands`);
 }
 
 /**
  * Sends a command to a Worker's durable consumer, the same way: published only if the change
- * commits. The row is returned for a caller that publishes it itself once committed (a lease).
+ * commits.
  */
 export async function sendCommand(
   tx: TransactionSql,
   workerId: string,
   command: Command,
 ): Promise<OutboxRow> {
-  return enqueueOutbox(tx, "worker.command", command as never, `workers.${workerId}.commands`);
+  const pending = pendingCommand(tx, workerId, command);
+  return pending.row(await pending.statement);
 }

@@ -2,6 +2,12 @@ import postgres from "postgres";
 
 export type Sql = postgres.Sql;
 export type TransactionSql = postgres.TransactionSql;
+export type PendingQuery<T extends readonly postgres.MaybeRow[]> = postgres.PendingQuery<T>;
+/** A statement built but not yet sent (postgres.js sends one when it is awaited or executed). */
+export interface Statement<T = unknown> extends Promise<T> {
+  execute(): unknown;
+}
+type Results<T extends readonly Statement[]> = { -readonly [K in keyof T]: Awaited<T[K]> };
 
 export interface DatabaseOptions {
   url: string;
@@ -60,6 +66,19 @@ export interface PoolState {
  */
 export function poolState(sql: Sql): PoolState | undefined {
   return (sql as Sql & { pool?: () => PoolState }).pool?.();
+}
+
+/**
+ * Sends the statements at once, in this order, on the caller's connection (a transaction's),
+ * without waiting between them: one round trip for all; resolves with their results. Not a
+ * reserved connection with BEGIN and COMMIT in the same trips: a `reserve()` pending while
+ * PostgreSQL restarts leaves postgres.js's pool hung (every query after it waits forever).
+ */
+export function sendTogether<T extends readonly Statement[]>(...statements: T): Promise<Results<T>> {
+  // execute() queues each on the connection in call order; awaiting each through Promise.all
+  // alone would order them by when their then() runs.
+  for (const statement of statements) statement.execute();
+  return Promise.all(statements) as Promise<Results<T>>;
 }
 
 /** SQLSTATE codes that store.ts files translate into domain errors. */
