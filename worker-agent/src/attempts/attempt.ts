@@ -106,8 +106,9 @@ class Cancelled extends Error {
 
 export class Attempt {
   private readonly abort = new AbortController();
-  private readonly client: S3Client;
-  private readonly uploads: OutputUploads;
+  /** Made on first use: see `client`. */
+  private s3Client: S3Client | undefined;
+  private outputUploads: OutputUploads | undefined;
   private ffmpeg: RunningFfmpeg | undefined;
   private resumeWaiter: (() => void) | undefined;
   private cancelled = false;
@@ -126,30 +127,64 @@ export class Attempt {
     private readonly env: AttemptEnvironment,
     private record: AttemptRecord,
     mode: "run" | "drop" = "run",
+    /**
+     * A run starts once this resolves, or at once when the attempt is cancelled or stopped
+     * first (the run then only cleans up: a stop must not wait on a report NATS cannot take);
+     * rejected first (the agent stopped), it never starts.
+     */
+    startAfter: Promise<unknown> = Promise.resolve(),
   ) {
     this.log = withFields(env.logger, { jobId: record.lease.jobId, attemptId: record.lease.attemptId });
-    this.client = createS3Client(record.lease.storage);
-    const multipartCommit = record.lease.commit === "multipart";
-    this.uploads = new OutputUploads({
+    const ended = new Promise<void>((resolve) =>
+      this.abort.signal.addEventListener("abort", () => resolve(), { once: true }),
+    );
+    this.done = (
+      mode === "drop"
+        ? this.discard({ abortUploads: true })
+        : Promise.race([startAfter, ended]).then(
+            () => this.run(),
+            () => undefined,
+          )
+    )
+      .catch((err) => this.log.error("attempt ended without its last report", { err }))
+      .finally(() => this.s3Client?.destroy());
+  }
+
+  /*
+   * The S3 client and the uploads are made when first needed, after the run's first await: made
+   * here they took about a millisecond of the lease's synchronous turn, and the `accepted` report,
+   * queued in that turn, reached NATS only after it.
+   */
+  private get client(): S3Client {
+    this.s3Client ??= createS3Client(this.record.lease.storage);
+    return this.s3Client;
+  }
+
+  private get uploads(): OutputUploads {
+    this.outputUploads ??= this.createUploads();
+    return this.outputUploads;
+  }
+
+  private createUploads(): OutputUploads {
+    const { lease } = this.record;
+    const multipartCommit = lease.commit === "multipart";
+    return new OutputUploads({
       client: this.client,
       uri: (outputId) => this.uploadUri(outputId),
-      statePath: (outputId) => env.records.uploadStatePath(record.lease.attemptId, outputId),
+      statePath: (outputId) => this.env.records.uploadStatePath(lease.attemptId, outputId),
       // Multipart: only the Manager completes each upload, with the part list the report carries.
       complete: !multipartCommit,
       partLimit: multipartCommit
         ? Math.min(
-            record.lease.storage.maxParts ?? MAX_PARTS,
-            Math.floor(messageLimits.reportParts / record.lease.plan.outputs.length),
+            lease.storage.maxParts ?? MAX_PARTS,
+            Math.floor(messageLimits.reportParts / lease.plan.outputs.length),
           )
-        : record.lease.storage.maxParts,
-      partSize: env.uploadParts?.partSize,
-      concurrency: env.uploadParts?.concurrency ?? MAX_PARTS_IN_FLIGHT,
+        : lease.storage.maxParts,
+      partSize: this.env.uploadParts?.partSize,
+      concurrency: this.env.uploadParts?.concurrency ?? MAX_PARTS_IN_FLIGHT,
       ...this.retry,
-      meter: env.metrics,
+      meter: this.env.metrics,
     });
-    this.done = (mode === "drop" ? this.discard({ abortUploads: true }) : this.run())
-      .catch((err) => this.log.error("attempt ended without its last report", { err }))
-      .finally(() => this.client.destroy());
   }
 
   get lease(): LeaseCommand {

@@ -5,7 +5,7 @@
  * worker-killed scenario saw leases rejected for "no free slot" while a restarted Worker went
  * on with attempts the Manager had failed or completed, and jobs ran out of attempts so).
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "@tjm/platform";
@@ -29,6 +29,8 @@ function lease(attemptId: string): LeaseCommand {
     ...examples.commands.lease,
     attemptId,
     storage: { ...examples.commands.lease.storage, endpoint: "http://127.0.0.1:1" },
+    // The registry's own (temporary) work directory.
+    workDirectory: null,
     dispatchDeadline: new Date(Date.now() + 60_000).toISOString(),
   };
 }
@@ -139,13 +141,15 @@ describe("the attempt registry's slots", () => {
     attempts.cancel({ ...examples.commands.cancel, attemptId });
   });
 
-  it("starts the attempt while `accepted` is being stored, keeps its reports in order, and a cancel meanwhile frees the slot", async () => {
+  it("holds the slot at once but starts the attempt once `accepted` is stored, keeps its reports in order, and a cancel meanwhile frees the slot", async () => {
     let release = () => {};
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
     const reports: string[] = [];
-    const attempts = await registry(reports, undefined, held);
+    const workDir = await mkdtemp(join(tmpdir(), "tjm-registry-"));
+    directories.push(workDir);
+    const attempts = await registry(reports, workDir, held);
     const first = crypto.randomUUID();
     const second = crypto.randomUUID();
     const third = crypto.randomUUID();
@@ -164,13 +168,26 @@ describe("the attempt registry's slots", () => {
     );
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(reports).toHaveLength(3);
+    // Not started: an attempt's first step makes its directory (and keeps it while its input's store does not answer).
+    expect(await readdir(workDir)).not.toContain(third);
     release();
     await Promise.all([accepting, next]);
+    await vi.waitFor(async () => expect(await readdir(workDir)).toContain(third), SLOW);
     await vi.waitFor(() => expect(reports).toContain(`cancelled ${first}`), SLOW);
     const ofFirst = reports.filter((report) => report.endsWith(first)).map((report) => report.split(" ")[0]);
     expect(ofFirst[0]).toBe("accepted");
     expect(ofFirst.at(-1)).toBe("cancelled");
     attempts.cancel({ ...examples.commands.cancel, attemptId: third });
+  });
+
+  it("stops an attempt whose `accepted` is never stored without waiting for it", async () => {
+    const reports: string[] = [];
+    const attempts = await registry(reports, undefined, new Promise(() => {}));
+    const attemptId = crypto.randomUUID();
+    void attempts.lease(lease(attemptId));
+    await vi.waitFor(() => expect(reports).toEqual([`accepted ${attemptId}`]), SLOW);
+    await attempts.stop();
+    expect(attempts.active()).toEqual([]);
   });
 
   it("cancels a restored attempt whose cancel comes before the restored attempts start", async () => {

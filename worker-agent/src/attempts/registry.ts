@@ -106,10 +106,12 @@ export class AttemptRegistry {
   }
 
   /**
-   * Takes the lease and starts its attempt at once: neither the record's write nor `accepted`
-   * holds up the encode. `accepted` still reaches the stream first (reports go in order), and a
-   * crash before the record is on disk loses nothing: restore() discards an attempt that was
-   * still encoding anyway, so the next instance does not offer it and the Manager fails it as
+   * Takes the lease (its slot at once) and starts the attempt once `accepted` is stored: the
+   * Manager waits on that report, and the attempt's first steps (its input, the probe beside it,
+   * ffmpeg's spawn) would compete with it for the same cores, while waiting costs the encode the
+   * stream's acknowledgement, about a millisecond. The record's write holds up neither, and a
+   * crash before it is on disk loses nothing: restore() discards an attempt that was still
+   * encoding anyway, so the next instance does not offer it and the Manager fails it as
    * WORKER_LOST, record or not. The record counts from `uploading` on, and the attempt's later
    * writes queue behind this one (AttemptRecords). Resolves once `accepted` is stored.
    */
@@ -145,7 +147,7 @@ export class AttemptRegistry {
       this.options.logger.warn("cannot save the attempt record", { attemptId: lease.attemptId, err }),
     );
     const accepted = this.environment.report(lease, "accepted", {});
-    this.track(new Attempt(this.environment, record));
+    this.track(new Attempt(this.environment, record, "run", accepted));
     await accepted;
     this.options.logger.info("lease accepted", {
       attemptId: lease.attemptId,
