@@ -33,7 +33,7 @@ const app = createApp({
     hooks: noIo,
     statistics: noIo,
   },
-  jobs: { jobDeadlineHours: 72, applyOperatorRequest: noIo, readLogTail: noIo },
+  jobs: { jobDeadlineHours: 72, applyOperatorRequest: noIo, storeJob: noIo, readLogTail: noIo },
   tenantAudience: "tjm-api",
   account: {
     delivery: noIo,

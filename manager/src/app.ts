@@ -42,13 +42,16 @@ export interface AppDeps {
   events: EventHub;
   /** Key of the HMAC that enrollment tokens are stored under. */
   enrollmentTokenSecret: string;
-  /** Told after a request committed a change (and so outbox rows): wakes the relay. */
-  outboxWritten: () => void;
+  /**
+   * Told after a request committed a change (and so outbox rows): wakes the relay, and the
+   * scheduler unless it already ran after the change (`scheduled`).
+   */
+  outboxWritten: (write: { scheduled: boolean }) => void;
   workers: Pick<
     WorkersDeps,
     "subjectPrefix" | "natsUrl" | "credentials" | "heartbeatIntervalMs" | "monitor" | "hooks" | "statistics"
   >;
-  jobs: Pick<JobsDeps, "jobDeadlineHours" | "applyOperatorRequest" | "readLogTail">;
+  jobs: Pick<JobsDeps, "jobDeadlineHours" | "applyOperatorRequest" | "storeJob" | "readLogTail">;
   account: Omit<AccountDeps, "sql" | "logger">;
   /** The public recovery routes (/api/v1/authentication/recovery/…). */
   authentication: AuthenticationDeps;
@@ -92,7 +95,8 @@ export function createApp(deps: AppDeps) {
   app.use("/api/v1/*", async (c, next) => {
     await next();
     // Every successful write commits its announcements; publish them now, not at the next poll.
-    if (c.req.method !== "GET" && c.res.status < 300) deps.outboxWritten();
+    if (c.req.method !== "GET" && c.res.status < 300)
+      deps.outboxWritten({ scheduled: c.get("scheduled") === true });
   });
 
   app.route("/api/health", healthApp({ sql: deps.sql, broker: deps.broker }));

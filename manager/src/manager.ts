@@ -395,10 +395,11 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     scalarBundle: options.scalarBundle,
     events,
     enrollmentTokenSecret: options.enrollmentTokenSecret,
-    outboxWritten: () => {
+    outboxWritten: ({ scheduled }) => {
       outboxWritten();
-      // Every successful write may have queued a job or freed a Worker.
-      execution.dispatcher.wake();
+      // Every successful write may have queued a job or freed a Worker, unless the scheduler
+      // already ran after it.
+      if (!scheduled) execution.dispatcher.wake();
     },
     tenantAudience: options.tenantAudience,
     sseStandingCheckMs: options.sseStandingCheckMs,
@@ -415,6 +416,7 @@ export async function startManager(options: ManagerOptions): Promise<Manager> {
     jobs: {
       jobDeadlineHours: options.execution.jobDeadlineHours,
       applyOperatorRequest: execution.applyOperatorRequest,
+      storeJob: (insert) => execution.dispatcher.insertAndSchedule(insert),
       readLogTail: execution.readLogTail,
     },
     account: {

@@ -71,6 +71,22 @@ describe("leases", () => {
     expect(running.currentAttempt.state).toBe("RUNNING");
   });
 
+  it("a job submitted while a Worker has a free slot is leased in its submit's own transaction", async () => {
+    const worker = await startWorker();
+    // A pass has seen the Worker's free slots once this first job is leased.
+    await worker.nextLease(await submit());
+    // No heartbeat wakes a pass meanwhile: the scheduler is idle when the next submit comes.
+    worker.stopHeartbeats();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const jobId = await submit();
+    await worker.nextLease(jobId);
+    // One transaction: its now() is both the job's creation and the lease's dispatch.
+    const [row] = await manager.sql<{ oneTransaction: boolean }[]>`
+      select a.dispatched_at = j.created_at as one_transaction
+      from jobs j join attempts a on a.id = j.current_attempt_id where j.id = ${jobId}`;
+    expect(row?.oneTransaction).toBe(true);
+  });
+
   it("no eligible Worker (missing encoder, other pool): the job waits QUEUED", async () => {
     const worker = await startWorker({
       overrides: {

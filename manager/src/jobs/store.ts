@@ -1,7 +1,7 @@
 import type { ExecutionPlan, OutputResult } from "@tjm/protocol";
 import { type AttemptState, JOB_STATES, type JobState, transitionNamed } from "../lifecycle/index.ts";
 import { outboxInsert } from "../outbox/index.ts";
-import type { Sql, TransactionSql } from "../platform/db.ts";
+import type { PendingQuery, Sql, TransactionSql } from "../platform/db.ts";
 import type { WorkerPool } from "./plan.ts";
 
 export interface JobRow {
@@ -73,11 +73,12 @@ const SUBMISSION = transitionNamed("job-submitted");
 
 /**
  * Job, attempt 1 (fencing token 1) and the job.created announcement in one statement, so
- * one round trip and all-or-nothing; the states are the job-submitted transition's. No row
- * when the project does not exist.
+ * all-or-nothing; the states are the job-submitted transition's. Built and not yet sent: the
+ * caller sends it alone or in a scheduling pass's transaction. No row when the project does
+ * not exist.
  */
-export async function insertJob(sql: Sql, job: NewJob): Promise<JobRow | undefined> {
-  const [row] = await sql<JobRow[]>`
+export function insertJob(sql: Sql | TransactionSql, job: NewJob): PendingQuery<JobRow[]> {
+  return sql<JobRow[]>`
     with project as (
       select organization_id from projects where id = ${job.projectId}
     ), job as (
@@ -104,7 +105,6 @@ export async function insertJob(sql: Sql, job: NewJob): Promise<JobRow | undefin
            j.protocol_version, j.current_attempt_id, attempt.state as current_attempt_state, j.queued_at,
            j.started_at, j.completed_at, j.created_at, j.updated_at
     from job j, attempt`;
-  return row;
 }
 
 export async function findJobDetail(

@@ -65,7 +65,7 @@ export const submitJobRoute = operatorRoute({
   summary: "Submit a job",
   operationId: "submitJob",
   description:
-    "Validates the execution plan, stores the job (QUEUED) with attempt 1 (CREATED, progress 0), a fencing token and the protocol version, all in one transaction. There is no idempotency key: the same body twice makes two jobs.",
+    "Validates the execution plan, stores the job (QUEUED) with attempt 1 (CREATED, progress 0), a fencing token and the protocol version, all in one transaction. The answer is the job as inserted: when a Worker has a free slot the same transaction may already lease it (attempt DISPATCHED). There is no idempotency key: the same body twice makes two jobs.",
   request: jsonBody(SubmitJobBodySchema, submitJobExample),
   responses: { 201: jsonResponse("The job, queued", JobSchema, jobExample) },
   errors: BODY_ERRORS,
@@ -84,7 +84,7 @@ export const submitJob =
           code: "job.requirements_unsatisfiable",
         },
       ]);
-    const row = await insertJob(deps.sql, {
+    const job = {
       id: crypto.randomUUID(),
       attemptId: crypto.randomUUID(),
       projectId: body.projectId,
@@ -94,7 +94,13 @@ export const submitJob =
       executionPlan: body.executionPlan,
       protocolVersion: PROTOCOL_VERSION,
       deadlineHours: deps.jobDeadlineHours,
-    });
+    };
+    const {
+      inserted: [row],
+      scheduled,
+    } = await deps.storeJob((sql) => insertJob(sql, job));
+    // The pass that leased it ran after the insert: no wake-up for another.
+    if (scheduled) c.set("scheduled", true);
     if (!row)
       throw validationError([
         {

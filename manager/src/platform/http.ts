@@ -21,6 +21,8 @@ z.config({
 export interface AppEnv {
   Variables: {
     requestId: string;
+    /** A write already ran the scheduler after its commit (a submitted job): no wake-up for it. */
+    scheduled?: boolean;
   };
 }
 

@@ -47,8 +47,22 @@ export abstract class WakeableLoop {
       this.again = true;
       return;
     }
+    this.begin(() => this.pass());
+  }
+
+  /**
+   * Runs `run` as this loop's run (never beside another of its runs) when the loop is started
+   * and idle; false when it is not, and the caller does its work another way.
+   */
+  protected runNow(run: () => Promise<boolean>): boolean {
+    if (this.stopped || this.running) return false;
+    this.begin(run);
+    return true;
+  }
+
+  private begin(run: () => Promise<boolean>): void {
     clearTimeout(this.timer);
-    this.running = this.pass()
+    this.running = run()
       .then((more) => {
         if (more) this.again = true;
       })
