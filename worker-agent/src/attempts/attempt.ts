@@ -128,26 +128,31 @@ export class Attempt {
     private record: AttemptRecord,
     mode: "run" | "drop" = "run",
     /**
-     * A run starts once this resolves, or at once when the attempt is cancelled or stopped
-     * first (the run then only cleans up: a stop must not wait on a report NATS cannot take);
-     * rejected first (the agent stopped), it never starts.
+     * Without it the run starts at once. With it, once it resolves, or when the attempt is
+     * cancelled or stopped first (the run then only cleans up: a stop must not wait on a report
+     * NATS cannot take); rejected first (the agent stopped), the run never starts.
      */
-    startAfter: Promise<unknown> = Promise.resolve(),
+    startAfter?: Promise<unknown>,
   ) {
     this.log = withFields(env.logger, { jobId: record.lease.jobId, attemptId: record.lease.attemptId });
-    const ended = new Promise<void>((resolve) =>
-      this.abort.signal.addEventListener("abort", () => resolve(), { once: true }),
-    );
     this.done = (
       mode === "drop"
         ? this.discard({ abortUploads: true })
-        : Promise.race([startAfter, ended]).then(
-            () => this.run(),
-            () => undefined,
-          )
+        : startAfter
+          ? Promise.race([startAfter, this.aborted()]).then(
+              () => this.run(),
+              () => undefined,
+            )
+          : this.run()
     )
       .catch((err) => this.log.error("attempt ended without its last report", { err }))
       .finally(() => this.s3Client?.destroy());
+  }
+
+  private aborted(): Promise<void> {
+    return new Promise((resolve) =>
+      this.abort.signal.addEventListener("abort", () => resolve(), { once: true }),
+    );
   }
 
   /*
@@ -605,6 +610,8 @@ export class Attempt {
   }
 
   private async waitForResume(): Promise<void> {
+    // A cancel or stop that came before the wait has no waiter to wake.
+    this.abort.signal.throwIfAborted();
     this.env.metrics?.waitingStarted();
     await new Promise<void>((resolve) => {
       this.resumeWaiter = resolve;

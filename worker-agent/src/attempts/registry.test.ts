@@ -190,18 +190,21 @@ describe("the attempt registry's slots", () => {
     expect(attempts.active()).toEqual([]);
   });
 
-  it("cancels a restored attempt whose cancel comes before the restored attempts start", async () => {
-    const workDir = await mkdtemp(join(tmpdir(), "tjm-registry-"));
-    directories.push(workDir);
-    const attemptId = crypto.randomUUID();
-    await leftBehind(workDir, attemptId, "uploading");
-    const reports: string[] = [];
-    const attempts = await registry(reports, workDir);
-    await attempts.restore();
-    await attempts.keepRestored([attemptId]);
-    attempts.cancel({ ...examples.commands.cancel, attemptId });
-    attempts.startRestored();
-    await vi.waitFor(() => expect(reports).toEqual([`cancelled ${attemptId}`]));
-    expect(attempts.freeCapacity()).toBe(1);
-  });
+  it.each(["uploading", "paused"] as const)(
+    "cancels a restored %s attempt whose cancel comes before the restored attempts start",
+    async (phase) => {
+      const workDir = await mkdtemp(join(tmpdir(), "tjm-registry-"));
+      directories.push(workDir);
+      const attemptId = crypto.randomUUID();
+      await leftBehind(workDir, attemptId, phase);
+      const reports: string[] = [];
+      const attempts = await registry(reports, workDir);
+      await attempts.restore();
+      await attempts.keepRestored([attemptId]);
+      attempts.cancel({ ...examples.commands.cancel, attemptId });
+      attempts.startRestored();
+      await vi.waitFor(() => expect(reports).toEqual([`cancelled ${attemptId}`]));
+      expect(attempts.freeCapacity()).toBe(1);
+    },
+  );
 });
