@@ -59,7 +59,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a job
-         * @description Validates the execution plan, stores the job (QUEUED) with attempt 1 (CREATED, progress 0), a fencing token and the protocol version, all in one transaction. The answer is the job as inserted: when a Worker has a free slot the same transaction may already lease it (attempt DISPATCHED). There is no idempotency key: the same body twice makes two jobs.
+         * @description Validates the execution plan, stores the job (QUEUED) with attempt 1 (CREATED, progress 0), a fencing token and the protocol version, all in one transaction. The answer shows the job as inserted (attempt CREATED), also when a Worker has a free slot and the same transaction already leased it to that Worker. There is no idempotency key: the same body twice makes two jobs.
          */
         post: operations["submitJob"];
         delete?: never;

@@ -12,19 +12,25 @@ import { type AttemptState, transitionNamed } from "../lifecycle/index.ts";
 import { type PendingAnnouncement, pendingCommand } from "../outbox/index.ts";
 import type { PendingQuery, Statement, TransactionSql } from "../platform/db.ts";
 
+/** Where takeTurn leaves its answer for the pass's later reads: a setting local to the transaction. */
+const TURN_SETTING = "tjm.scheduler_turn";
+
 /**
- * True while this transaction holds the scheduler's turn, taken by the first statement that asks:
- * advisory locks are re-entrant, so each of the pass's reads asks again instead of waiting for
- * the first one's answer. Inside `(select …)` it is evaluated once, before any row is read,
- * so a replica without the turn locks nothing.
+ * Whether this pass has the turn (one replica schedules at a time): tries the advisory lock and
+ * leaves the answer in the transaction for the reads sent behind it, which cannot wait for it.
  */
-function holdsTurn(tx: TransactionSql, schema: string) {
-  return tx`(select pg_try_advisory_xact_lock(hashtext(${`tjm.scheduler:${schema}`})))`;
+export function takeTurn(tx: TransactionSql, schema: string): PendingQuery<{ locked: boolean }[]> {
+  return tx<{ locked: boolean }[]>`
+    select set_config(${TURN_SETTING}, pg_try_advisory_xact_lock(hashtext(${`tjm.scheduler:${schema}`}))::text, true)
+           = 'true' as locked`;
 }
 
-/** Whether this pass has the turn (one replica schedules at a time). */
-export function takeTurn(tx: TransactionSql, schema: string): PendingQuery<{ locked: boolean }[]> {
-  return tx<{ locked: boolean }[]>`select ${holdsTurn(tx, schema)} as locked`;
+/**
+ * True when takeTurn, earlier in this transaction, took the turn. Inside `(select …)` it is
+ * evaluated once, before any row is read, so a pass without the turn locks nothing.
+ */
+function holdsTurn(tx: TransactionSql) {
+  return tx`(select coalesce(current_setting(${TURN_SETTING}, true) = 'true', false))`;
 }
 
 const takesLeases = (tx: TransactionSql) =>
@@ -46,12 +52,12 @@ export interface CandidateWorkerRow {
 }
 
 /** ONLINE Workers that take leases, with how many slots their held attempts occupy; share-locked. */
-export function candidateWorkers(tx: TransactionSql, schema: string): PendingQuery<CandidateWorkerRow[]> {
+export function candidateWorkers(tx: TransactionSql): PendingQuery<CandidateWorkerRow[]> {
   return tx<CandidateWorkerRow[]>`
     select w.id as worker_id, w.instance_id, w.pool, w.protocol_version, w.capabilities,
            ${capacity(tx)} as capacity, ${load(tx)} as load
     from workers w
-    where ${holdsTurn(tx, schema)} and ${takesLeases(tx)}
+    where ${holdsTurn(tx)} and ${takesLeases(tx)}
     -- A drain, disable or connectivity change of one of these Workers waits for the leases
     -- written here, then sees (and fails or finishes) them.
     for share of w`;
@@ -95,16 +101,12 @@ export interface QueuedJobRow {
  * dispatch must never wait on an attempt whose job it holds. What the lease needs is read here,
  * so its writes need no answer before the commit.
  */
-export function lockQueuedJobs(
-  tx: TransactionSql,
-  schema: string,
-  limit: number,
-): PendingQuery<QueuedJobRow[]> {
+export function lockQueuedJobs(tx: TransactionSql, limit: number): PendingQuery<QueuedJobRow[]> {
   return tx<QueuedJobRow[]>`
     select j.id as job_id, j.worker_pool, j.required_capabilities, j.protocol_version, j.execution_plan,
            j.current_attempt_id, a.attempt_number, j.last_fencing_token, now() as transaction_started
     from jobs j join attempts a on a.id = j.current_attempt_id
-    where ${holdsTurn(tx, schema)} and j.state = 'QUEUED' and a.state = 'CREATED'
+    where ${holdsTurn(tx)} and j.state = 'QUEUED' and a.state = 'CREATED'
       and j.worker_pool in (select w.pool from workers w where ${takesLeases(tx)} and ${load(tx)} < ${capacity(tx)})
     order by j.priority desc, j.queued_at, j.id
     limit ${limit}

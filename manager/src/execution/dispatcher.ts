@@ -104,7 +104,14 @@ export class Dispatcher extends WakeableLoop {
       this.runNow(async () => {
         // Announced before the submit's answer is built: the lease goes out first.
         combined = this.passTransaction(this.batchSize, insert).then((passed) => {
-          this.announce(passed.outcome);
+          // Committed: whatever happens here must not make the caller insert the job again.
+          try {
+            this.announce(passed.outcome);
+          } catch (err) {
+            this.options.logger.warn("a committed lease could not be announced; the relay publishes it", {
+              err,
+            });
+          }
           return passed;
         });
         const passed = await combined.catch(() => undefined);
@@ -122,8 +129,8 @@ export class Dispatcher extends WakeableLoop {
   }
 
   /**
-   * One scheduling transaction: BEGIN, then the turn, the Workers and the queue read in one round
-   * trip, every lease's writes in one more, and COMMIT.
+   * One scheduling transaction: BEGIN, then the turn, the Workers, their unpublished commands
+   * and the queue read in one round trip, every lease's writes in one more, and COMMIT.
    */
   async scheduleOnce(batchSize: number): Promise<PassOutcome> {
     return (await this.passTransaction(batchSize)).outcome;
@@ -144,9 +151,9 @@ export class Dispatcher extends WakeableLoop {
         insert,
         sendTogether(
           takeTurn(tx, schema),
-          candidateWorkers(tx, schema),
+          candidateWorkers(tx),
           unpublishedCommandSubjects(tx),
-          lockQueuedJobs(tx, schema, batchSize),
+          lockQueuedJobs(tx, batchSize),
         ),
       ]);
       const done = (outcome: PassOutcome) => ({ outcome, ahead: inserted });

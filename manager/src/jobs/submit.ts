@@ -65,7 +65,7 @@ export const submitJobRoute = operatorRoute({
   summary: "Submit a job",
   operationId: "submitJob",
   description:
-    "Validates the execution plan, stores the job (QUEUED) with attempt 1 (CREATED, progress 0), a fencing token and the protocol version, all in one transaction. The answer is the job as inserted: when a Worker has a free slot the same transaction may already lease it (attempt DISPATCHED). There is no idempotency key: the same body twice makes two jobs.",
+    "Validates the execution plan, stores the job (QUEUED) with attempt 1 (CREATED, progress 0), a fencing token and the protocol version, all in one transaction. The answer shows the job as inserted (attempt CREATED), also when a Worker has a free slot and the same transaction already leased it to that Worker. There is no idempotency key: the same body twice makes two jobs.",
   request: jsonBody(SubmitJobBodySchema, submitJobExample),
   responses: { 201: jsonResponse("The job, queued", JobSchema, jobExample) },
   errors: BODY_ERRORS,
