@@ -36,8 +36,8 @@ export interface PendingAnnouncement {
   row(inserted: readonly InsertedRow[]): OutboxRow;
 }
 
-/** enqueueOutbox's statement for a caller that sends it with others (sendTogether). */
-export function pendingAnnouncement(
+/** An announcement's insert, for enqueueOutbox and for a caller that sends it with others (pendingCommand). */
+function pendingAnnouncement(
   tx: Sql | TransactionSql,
   kind: string,
   payload: Record<string, unknown>,
@@ -68,7 +68,7 @@ export async function enqueueOutbox(
   return pending.row(await pending.statement);
 }
 
-/** sendCommand's statement, built and not yet sent. */
+/** sendCommand's statement, built and not yet sent, and its row once inserted (a lease the dispatcher publishes). */
 export function pendingCommand(
   tx: Sql | TransactionSql,
   workerId: string,
@@ -81,11 +81,6 @@ export function pendingCommand(
  * Sends a command to a Worker's durable consumer, the same way: published only if the change
  * commits.
  */
-export async function sendCommand(
-  tx: TransactionSql,
-  workerId: string,
-  command: Command,
-): Promise<OutboxRow> {
-  const pending = pendingCommand(tx, workerId, command);
-  return pending.row(await pending.statement);
+export async function sendCommand(tx: TransactionSql, workerId: string, command: Command): Promise<void> {
+  await pendingCommand(tx, workerId, command).statement;
 }
