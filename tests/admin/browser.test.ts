@@ -3,9 +3,9 @@
  * operator's session from sign-in to sign-out: sign in through the provider's pages, submit a
  * job through the form, watch its progress bar move and the job complete, cancel another, drain
  * a Worker, issue an enrollment token (shown once), lose the Manager and see the polling notice
- * then the recovery, sign out and see `/api/events` answer 401; an account without a role lands
- * on its account view; the language switch turns the console to Pashto, right to left. axe-core
- * checks every view.
+ * then the recovery, sign out (a view's 401 on the way out does not sign it in again) and see
+ * `/api/events` answer 401; an account without a role lands on its account view; the language
+ * switch turns the console to Pashto, right to left. axe-core checks every view.
  *
  * The Worker is protocol-level (tests/harness/protocol-worker.ts): it takes the lease, reports
  * progress on core NATS as the agent does, and completes with real objects in s3rver, so the
@@ -26,7 +26,7 @@ import {
   ProgressSchema,
   subjects,
 } from "@tjm/protocol";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Page, type Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { completeLease } from "../faults/completion.ts";
 import type { TestAccount } from "../harness/identity.ts";
@@ -349,6 +349,32 @@ describe("an operator's session in the console", () => {
   it("signs out, and the old session's /api/events answers 401", async () => {
     const cookie = (await page.context().cookies(admin.baseUrl)).find((c) => c.name === admin.cookieName);
     expect(cookie?.httpOnly).toBe(true);
+    // A view's request that the sign-out overtakes answers 401 (the session is gone) while the
+    // browser is on its way to the provider: that 401 must not send it to sign in again, which
+    // would bring it straight back signed in. The request is held until the provider is asked.
+    let holdViewRequest: (route: Route) => void = () => undefined;
+    const viewRequest = new Promise<Route>((resolve) => {
+      holdViewRequest = resolve;
+    });
+    await page.route(`${admin.baseUrl}/api/operations/**`, (route) => holdViewRequest(route), { times: 1 });
+    // A string, so that vitest leaves the page's dynamic import alone; `void`, so that the
+    // evaluation does not wait for the request it holds.
+    await page.evaluate(
+      `void import("/assets/api.js").then((api) => api.getJson("/api/operations/jobs").catch(() => undefined))`,
+    );
+    const heldViewRequest = await viewRequest;
+    const { end_session_endpoint } = await (
+      await fetch(`${admin.manager.issuerUrl}/.well-known/openid-configuration`)
+    ).json();
+    await page.route(
+      (url) => url.href.startsWith(end_session_endpoint),
+      async (route) => {
+        await heldViewRequest.fulfill({ response: await heldViewRequest.fetch() });
+        await page.waitForRequest(/\/auth\/sign-in/, { timeout: 2000 }).catch(() => undefined);
+        await route.continue().catch(() => undefined);
+      },
+      { times: 1 },
+    );
     await page.getByRole("button", { name: "Sign out" }).click();
     // The provider always asks first. Each step is bounded, so a stall names its step and page.
     await step("the provider's sign-out confirmation", () =>

@@ -9,7 +9,7 @@
 
 import { startDeveloperApps } from "./account-developer-apps.js";
 import { startMfa } from "./account-mfa.js";
-import { deleteJson, errorMessage, getJson, patchJson, postFile, postJson } from "./api.js";
+import { deleteJson, errorMessage, getJson, patchJson, postFile, postJson, signOut } from "./api.js";
 import { el, formatTime, setStatus } from "./dom.js";
 import { t } from "./i18n.js";
 import { act, clearDetails, reportFailure as reportSectionFailure, signInUrl } from "./sections.js";
@@ -27,7 +27,7 @@ function reportFailure(section, messageKey, error, form) {
 
 /** The console session ends with the provider's: its cookie goes, then the signed-out page. */
 async function signedOut() {
-  await postJson("/auth/sign-out").catch(() => undefined);
+  await signOut().catch(() => undefined);
   location.assign("/auth/signed-out");
 }
 

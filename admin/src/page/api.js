@@ -14,10 +14,17 @@ export class ApiError extends Error {
 }
 
 /**
+ * Set while the page signs out: the session is gone before the browser has left, and a 401 then
+ * (a view refetching on a live event) must not send it to sign in again instead of signing out.
+ */
+let signingOut = false;
+
+/**
  * The session ended, or (`stepUp`) the Manager wants a sign-in with a second factor
  * (auth.mfa_required): sign in again, then come back here.
  */
 function signInAgain(stepUp = false) {
+  if (signingOut) return;
   const returnTo = `${location.pathname}${location.search}`;
   location.assign(`/auth/sign-in?returnTo=${encodeURIComponent(returnTo)}${stepUp ? "&stepUp=mfa" : ""}`);
 }
@@ -54,6 +61,20 @@ export const postJson = (path, body = {}) => send("POST", path, body);
 export const patchJson = (path, body) => send("PATCH", path, body);
 export const putJson = (path, body) => send("PUT", path, body);
 export const deleteJson = (path) => send("DELETE", path);
+
+/**
+ * Ends the console session; the answer's `logoutUrl` is where the provider ends its own. The
+ * caller navigates away next, so a 401 from then on is ignored unless the sign-out failed.
+ */
+export async function signOut() {
+  signingOut = true;
+  try {
+    return await postJson("/auth/sign-out");
+  } catch (error) {
+    signingOut = false;
+    throw error;
+  }
+}
 
 /** A file as the body, its own type as the content type. */
 export const postFile = (path, file) => request(path, "POST", { "content-type": file.type }, file);

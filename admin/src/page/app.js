@@ -3,7 +3,7 @@
  * framework): the server renders each view's static HTML, and this module loads the one view
  * module named by <body data-view>, which fetches `/api/operations/*` and follows `/api/events`.
  */
-import { errorMessage, postJson } from "./api.js";
+import { errorMessage, signOut } from "./api.js";
 import { setStatus } from "./dom.js";
 import { t } from "./i18n.js";
 
@@ -17,15 +17,15 @@ const VIEWS = {
   account: () => import("./account.js"),
 };
 
-const signOut = document.getElementById("sign-out");
-signOut?.addEventListener("click", async () => {
-  signOut.disabled = true;
+const signOutButton = document.getElementById("sign-out");
+signOutButton?.addEventListener("click", async () => {
+  signOutButton.disabled = true;
   try {
     // The provider ends its own session there and sends the browser back to /auth/signed-out.
-    const { logoutUrl } = await postJson("/auth/sign-out");
+    const { logoutUrl } = await signOut();
     location.assign(logoutUrl);
   } catch (error) {
-    signOut.disabled = false;
+    signOutButton.disabled = false;
     setStatus("live-notice", t("common.signOutFailed", { error: errorMessage(error) }));
   }
 });
