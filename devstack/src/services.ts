@@ -3,7 +3,7 @@
  * `npm test` (once per run, in vitest's global setup), `npm run demo` and `npm run bench`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,14 +33,40 @@ export function canConnect(url: string, timeoutMs = 1000): Promise<boolean> {
   });
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Ports handed out by this process: a caller may ask for several before it listens on any. */
+const portsHandedOut = new Set<number>();
+/** The lowest port `freePort` offers: above the registered services most machines run. */
+const LOWEST_OFFERED_PORT = 10_000;
+
+/**
+ * A port nothing listens on, for a process that listens on it later. It lies below the kernel's
+ * ephemeral range: a port from that range, free when asked, may next be the local end of an
+ * outbound connection (every PostgreSQL and NATS client in a test run takes one), and the
+ * listener that comes later fails with EADDRINUSE. Below it, only another listener can take it.
+ */
+export async function freePort(): Promise<number> {
+  const ephemeralStart = await ephemeralRangeStart();
+  for (let tries = 0; tries < 100; tries++) {
+    const port = LOWEST_OFFERED_PORT + Math.floor(Math.random() * (ephemeralStart - LOWEST_OFFERED_PORT));
+    if (portsHandedOut.has(port) || !(await canListen(port))) continue;
+    portsHandedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port between ${LOWEST_OFFERED_PORT} and ${ephemeralStart - 1} after 100 tries`);
+}
+
+/** Linux's configured start; elsewhere the IANA one's lower bound is above 32768 anyway. */
+export async function ephemeralRangeStart(): Promise<number> {
+  const range = await readFile("/proc/sys/net/ipv4/ip_local_port_range", "utf8").catch(() => "");
+  const start = Number(range.trim().split(/\s+/)[0]);
+  return Number.isInteger(start) && start > LOWEST_OFFERED_PORT ? start : 32_768;
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
 }
 
