@@ -5,6 +5,7 @@
  * an upload" last long enough to act in.
  */
 import net from "node:net";
+import { freePort } from "@tjm/devstack/services";
 
 export class TcpProxy {
   private server: net.Server | undefined;
@@ -20,12 +21,8 @@ export class TcpProxy {
   ) {}
 
   static async start(target: { host: string; port: number }): Promise<TcpProxy> {
-    const probe = net.createServer();
-    const port = await new Promise<number>((resolve) =>
-      probe.listen(0, "127.0.0.1", () => resolve((probe.address() as net.AddressInfo).port)),
-    );
-    await new Promise((resolve) => probe.close(resolve));
-    const proxy = new TcpProxy(port, target);
+    // Cut and restored on the same port: one outbound connections never take meanwhile.
+    const proxy = new TcpProxy(await freePort(), target);
     await proxy.restore();
     return proxy;
   }

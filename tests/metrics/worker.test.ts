@@ -4,10 +4,9 @@
  * help, and the values that one job and one storage outage move. The meter arithmetic (fps
  * summed over runs, frames from ffmpeg's running total) is checked in-process first.
  */
-import net from "node:net";
 import { type AgentProcess, agentDirs, killAgents } from "@tjm/devstack/agent-process";
 import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
-import { waitFor } from "@tjm/devstack/services";
+import { freePort, waitFor } from "@tjm/devstack/services";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { WORKER_SERIES } from "../../worker-agent/src/metrics/series.ts";
 import { BUN_STUBBED_DEFAULTS, WorkerMetrics } from "../../worker-agent/src/metrics/worker-metrics.ts";
@@ -262,12 +261,3 @@ describe("a real agent's /metrics", () => {
     }
   });
 });
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  const port = await new Promise<number>((resolve) =>
-    probe.listen(0, "127.0.0.1", () => resolve((probe.address() as net.AddressInfo).port)),
-  );
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}

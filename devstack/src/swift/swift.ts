@@ -21,7 +21,6 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
-import net from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,7 +32,7 @@ import {
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
 import type { StorageSettings } from "@tjm/protocol";
-import { canConnect } from "../services.ts";
+import { canConnect, freePort } from "../services.ts";
 
 /** tempauth's account "test", user "tester": S3 access key "test:tester", secret "testing". */
 export const SWIFT_CREDENTIALS = { accessKeyId: "test:tester", secretAccessKey: "testing" } as const;
@@ -43,8 +42,6 @@ const PYTHON = "/usr/bin/python3"; // python3-swift lives in the system interpre
 export const SAIO = join(dirname(fileURLToPath(import.meta.url)), "saio.py");
 const SERVERS = ["account", "container", "object", "proxy"] as const;
 export type SwiftServerName = (typeof SERVERS)[number];
-/** What the Debian units would bind; never handed out here. */
-const DEFAULT_PORTS = new Set([8080, 6200, 6201, 6202]);
 const STOP_GRACE_MS = 5_000;
 /** Generous: on a loaded 2-core machine a start takes 10-25 s (about 5 s of CPU in all). */
 const START_TIMEOUT_MS = 45_000;
@@ -79,26 +76,6 @@ interface Ports {
   account: number;
   container: number;
   object: number;
-}
-
-/** Distinct free loopback ports, all held open at once so they differ from each other. */
-async function freePorts(count: number): Promise<number[]> {
-  const held: net.Server[] = [];
-  try {
-    const ports: number[] = [];
-    while (ports.length < count) {
-      const server = net.createServer();
-      held.push(server);
-      const port = await new Promise<number>((resolve, reject) => {
-        server.once("error", reject);
-        server.listen(0, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port));
-      });
-      if (!DEFAULT_PORTS.has(port)) ports.push(port);
-    }
-    return ports;
-  } finally {
-    await Promise.all(held.map((server) => new Promise((resolve) => server.close(resolve))));
-  }
 }
 
 function configs(dir: string, ports: Ports): Record<string, string> {
@@ -336,7 +313,12 @@ async function startInstance(
   dir: string,
   probe: (endpoint: string, write: boolean) => Promise<unknown>,
 ): Promise<Instance> {
-  const [proxy = 0, account = 0, container = 0, object = 0] = await freePorts(4);
+  const [proxy = 0, account = 0, container = 0, object = 0] = await Promise.all([
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+  ]);
   const instance = new Instance(dir, { proxy, account, container, object });
   try {
     await instance.prepare();
