@@ -31,8 +31,11 @@ const WORKERS = 4;
 const WORKER_CAPACITY = 2;
 /** Jobs whose detail is compared between the Managers. */
 const SAMPLE = 10;
-/** 100 jobs take 40-50 s here; the waits scale with the count, with room for a busy machine. */
-const RUN_BUDGET_MS = Math.max(120_000, JOBS * 1_200);
+/**
+ * 100 jobs take 40-50 s on a quiet machine and over 150 s on a slow one while the rest of the
+ * suite runs beside this file; the waits scale with the count, with room for that.
+ */
+const RUN_BUDGET_MS = Math.max(180_000, JOBS * 1_800);
 
 let cluster: NatsCluster;
 /** The test's own connection to the cluster, for stream and consumer info. */
@@ -339,6 +342,6 @@ describe("two Managers on a three-node NATS cluster", () => {
           `jobs per Worker ${agents.map((agent) => agent.logs.filter((line) => line.msg === "attempt completed").length).join("/")}`,
       );
     },
-    RUN_BUDGET_MS + 60_000,
+    RUN_BUDGET_MS + 120_000,
   );
 });
