@@ -224,7 +224,10 @@ async function problemsOf(operation: Operation, request: FuzzRequest): Promise<s
   try {
     answer = await exchange(operation, request);
   } catch (err) {
-    return [`no answer: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`];
+    // fetch's own message is only "fetch failed": the reason is in its cause.
+    const cause =
+      err instanceof Error && err.cause instanceof Error ? ` (${err.cause.name}: ${err.cause.message})` : "";
+    return [`no answer: ${err instanceof Error ? `${err.name}: ${err.message}${cause}` : String(err)}`];
   }
   countStatus(operation, answer.status);
   const problems = answerProblems(operation, answer, validators);
