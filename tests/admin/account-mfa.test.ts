@@ -97,7 +97,8 @@ async function keepRecoveryCodes(): Promise<string[]> {
   return codes;
 }
 
-describe("the account page's two-step sign-in", () => {
+/** Chromium through the provider's pages: up to 26 s per test on a slow machine running the suite beside it. */
+describe("the account page's two-step sign-in", { timeout: 60_000 }, () => {
   it("enrols an authenticator app with its QR code and key, and shows ten recovery codes once", async () => {
     await page.goto(`${admin.baseUrl}/account`);
     await signIn();

@@ -16,7 +16,8 @@ import { getWorker, isOnline, waitForWorker } from "../harness/workers-api.ts";
 /** The Manager's shortest allowed lifetime (WORKER_JWT_TTL_SECONDS ≥ 10): a refresh at ~5 s. */
 const JWT_TTL_SECONDS = 10;
 
-describe("the Worker agent with NATS in operator mode", () => {
+/** Real agents and Managers as processes: 20-25 s per test on a slow machine running the suite beside them. */
+describe("the Worker agent with NATS in operator mode", { timeout: 60_000 }, () => {
   let nats: OperatorModeNats;
   let manager: TestManager;
   let cleanup: (() => Promise<void>) | undefined;

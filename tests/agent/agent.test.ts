@@ -6,7 +6,8 @@ import { TestManager } from "../harness/manager.ts";
 import { issueToken } from "../harness/workers.ts";
 import { getWorker, isOnline, waitForWorker } from "../harness/workers-api.ts";
 
-describe("the Worker agent (bun worker-agent/src/main.ts) against a Manager", () => {
+/** Real agents as processes: up to 20 s per test on a slow machine running the suite beside them. */
+describe("the Worker agent (bun worker-agent/src/main.ts) against a Manager", { timeout: 60_000 }, () => {
   let manager: TestManager;
   const cleanups: (() => Promise<void>)[] = [];
 
