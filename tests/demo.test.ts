@@ -172,7 +172,10 @@ describe("npm run demo", () => {
       await rm(cache, { recursive: true, force: true });
     }
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
-    expect(second.code === 0 || second.signal === "SIGTERM", `${second.stdout}\n${second.stderr}`).toBe(true);
+    expect(
+      second.code === 0 || second.signal === "SIGTERM",
+      `the second run ended with code ${second.code}, signal ${second.signal}\n${second.stdout}\n${second.stderr}`,
+    ).toBe(true);
 
     const { stdout } = result;
     expect(stdout).toMatch(/Manager on Node at http:\/\/127\.0\.0\.1:\d+/);
