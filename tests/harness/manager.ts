@@ -264,6 +264,11 @@ export class TestManager {
       res.end();
     };
     const server = createServer((req, res) => listener(req, res));
+    // The test's fetch keeps an idle connection for the advertised 5 s less a threshold, on
+    // timers that run late while this process is busy serving the Manager. A server closing it
+    // only 1 s after the advertised time can race a request on it: the likely cause of the
+    // ECONNRESETs seen on a loaded 2-core machine. Held longer, the client always ends it first.
+    server.keepAliveTimeoutBuffer = 30_000;
     await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
     const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const providerEnabled = options.issuerUrl === undefined;
