@@ -76,8 +76,11 @@ export class AgentProcess {
     return this.exit === undefined;
   }
 
-  /** The first log line matching `match`, waiting for it to be written. */
-  async waitForLog(match: (line: LogLine) => boolean, timeoutMs = 15_000): Promise<LogLine> {
+  /**
+   * The first log line matching `match`, waiting for it to be written. 30 s by default: a first
+   * start (ffmpeg probed, then registered) took over 15 s on a loaded 2-core machine.
+   */
+  async waitForLog(match: (line: LogLine) => boolean, timeoutMs = 30_000): Promise<LogLine> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const found = this.logs.find(match);
