@@ -5,6 +5,7 @@
  * refusing and a vanished SMTP server, permanent refusals, expiry, and the code deleted from
  * the outbox once sent. Every log line the sender wrote is kept and none holds a code.
  */
+import { freePort } from "@tjm/devstack/services";
 import { createLogger } from "@tjm/platform";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -90,7 +91,8 @@ async function untilRow(id: string, done: (r: NonNullable<Awaited<ReturnType<typ
 beforeAll(async () => {
   schema = await createTestSchema(testServices().databaseUrl);
   sql = schema.sql;
-  mailbox = await Mailbox.start();
+  // Restarted on its port later: one below the ephemeral range, which no outbound connection takes meanwhile.
+  mailbox = await Mailbox.start(await freePort());
   webhook = await SmsWebhook.start(WEBHOOK_SECRET);
   delivery = createDelivery(settings(), {
     sql,

@@ -18,7 +18,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { samplePlan } from "@tjm/devstack/fixtures/plans";
 import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
-import { type NatsServer, startNatsServer, waitFor } from "@tjm/devstack/services";
+import { freePort, type NatsServer, startNatsServer, waitFor } from "@tjm/devstack/services";
 import { type LeaseCommand, streams } from "@tjm/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestManager } from "../harness/manager.ts";
@@ -48,7 +48,8 @@ beforeAll(async () => {
   s3 = await startS3({ buckets: ["media-out"] });
   client = s3.client();
   storeDir = await mkdtemp(join(tmpdir(), "tjm-nats-faults-"));
-  nats = await startNatsServer({ storeDir });
+  // Restarted on its port later: one below the ephemeral range, which no outbound connection takes meanwhile.
+  nats = await startNatsServer({ storeDir, port: await freePort() });
   manager = await TestManager.start({
     natsUrl: nats.url,
     storage: s3.settings,
