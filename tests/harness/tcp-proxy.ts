@@ -21,7 +21,7 @@ export class TcpProxy {
   ) {}
 
   static async start(target: { host: string; port: number }): Promise<TcpProxy> {
-    // Cut and restored on the same port: one outbound connections never take meanwhile.
+    // Cut and restored on the same port: a freePort, which no outbound connection takes meanwhile.
     const proxy = new TcpProxy(await freePort(), target);
     await proxy.restore();
     return proxy;
