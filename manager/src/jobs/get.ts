@@ -20,5 +20,12 @@ export const getJobRoute = operatorRoute({
 
 export const getJob =
   (deps: JobsDeps): AppRouteHandler<typeof getJobRoute> =>
-  async (c) =>
-    c.json(await jobDetail(deps.sql, c.req.valid("param").jobId, deps.liveProgress), 200);
+  async (c) => {
+    const { jobId } = c.req.valid("param");
+    // The job and its attempts are two reads: one snapshot keeps a transition committed between
+    // them from showing a RUNNING job beside its next attempt.
+    const detail = await deps.sql.begin("isolation level repeatable read read only", (tx) =>
+      jobDetail(tx, jobId, deps.liveProgress),
+    );
+    return c.json(detail, 200);
+  };

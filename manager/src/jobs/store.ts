@@ -107,6 +107,10 @@ export function insertJob(sql: Sql | TransactionSql, job: NewJob): PendingQuery<
     from job j, attempt`;
 }
 
+/**
+ * The job and its attempts, read in two statements: call it in a transaction that sees one
+ * snapshot (repeatable read) or holds the job's row lock.
+ */
 export async function findJobDetail(
   sql: Sql | TransactionSql,
   jobId: string,
