@@ -1,6 +1,6 @@
 /**
  * The demo's Admin console: `npm run admin` as a child process of its own (its own process group,
- * so npm, tsx and the console stop together), at `http://127.0.0.1:<port>`: the host of every other
+ * so npm and the console stop together), at `http://127.0.0.1:<port>`: the host of every other
  * URL the demo prints, and a loopback address, where browsers accept its `__Host-` session cookie
  * over plain http.
  */

@@ -130,10 +130,12 @@ async function cleanUp(): Promise<void> {
 }
 
 /**
- * On Ctrl-C npm passes the terminal's SIGINT on to its script as well, and tsx to the demo: a
- * repeat this soon after the first is the same keypress, not a second one. A signal sent to npm
- * alone (`kill <pid>`) reaches the demo too because the npm script `exec`s tsx: without it the
- * shell between them died of the signal and left the demo running.
+ * On Ctrl-C npm passes the terminal's SIGINT on to its script as well: a repeat this soon after
+ * the first is the same keypress, not a second one. A signal sent to npm alone (`kill <pid>`)
+ * reaches the demo too because the npm script `exec`s node: without it the shell between them
+ * died of the signal and left the demo running. The script runs node with tsx's loader, not
+ * tsx's CLI, which SIGKILLs a child that has not answered a signal within 60 ms (a busy
+ * machine's may not), clean-up or not.
  */
 const SIGNAL_ECHO_MS = 1000;
 /** How often a serving demo checks whether the operator's token is due for its refresh. */

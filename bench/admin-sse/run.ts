@@ -195,7 +195,7 @@ async function prepare(context: BenchContext): Promise<Setup> {
   };
 }
 
-/** The node process running the console's code: of those started for it (npm, sh, tsx), the largest. */
+/** The node process running the console's code: of those started for it (npm, sh), the largest. */
 function consoleProcess(adminUrl: string): number {
   const candidates = findProcessTree("ADMIN_PUBLIC_URL", adminUrl).pids.filter((pid) => {
     try {

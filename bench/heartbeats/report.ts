@@ -44,7 +44,7 @@ export function heartbeatReport(result: HeartbeatResult | undefined): string {
         percent(result.managerCpuShare),
         `< ${percent(TARGETS.heartbeatCpuShare)}`,
       ],
-      ["same, with npm, sh and tsx's CLI above it", percent(result.treeCpuShare), ""],
+      ["same, with npm and sh above it", percent(result.treeCpuShare), ""],
       [
         "Manager RSS at window start / end / max",
         `${mib(result.rssStartBytes)} / ${mib(result.rssEndBytes)} / ${mib(result.rssMaxBytes)}`,

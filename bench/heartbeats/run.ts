@@ -36,7 +36,7 @@ export interface HeartbeatResult {
   heartbeatsPerSecond: number;
   /** CPU seconds per wall second of the process running the Manager's code (1 = one core). */
   managerCpuShare: number;
-  /** The same for npm, sh, tsx's CLI and the Manager together. */
+  /** The same for npm, sh and the Manager together. */
   treeCpuShare: number;
   rssStartBytes: number;
   rssEndBytes: number;

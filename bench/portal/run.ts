@@ -23,7 +23,7 @@ export const CONNECTED_APPS = 20;
 const EMAIL = "portal@bench.tjm.local";
 const REDIRECT_URI = "http://127.0.0.1:9/callback";
 const PORTAL_RESOURCE = resourceIndicator("account-portal");
-/** `clients create` runs at a time: each is an npm and tsx start. */
+/** `clients create` runs at a time: each is an npm and Node start. */
 const CLIENTS_AT_ONCE = 5;
 
 export interface PortalResult {

@@ -193,7 +193,7 @@ export interface Cluster {
   baseUrl: string;
   s3: S3Child;
   agents: AgentProcess[];
-  /** The Manager's processes (npm, sh, tsx and its node). */
+  /** The Manager's processes (npm, sh and its node). */
   manager: ProcessTree;
   submit(executionPlan: Record<string, unknown>): Promise<Submission>;
   /** The plan as the Manager stored it (normalised, defaults filled in): what a Worker's lease carries. */

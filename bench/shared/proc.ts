@@ -3,14 +3,14 @@
  * Manager, their CPU time, the Manager's resident memory and its open-files limit.
  *
  * `startManagerProcess` hands back no process id (it starts `npm run manager` in its own
- * process group: npm, the shell, tsx's CLI and the Manager's node), so the processes are
+ * process group: npm, the shell and the Manager's node), so the processes are
  * found by the environment they all inherit: the Manager's schema is unique to the run.
  */
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 
 export interface ProcessTree {
-  /** npm, sh, tsx and the Manager: everything started for it. */
+  /** npm, sh and the Manager: everything started for it. */
   pids: number[];
   /** The process running the Manager's code (the leaf whose command line runs main.node.ts). */
   manager: number;

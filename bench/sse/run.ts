@@ -114,8 +114,7 @@ async function storedAt(
 
 /**
  * SIGTERM to the Manager's node process alone, waiting until it is gone: it writes its CPU
- * profile as it exits. Signalled with its process group, tsx would signal it a second time,
- * which ends it before the profile is written.
+ * profile as it exits.
  */
 async function stopAlone(pid: number): Promise<void> {
   process.kill(pid, "SIGTERM");
@@ -141,8 +140,8 @@ export async function benchSse(context: BenchContext): Promise<SseResult> {
   const settings = context.settings.sse;
   const { schema, env } = await freshManagerSchema(context, "sse");
   const { projectId } = await createProject(env, "bench", "bench");
-  // Debug: the hub's "event fanned out" lines time the fan-out. NODE_OPTIONS reaches npm and
-  // tsx too; the Manager's profile is the one named by its pid.
+  // Debug: the hub's "event fanned out" lines time the fan-out. NODE_OPTIONS reaches npm
+  // too; the Manager's profile is the one named by its pid.
   const managerSettings: Record<string, string> = { LOG_LEVEL: "debug" };
   if (settings.cpuProfileDir)
     managerSettings.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${settings.cpuProfileDir}`;

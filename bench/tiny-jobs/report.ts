@@ -22,7 +22,7 @@ export function tinyJobsReport(result: TinyJobsResult | undefined): string {
     ],
     ["Manager CPU (its node process), share of one core", percent(result.managerCpuShare), "none set"],
     ["Manager CPU per job", `${result.managerCpuMsPerJob.toFixed(1)} ms`, ""],
-    ["same, with npm, sh and tsx's CLI above it", percent(result.managerTreeCpuShare), ""],
+    ["same, with npm and sh above it", percent(result.managerTreeCpuShare), ""],
     ["Manager RSS at the end", mib(result.managerRssEndBytes), ""],
     [`Worker agents (${result.workers} Bun processes)`, percent(result.agentsCpuShare), ""],
     ["ffmpeg and ffprobe runs the agents finished", percent(result.encodersCpuShare), ""],

@@ -175,6 +175,31 @@ describe("one installation per subject prefix, between Manager processes", () =>
     await fromDump.stop();
   }, 180_000);
 
+  it("a Manager that takes its SIGTERM late still stops gracefully: nothing `npm run manager` starts above it kills it first", async () => {
+    const subjectPrefix = prefix("late-signal");
+    const installation = await createTestSchema(testServices().databaseUrl);
+    undo.push(installation.drop);
+    const manager = await startManagerProcess(
+      "node",
+      managerEnv(testServices().databaseUrl, installation.schema, subjectPrefix),
+    );
+    undo.push(manager.stop);
+    const pid = (await presenceRecord(subjectPrefix))?.managers[0]?.pid;
+    if (pid === undefined) throw new Error(`no Manager in the presence record:\n${manager.output()}`);
+    // A loaded machine, made certain: the Manager runs again only a second after its process
+    // group got SIGTERM. tsx's CLI SIGKILLed a child that had not answered a signal in 60 ms.
+    process.kill(pid, "SIGSTOP");
+    const stopped = manager.stop();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    try {
+      process.kill(pid, "SIGCONT");
+    } catch {
+      throw new Error(`the Manager was killed before it could take its SIGTERM:\n${manager.output()}`);
+    }
+    await stopped;
+    expect(await presenceRecord(subjectPrefix), manager.output()).toBeUndefined();
+  }, 120_000);
+
   it("a Manager started while NATS is down serves with readiness 503, and exits 4 once NATS answers and another installation is live", async () => {
     const subjectPrefix = prefix("late");
     const live = await TestManager.start({ subjectPrefix });
