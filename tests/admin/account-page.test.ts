@@ -237,7 +237,7 @@ describe("the account page", () => {
 
     await again.click();
     // max_age=300 against a sign-in ten minutes old: the provider asks for the password again.
-    expect(new URL(page.url()).pathname).toMatch(/^\/oidc\/interaction\//);
+    await page.waitForURL((url) => url.pathname.startsWith("/oidc/interaction/"));
     await signInOnProviderPage();
     expect(new URL(page.url()).hash).toBe("#delete");
     await until(() => page.evaluate(() => document.activeElement?.id)).toBe("delete-heading");

@@ -77,6 +77,8 @@ async function headingFonts(page: Page): Promise<string[]> {
 }
 
 async function expectPashto(page: Page, heading: string): Promise<void> {
+  // Called right after a click that navigates: the page is read once its heading is there.
+  await page.getByRole("heading", { name: heading, exact: true }).waitFor();
   expect(
     await page.evaluate(() => ({
       lang: document.documentElement.lang,
@@ -152,6 +154,7 @@ describe("the recovery pages are as bound as the sign-in form", () => {
     const page = await context.newPage();
     await page.goto(authorizationUrl());
     await page.getByRole("link", { name: "Forgot password?" }).click();
+    await page.waitForURL((url) => url.pathname.endsWith("/recovery"));
     const url = page.url();
     await context.close();
     return url.split("?")[0] as string;

@@ -84,6 +84,9 @@ describe("the sign-in page's languages", () => {
     await screenshot(page, "en");
 
     await page.getByRole("link", { name: "فارسی" }).click();
+    // The click only starts the navigation: read the page once the English one has gone.
+    await page.waitForFunction(() => document.documentElement?.lang !== "en");
+    await page.waitForLoadState();
     expect(await documentLanguage(page)).toEqual({
       lang: "fa",
       dir: "rtl",
