@@ -181,6 +181,7 @@ describe("the account page's two-step sign-in", { timeout: 60_000 }, () => {
     await page.getByRole("button", { name: "Remove Authenticator app" }).click();
     await until(() => status()).toBe("This needs a recent sign-in: sign in again, then try once more.");
     await page.locator('[data-reauth="mfa"] button').click();
+    await page.waitForURL((url) => url.pathname.startsWith("/oidc/interaction/"));
     await signIn({ method: /recovery codes/, code: recoveryCodes[1] as string });
     expect(new URL(page.url()).hash).toBe("#mfa");
     await until(() => page.evaluate(() => document.activeElement?.id)).toBe("mfa-heading");

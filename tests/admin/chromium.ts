@@ -39,3 +39,14 @@ export async function seriousViolations(page: Page): Promise<string[]> {
     .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
     .map((violation) => `${violation.id} (${violation.impact}) at ${violation.targets.join(", ")}`);
 }
+
+/**
+ * Follows a link of a language switcher and waits for the page in that language (`lang`, its
+ * html lang). The link redirects back to the address the page is at, so waiting for that URL
+ * returns at once, on the old page.
+ */
+export async function switchLanguage(page: Page, switcher: string, language: string, lang: string) {
+  await page.getByRole("navigation", { name: switcher }).getByRole("link", { name: language }).click();
+  await page.waitForFunction((expected) => document.documentElement?.lang === expected, lang);
+  await page.waitForLoadState();
+}

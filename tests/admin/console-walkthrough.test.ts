@@ -277,6 +277,7 @@ describe("an operator walks the console", () => {
 
   it("undrains the Worker after confirming, and the agent takes leases again", async () => {
     await page.getByRole("link", { name: "Workers" }).click();
+    await page.waitForURL(`${admin.baseUrl}/workers`);
     const row = page.locator(`tr[data-worker-id="${workerId}"]`);
     await expect.poll(() => row.count()).toBe(1);
     const question = nextConfirm(true);
