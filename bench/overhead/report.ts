@@ -154,7 +154,7 @@ export function overheadReport(result: OverheadResult | undefined): string {
     ],
     ["ffmpeg's last progress message", stages.ffmpegDone, stages.ffmpegDone - stages.ffmpegSpawned],
     [
-      "Manager applied `completed` (output probed, uploaded to staging, log uploaded)",
+      "Manager applied `completed` (output described, uploaded to staging, log uploaded)",
       stages.completionAccepted,
       stages.completionAccepted - stages.ffmpegDone,
       TARGETS.lastProgressToCompletedMs,

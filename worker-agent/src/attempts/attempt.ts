@@ -4,12 +4,12 @@
  * too much), ffprobe running beside ffmpeg rather than before it (only a plan that needs its
  * facts to build the command waits for it), watermark and subtitle files downloaded first,
  * one ffmpeg run for every output, outputs uploaded with resumable multipart uploads (those
- * ffmpeg writes front to back while it writes them, output-uploads.ts) while they are probed
- * (where the lease says: completed at an attempt-scoped staging key, or left incomplete at the
- * destination for the Manager to commit), the ffmpeg log to logsUri, then `completed`. When
- * storage stays down past the uploader's retry budget it reports `upload-paused` and keeps the
- * encoded files until `resume-uploads` (or a cancel). Nothing here throws to the caller: every
- * ending is a report.
+ * ffmpeg writes front to back while it writes them, output-uploads.ts) while they are
+ * described (output-description.ts) (where the lease says: completed at an attempt-scoped
+ * staging key, or left incomplete at the destination for the Manager to commit), the ffmpeg
+ * log to logsUri, then `completed`. When storage stays down past the uploader's retry budget
+ * it reports `upload-paused` and keeps the encoded files until `resume-uploads` (or a
+ * cancel). Nothing here throws to the caller: every ending is a report.
  */
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -29,6 +29,7 @@ import type { WorkerMetrics } from "../metrics/worker-metrics.ts";
 import { buildFfmpegCommand, checkStreams, type FfmpegCommand, probeFactsNeeded } from "../run/args.ts";
 import { FfmpegFailedError, type RunningFfmpeg, startFfmpeg } from "../run/ffmpeg-process.ts";
 import { InputUnreadableError, type MediaInfo, probeMedia } from "../run/media-info.ts";
+import { describeOutput, type OutputDescription } from "../run/output-description.ts";
 import { missingStreamError } from "../run/plan-errors.ts";
 import type { ProgressUpdate } from "../run/progress.ts";
 import { retimeSubtitles } from "../run/subtitle-retime.ts";
@@ -558,7 +559,7 @@ export class Attempt {
 
   /**
    * Uploads every output where the lease says, and the log beside them; pauses (and waits)
-   * while storage is down. The outputs are probed for the completion report (the manifest's
+   * while storage is down. The outputs are described for the completion report (the manifest's
    * durations, codecs and sizes) while they upload.
    */
   private async uploadAll(): Promise<OutputResult[]> {
@@ -625,13 +626,9 @@ export class Attempt {
     this.log.info("uploads resumed", { attemptId: this.lease.attemptId });
   }
 
-  private async describe(output: EncodedOutput): Promise<OutputDescription> {
-    const produced = await probeMedia(output.path, { ffprobePath: this.env.ffprobePath });
-    return {
-      durationMs: produced.durationMs,
-      codecs: codecsOf(produced),
-      ...(produced.video ? { widthPx: produced.video.width, heightPx: produced.video.height } : {}),
-    };
+  private describe(output: EncodedOutput): Promise<OutputDescription> {
+    const planned = this.lease.plan.outputs.find((entry) => entry.id === output.id);
+    return describeOutput(output.path, planned?.container, { ffprobePath: this.env.ffprobePath });
   }
 
   private uploadUri(outputId: string): string {
@@ -662,14 +659,4 @@ export class Attempt {
     await rm(this.record.logPath, { force: true });
     await this.env.records.remove(this.lease);
   }
-}
-
-type OutputDescription = Pick<OutputResult, "durationMs" | "codecs" | "widthPx" | "heightPx">;
-
-function codecsOf(info: MediaInfo): string[] {
-  return [
-    ...(info.video ? [info.video.codec] : []),
-    ...info.audioStreams.map((stream) => stream.codec),
-    ...info.subtitleStreams.map((stream) => stream.codec),
-  ];
 }
