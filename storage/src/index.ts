@@ -5,7 +5,7 @@
  * reported at its destination, put, delete and presigned GETs.
  * It imports nothing from the protocol, the Manager or the Worker agent.
  */
-export { createS3Client, type StorageSettings } from "./client.ts";
+export { createS3Client, type S3Transport, type StorageSettings } from "./client.ts";
 export {
   abortMultipartUpload,
   CommitMismatchError,

@@ -109,6 +109,7 @@ export class Attempt {
   private readonly abort = new AbortController();
   /** Made on first use: see `client`. */
   private s3Client: S3Client | undefined;
+  private s3BodyClient: S3Client | undefined;
   private outputUploads: OutputUploads | undefined;
   private ffmpeg: RunningFfmpeg | undefined;
   private resumeWaiter: (() => void) | undefined;
@@ -147,7 +148,10 @@ export class Attempt {
           : this.run()
     )
       .catch((err) => this.log.error("attempt ended without its last report", { err }))
-      .finally(() => this.s3Client?.destroy());
+      .finally(() => {
+        this.s3Client?.destroy();
+        this.s3BodyClient?.destroy();
+      });
   }
 
   private aborted(): Promise<void> {
@@ -166,6 +170,13 @@ export class Attempt {
     return this.s3Client;
   }
 
+  /** For the uploads' bodies: under Bun, fetch sends them with a third of node:http's CPU (client.ts). */
+  private get bodyClient(): S3Client {
+    if (!process.versions.bun) return this.client;
+    this.s3BodyClient ??= createS3Client(this.record.lease.storage, {}, "fetch");
+    return this.s3BodyClient;
+  }
+
   private get uploads(): OutputUploads {
     this.outputUploads ??= this.createUploads();
     return this.outputUploads;
@@ -176,6 +187,7 @@ export class Attempt {
     const multipartCommit = lease.commit === "multipart";
     return new OutputUploads({
       client: this.client,
+      bodyClient: this.bodyClient,
       uri: (outputId) => this.uploadUri(outputId),
       statePath: (outputId) => this.env.records.uploadStatePath(lease.attemptId, outputId),
       // Multipart: only the Manager completes each upload, with the part list the report carries.
@@ -639,7 +651,7 @@ export class Attempt {
 
   private async uploadLog(): Promise<void> {
     const log = await readFile(this.record.logPath).catch(() => Buffer.from("(ffmpeg did not run)\n"));
-    await putSmallObject(this.client, this.lease.logsUri, log, "text/plain; charset=utf-8", this.retry);
+    await putSmallObject(this.bodyClient, this.lease.logsUri, log, "text/plain; charset=utf-8", this.retry);
   }
 
   /**

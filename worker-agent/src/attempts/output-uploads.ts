@@ -30,6 +30,8 @@ async function exists(path: string): Promise<boolean> {
 
 export interface OutputUploadSettings extends RetryOptions {
   client: S3Client;
+  /** Sends the requests that carry a body (PutObject, UploadPart); `client` when unset. */
+  bodyClient?: S3Client | undefined;
   logger?: Logger;
   /** Where each output goes and where its upload state is kept. */
   uri: (outputId: string) => string;
@@ -134,7 +136,7 @@ export class OutputUploads {
     if (!single) return (await this.uploader(output)).upload();
     const body = await readFile(output.path);
     const { sha256 } = await putSmallObject(
-      this.settings.client,
+      this.settings.bodyClient ?? this.settings.client,
       this.settings.uri(output.id),
       body,
       OUTPUT_CONTENT_TYPE,

@@ -32,6 +32,8 @@ import { type UploadState, writeUploadState } from "./upload-state.ts";
 
 export interface GrowingUploadOptions extends RetryOptions {
   client: S3Client;
+  /** Sends the requests that carry a body (UploadPart); `client` when unset. */
+  bodyClient?: S3Client | undefined;
   logger?: Logger;
   /** The file ffmpeg is writing; it need not exist yet. */
   file: string;
@@ -213,7 +215,7 @@ export class GrowingFileUpload {
       const body = await readRange(handle, part.offset, part.length).finally(() => handle.close());
       const answer = await withRetry(
         () =>
-          this.options.client.send(
+          (this.options.bodyClient ?? this.options.client).send(
             new UploadPartCommand({
               Bucket: state.bucket,
               Key: state.key,

@@ -59,6 +59,8 @@ export interface UploadMeter {
 
 export interface UploadOptions extends RetryOptions {
   client: S3Client;
+  /** Sends the requests that carry a body (UploadPart); `client` when unset. */
+  bodyClient?: S3Client | undefined;
   /** The uploader also logs how it resumes, at info. */
   logger?: Logger;
   file: string;
@@ -413,7 +415,7 @@ export class MultipartUploader {
     const answer = await withRetry(
       (attempt) => {
         if (attempt > 1) this.options.meter?.retried("upload_part");
-        return this.options.client.send(
+        return (this.options.bodyClient ?? this.options.client).send(
           new UploadPartCommand({
             ...multipartUpload(state),
             PartNumber: part.partNumber,
