@@ -117,6 +117,14 @@ const STREAMED_CLIP_SECONDS = 8;
 
 const AGENTS = 3;
 const LOST_AFTER_MS = 3000;
+/**
+ * How long every job has to end. On a 2-core machine running the fault suite's other scenarios
+ * beside this one (load average 20), a killed agent took 20-60 s to run its next job (its
+ * ffmpeg probe alone 11-23 s), and 120 s + 6 s a job ended the wait with jobs still running:
+ * their facts, read while they finished, are no verdict.
+ */
+const TERMINAL_WAIT_MS = 240_000;
+const TERMINAL_WAIT_PER_JOB_MS = 15_000;
 const AGENT_ENV = {
   WORKER_CAPACITY: "1",
   WORKER_UPLOAD_PART_SIZE_MIB: "5",
@@ -417,7 +425,7 @@ export async function runWorkerFaults(options: {
         for (const row of rows) finished.add(row.id);
         return finished.size === runs;
       },
-      120_000 + runs * 6_000,
+      TERMINAL_WAIT_MS + runs * TERMINAL_WAIT_PER_JOB_MS,
       500,
     )
       .catch((err: unknown) => console.warn(`[chaos] ${scenario}: ${(err as Error).message}`))

@@ -157,6 +157,14 @@ export async function sha256(bytes: Uint8Array): Promise<string> {
   return Buffer.from(await crypto.subtle.digest("SHA-256", new Uint8Array(bytes))).toString("hex");
 }
 
+/**
+ * How long a test waits for an agent to start: its ffmpeg probe (eleven ffmpeg processes) took
+ * 1.5 s on an idle 2-core machine and 11-23 s beside the fault suite's other scenarios (load
+ * average 20), where 30 s was too short for a restarted agent; the agent itself keeps trying to
+ * reach the Manager and NATS for 60 s (WORKER_STARTUP_TIMEOUT_MS) after that.
+ */
+const AGENT_START_TIMEOUT_MS = 90_000;
+
 /** An agent with its own state and work directories under `root`, started and registered. */
 export async function startTestAgent(
   manager: TestManager,
@@ -174,7 +182,7 @@ export async function startTestAgent(
     LOG_LEVEL: "debug",
     ...extra,
   });
-  await agent.waitForMessage("worker started", 30_000);
+  await agent.waitForMessage("worker started", AGENT_START_TIMEOUT_MS);
   return agent;
 }
 
