@@ -17,6 +17,7 @@ import { probeMedia } from "./media-info.ts";
 import { missingStreamError } from "./plan-errors.ts";
 import type { ProgressUpdate } from "./progress.ts";
 import { retimeSubtitles } from "./subtitle-retime.ts";
+import { output } from "./test-plans.ts";
 
 const ENCODERS = execFileSync("ffmpeg", ["-hide_banner", "-encoders"], { encoding: "utf8" });
 const hasEncoder = (name: string) => new RegExp(`^ \\S{6} ${name} `, "m").test(ENCODERS);
@@ -82,14 +83,6 @@ function plan(outputs: PlanOutput[], transforms: Partial<PlanTransforms> = {}): 
     transforms: { removedSegments: [], subtitles: [], audioTracks: [], ...transforms },
   };
 }
-
-const output = (id: string, container: PlanOutput["container"], fields: Partial<PlanOutput>): PlanOutput => ({
-  id,
-  kind: "FILE",
-  container,
-  destinationUri: `s3://media-out/${id}.${container}`,
-  ...fields,
-});
 
 /**
  * Builds the command for `executionPlan` as the Worker does (probing the input only when the

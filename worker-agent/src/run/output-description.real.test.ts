@@ -15,6 +15,7 @@ import { startFfmpeg } from "./ffmpeg-process.ts";
 import { describeIsoMediaFile } from "./iso-media.ts";
 import { probeMedia } from "./media-info.ts";
 import { describeOutput, describeProbed } from "./output-description.ts";
+import { output } from "./test-plans.ts";
 
 let dir: string;
 let input: string;
@@ -35,14 +36,6 @@ beforeAll(() => {
   writeFileSync(subtitle, "1\n00:00:00,200 --> 00:00:01,400\nHello\n");
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-const output = (id: string, container: PlanOutput["container"], fields: Partial<PlanOutput>): PlanOutput => ({
-  id,
-  kind: "FILE",
-  container,
-  destinationUri: `s3://media-out/${id}.${container}`,
-  ...fields,
-});
 
 /** Encodes the plan as the Worker builds its command; returns each output's path. */
 async function encode(outputs: PlanOutput[], transforms: Partial<PlanTransforms> = {}) {
