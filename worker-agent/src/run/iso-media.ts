@@ -28,27 +28,46 @@ interface Box {
   body: DataView;
 }
 
+/**
+ * The header of the box at `offset` in `view`, which holds `remaining` bytes from there to the
+ * end of its container (a file's size, or the parent's content): its type, header length and
+ * whole size (0 meaning "to the end"); undefined when the header is cut off or the box overruns.
+ */
+function boxHeader(
+  view: DataView,
+  offset: number,
+  remaining: number,
+): { type: string; headerBytes: number; size: number } | undefined {
+  if (remaining < 8 || view.byteLength - offset < 8) return undefined;
+  let size = view.getUint32(offset);
+  let headerBytes = 8;
+  if (size === 1) {
+    if (remaining < 16 || view.byteLength - offset < 16) return undefined;
+    size = Number(view.getBigUint64(offset + 8));
+    headerBytes = 16;
+  } else if (size === 0) {
+    size = remaining;
+  }
+  if (size < headerBytes || size > remaining) return undefined;
+  return { type: fourcc(view, offset + 4), headerBytes, size };
+}
+
 /** The boxes laid out one after another in `view`; undefined when one overruns it. */
 function boxesIn(view: DataView): Box[] | undefined {
   const boxes: Box[] = [];
   let offset = 0;
   while (offset < view.byteLength) {
-    if (view.byteLength - offset < 8) return undefined;
-    let size = view.getUint32(offset);
-    let header = 8;
-    if (size === 1) {
-      if (view.byteLength - offset < 16) return undefined;
-      size = Number(view.getBigUint64(offset + 8));
-      header = 16;
-    } else if (size === 0) {
-      size = view.byteLength - offset;
-    }
-    if (size < header || offset + size > view.byteLength) return undefined;
+    const header = boxHeader(view, offset, view.byteLength - offset);
+    if (!header) return undefined;
     boxes.push({
-      type: fourcc(view, offset + 4),
-      body: new DataView(view.buffer, view.byteOffset + offset + header, size - header),
+      type: header.type,
+      body: new DataView(
+        view.buffer,
+        view.byteOffset + offset + header.headerBytes,
+        header.size - header.headerBytes,
+      ),
     });
-    offset += size;
+    offset += header.size;
   }
   return boxes;
 }
@@ -235,30 +254,21 @@ export async function describeIsoMediaFile(path: string): Promise<MovieDescripti
   const file = await open(path, "r");
   try {
     const { size } = await file.stat();
-    const header = new DataView(new ArrayBuffer(16));
+    const view = new DataView(new ArrayBuffer(16));
     let offset = 0;
     while (offset + 8 <= size) {
-      const { bytesRead } = await file.read(new Uint8Array(header.buffer), 0, 16, offset);
-      if (bytesRead < 8) return undefined;
-      let boxSize = header.getUint32(0);
-      let headerSize = 8;
-      if (boxSize === 1) {
-        if (bytesRead < 16) return undefined;
-        boxSize = Number(header.getBigUint64(8));
-        headerSize = 16;
-      } else if (boxSize === 0) {
-        boxSize = size - offset;
-      }
-      if (boxSize < headerSize || offset + boxSize > size) return undefined;
-      if (fourcc(header, 4) === "moov") {
-        const length = boxSize - headerSize;
+      const { bytesRead } = await file.read(new Uint8Array(view.buffer), 0, 16, offset);
+      const header = boxHeader(new DataView(view.buffer, 0, bytesRead), 0, size - offset);
+      if (!header) return undefined;
+      if (header.type === "moov") {
+        const length = header.size - header.headerBytes;
         if (length > MOOV_MAX_BYTES) return undefined;
         const moov = new Uint8Array(length);
-        const read = await file.read(moov, 0, length, offset + headerSize);
+        const read = await file.read(moov, 0, length, offset + header.headerBytes);
         if (read.bytesRead < length) return undefined;
         return describeMovie(new DataView(moov.buffer));
       }
-      offset += boxSize;
+      offset += header.size;
     }
     return undefined;
   } finally {
