@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestAccount } from "../harness/identity.ts";
 import { Mailbox } from "../harness/mailbox.ts";
 import { TestAdmin } from "./admin-harness.ts";
-import { CHROMIUM, screenshots, seriousViolations } from "./chromium.ts";
+import { CHROMIUM, screenshots, seriousViolations, signInAgainFrom } from "./chromium.ts";
 
 let mailbox: Mailbox;
 let admin: TestAdmin;
@@ -174,8 +174,7 @@ describe("the account page's two-step sign-in", { timeout: 60_000 }, () => {
     await admin.manager.sql`
       update oidc_records set payload = jsonb_set(payload, '{loginTs}', to_jsonb(extract(epoch from now())::int - 600))
       where model = 'Session' and payload->>'accountId' = ${account.accountId}`;
-    await page.goto(`${admin.baseUrl}/auth/sign-in?returnTo=/account`);
-    await page.waitForURL(`${admin.baseUrl}/account`);
+    await signInAgainFrom(page, admin.baseUrl, "/account");
     await until(() => factorRows().count()).toBe(1);
     page.once("dialog", (dialog) => void dialog.accept());
     await page.getByRole("button", { name: "Remove Authenticator app" }).click();

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestAccount } from "../harness/identity.ts";
 import { Mailbox } from "../harness/mailbox.ts";
 import { TestAdmin } from "./admin-harness.ts";
-import { CHROMIUM, screenshots, seriousViolations, switchLanguage } from "./chromium.ts";
+import { CHROMIUM, screenshots, seriousViolations, signInAgainFrom, switchLanguage } from "./chromium.ts";
 
 let swift: SwiftServer;
 let mailbox: Mailbox;
@@ -217,8 +217,7 @@ describe("the account page", () => {
     await admin.manager.sql`
       update oidc_records set payload = jsonb_set(payload, '{loginTs}', to_jsonb(extract(epoch from now())::int - 600))
       where model = 'Session' and payload->>'accountId' = ${account.accountId}`;
-    await page.goto(`${admin.baseUrl}/auth/sign-in?returnTo=/account`);
-    await page.waitForURL(`${admin.baseUrl}/account`);
+    await signInAgainFrom(page, admin.baseUrl, "/account");
     await until(() => page.getByLabel("Name").inputValue()).toBe("Farida Noori");
 
     await page.getByRole("button", { name: "Delete my account" }).click();

@@ -50,3 +50,15 @@ export async function switchLanguage(page: Page, switcher: string, language: str
   await page.waitForFunction((expected) => document.documentElement?.lang === expected, lang);
   await page.waitForLoadState();
 }
+
+/**
+ * Starts a new console sign-in from the page as a user would from the address bar. The sign-in
+ * ends the console session the page holds, so the page's own requests must be over first: one
+ * still in flight would come back 401 and send the page to sign in by itself, which aborts this
+ * navigation (net::ERR_ABORTED).
+ */
+export async function signInAgainFrom(page: Page, baseUrl: string, returnTo: string) {
+  await page.waitForLoadState("networkidle");
+  await page.goto(`${baseUrl}/auth/sign-in?returnTo=${encodeURIComponent(returnTo)}`);
+  await page.waitForURL(`${baseUrl}${returnTo}`);
+}
