@@ -63,12 +63,24 @@ export interface Contention {
   loadAverage: number;
 }
 
+/** CPU seconds (user + system) of TJM's own processes over a run. */
+export interface PlatformCpu {
+  manager: number;
+  /** The Worker agent itself, not its children (ffmpeg, ffprobe). */
+  agent: number;
+  store: number;
+}
+
+export const platformTotal = (cpu: PlatformCpu) => cpu.manager + cpu.agent + cpu.store;
+
 export interface RawRun extends Contention {
   seconds: number;
   fps: number;
   speed: number;
   /** ffmpeg's user + system CPU seconds. */
   cpuSeconds: number;
+  /** TJM's processes beside the plain command: up, with no job to run. */
+  platformCpu: PlatformCpu;
   /** Its output's size, and one PutObject of it to the bench's s3rver from this process (ms). */
   outputBytes: number;
   outputPutMs: number;
@@ -94,8 +106,8 @@ export interface TjmRun extends Contention {
   speed: number;
   /** User + system CPU seconds of the agent's children during the job: ffmpeg and its two ffprobes. */
   cpuSeconds: number;
-  /** CPU seconds of TJM's own processes during the job: the Manager's, the agent's (not its children's) and s3rver's. */
-  platformCpuSeconds: number;
+  /** TJM's own processes during the job. */
+  platformCpu: PlatformCpu;
   /** ffmpeg's own run inside the agent: spawned to last progress. */
   ffmpegSeconds: number;
   stages: TjmStages;
@@ -138,6 +150,29 @@ function watchMachine(): () => Contention {
   });
 }
 
+/** Starts metering TJM's own processes; the returned function tells their CPU seconds since. */
+function meterPlatform(cluster: Cluster): () => PlatformCpu {
+  const pids = {
+    manager: cluster.manager.pids,
+    agent: cluster.agents.map((agent) => agent.child.pid as number),
+    store: [cluster.s3.pid],
+  };
+  const read = (): PlatformCpu => ({
+    manager: cpuSeconds(pids.manager),
+    agent: cpuSeconds(pids.agent),
+    store: cpuSeconds(pids.store),
+  });
+  const before = read();
+  return () => {
+    const after = read();
+    return {
+      manager: after.manager - before.manager,
+      agent: after.agent - before.agent,
+      store: after.store - before.store,
+    };
+  };
+}
+
 /** One PutObject of a local file to s3rver, timed from the request to the answer (the file read first). */
 async function timedPut(cluster: Cluster, path: string, key: string): Promise<number> {
   const body = await readFile(path);
@@ -147,11 +182,13 @@ async function timedPut(cluster: Cluster, path: string, key: string): Promise<nu
 }
 
 async function runRaw(
+  cluster: Cluster,
   args: string[],
   expectedDurationMs: number | undefined,
   logPath: string,
 ): Promise<Omit<RawRun, "outputBytes" | "outputPutMs">> {
   const machine = watchMachine();
+  const platform = meterPlatform(cluster);
   // ffmpeg is this process's only child that ends meanwhile, so the growth of cutime + cstime is its CPU.
   const cpuBefore = reapedChildrenCpuSeconds([process.pid]);
   const started = wallNow();
@@ -174,21 +211,21 @@ async function runRaw(
     fps: last?.fps ?? Number.NaN,
     speed: last?.speed ?? Number.NaN,
     cpuSeconds: reapedChildrenCpuSeconds([process.pid]) - cpuBefore,
+    platformCpu: platform(),
     ...machine(),
   };
 }
 
 async function runTjm(cluster: Cluster, inputKey: string, run: string, timeoutMs: number): Promise<TjmRun> {
   const agentPids = cluster.agents.map((agent) => agent.child.pid as number);
-  const platform = [...cluster.manager.pids, ...agentPids, cluster.s3.pid];
   const machine = watchMachine();
   const cpuBefore = reapedChildrenCpuSeconds(agentPids);
-  const platformBefore = cpuSeconds(platform);
+  const platform = meterPlatform(cluster);
   const submission = await cluster.submit(plan(inputKey, run));
   const state = await cluster.waitForJob(submission.jobId, timeoutMs, 100);
   const contention = machine();
   const ffmpegCpuSeconds = reapedChildrenCpuSeconds(agentPids) - cpuBefore;
-  const platformCpuSeconds = cpuSeconds(platform) - platformBefore;
+  const platformCpu = platform();
   const times = (await cluster.times([submission.jobId])).get(submission.jobId);
   if (!times) throw new Error(`job ${submission.jobId} vanished`);
   const spawned = logTime(cluster.agentLog("encoding", times.attemptId));
@@ -201,7 +238,7 @@ async function runTjm(cluster: Cluster, inputKey: string, run: string, timeoutMs
     speed: progress?.last.speed ?? Number.NaN,
     ffmpegSeconds: (ffmpegDone - spawned) / 1000,
     cpuSeconds: ffmpegCpuSeconds,
-    platformCpuSeconds,
+    platformCpu,
     ...contention,
     stages: {
       accepted: since(times.acceptedMs),
@@ -253,7 +290,12 @@ export async function benchOverhead(context: BenchContext): Promise<OverheadResu
   const raw: RawRun[] = [];
   const tjm: TjmRun[] = [];
   const plainRun = async (run: number) => {
-    const ran = await runRaw(command.args, command.expectedDurationMs, join(scratch, `raw-${run}.log`));
+    const ran = await runRaw(
+      cluster,
+      command.args,
+      command.expectedDurationMs,
+      join(scratch, `raw-${run}.log`),
+    );
     const plain: RawRun = {
       ...ran,
       outputBytes: (await stat(output)).size,
