@@ -101,6 +101,13 @@ describe("judge", () => {
     expect(judge(job)).toMatchObject({ verdict: "stuck", reason: "still WAITING_FOR_STORAGE" });
   });
 
+  it("calls a job still committing stuck, not stale: its rows were read before its promotion was logged", () => {
+    const job = recovered();
+    job.state = "UPLOADING";
+    job.attempts[1] = { id: SECOND, state: "UPLOADING" };
+    expect(judge(job)).toMatchObject({ verdict: "stuck", reason: "still UPLOADING" });
+  });
+
   it("counts a destination copied again from the same staged object as a rewrite, not a duplicate", () => {
     const job = recovered();
     job.destinations[0] = {

@@ -17,10 +17,14 @@
  *   or a COMPLETED one with a destination never written.
  * - corrupt-output: a COMPLETED job whose destination holds other bytes than the output its
  *   succeeded attempt reported (by SHA-256; judged where the scenario read the objects back).
- * - stuck: not in a terminal state when the scenario gave up waiting.
+ * - stuck: not in a terminal state when the scenario gave up waiting. Such a job's destination
+ *   writes are not judged: its rows are read before the store's log, so a write can show
+ *   before the success that allowed it.
  * - ok: none of these.
  *
- * A job gets the first verdict of that list that applies, with the reason.
+ * A job gets one verdict, with the reason, checked in this order: what the rows and the Workers'
+ * logs show (a stale success, two successes, a second run), stuck, what the store's log shows (a
+ * stale write, writes from two sources), lost, corrupt-output, ok.
  */
 
 export const VERDICTS = [
@@ -105,6 +109,7 @@ export function judge(job: JobFacts): Judgement {
     return named?.id ?? `an upload no accepted report named (${write.uploadId})`;
   };
 
+  // What one read of the rows shows, and what the Workers' logs counted: true whenever read.
   const staleSuccess = succeeded.find((attempt) => attempt.id !== job.currentAttemptId);
   if (staleSuccess) {
     return verdict(
@@ -112,6 +117,20 @@ export function judge(job: JobFacts): Judgement {
       `attempt ${staleSuccess.id} SUCCEEDED but the current attempt is ${job.currentAttemptId}`,
     );
   }
+  if (succeeded.length > 1) {
+    return verdict("duplicate-output", `${succeeded.length} attempts SUCCEEDED`);
+  }
+  const rerun = job.executions.find((execution) => execution.encoded > 1 || execution.completed > 1);
+  if (rerun) {
+    return verdict(
+      "duplicate-output",
+      `attempt ${rerun.attemptId} was encoded ${rerun.encoded} and completed ${rerun.completed} times`,
+    );
+  }
+  // The rows are read before the store's log: a job still moving may show a promotion whose
+  // attempt's success came after the read. Its writes say nothing yet; it did not finish.
+  if (job.state !== undefined && !TERMINAL.has(job.state)) return verdict("stuck", `still ${job.state}`);
+
   for (const destination of job.destinations) {
     for (const write of destination.writes) {
       const stager = writer(write);
@@ -124,9 +143,6 @@ export function judge(job: JobFacts): Judgement {
     }
   }
 
-  if (succeeded.length > 1) {
-    return verdict("duplicate-output", `${succeeded.length} attempts SUCCEEDED`);
-  }
   for (const destination of job.destinations) {
     const sources = new Set(
       destination.writes.map((write) => writer(write) ?? write.copySource ?? "a direct write"),
@@ -138,34 +154,23 @@ export function judge(job: JobFacts): Judgement {
       );
     }
   }
-  const rerun = job.executions.find((execution) => execution.encoded > 1 || execution.completed > 1);
-  if (rerun) {
-    return verdict(
-      "duplicate-output",
-      `attempt ${rerun.attemptId} was encoded ${rerun.encoded} and completed ${rerun.completed} times`,
-    );
-  }
-
   if (job.state === undefined) return verdict("lost", "the Manager has no such job");
-  if (TERMINAL.has(job.state) && job.state !== "COMPLETED") {
+  if (job.state !== "COMPLETED") {
     const attempts = job.attempts.map((attempt) => attempt.failureCode ?? attempt.state).join(", ");
     return verdict("lost", `the job ended ${job.state} (attempts: ${attempts})`);
   }
-  if (job.state === "COMPLETED") {
-    const missing = job.destinations.find((destination) => destination.writes.length === 0);
-    if (missing) return verdict("lost", `the job is COMPLETED but ${missing.path} was never written`);
-    for (const output of succeeded[0]?.outputs ?? []) {
-      const stored = job.destinations.find((destination) => destination.path === output.path)?.sha256;
-      if (stored !== undefined && stored !== output.sha256) {
-        return verdict(
-          "corrupt-output",
-          `${output.path} holds ${stored ?? "nothing"}, not the reported output ${output.sha256}`,
-        );
-      }
+  const missing = job.destinations.find((destination) => destination.writes.length === 0);
+  if (missing) return verdict("lost", `the job is COMPLETED but ${missing.path} was never written`);
+  for (const output of succeeded[0]?.outputs ?? []) {
+    const stored = job.destinations.find((destination) => destination.path === output.path)?.sha256;
+    if (stored !== undefined && stored !== output.sha256) {
+      return verdict(
+        "corrupt-output",
+        `${output.path} holds ${stored ?? "nothing"}, not the reported output ${output.sha256}`,
+      );
     }
-    return verdict("ok", "COMPLETED once");
   }
-  return verdict("stuck", `still ${job.state}`);
+  return verdict("ok", "COMPLETED once");
 }
 
 export type Tally = Record<Verdict, number>;
