@@ -53,9 +53,9 @@ export async function switchLanguage(page: Page, switcher: string, language: str
 
 /**
  * Starts a new console sign-in from the page as a user would from the address bar. The sign-in
- * ends the console session the page holds, so the page's own requests must be over first: one
- * still in flight would come back 401 and send the page to sign in by itself, which aborts this
- * navigation (net::ERR_ABORTED).
+ * ends the console session the page holds, so the page's own requests are let finish first: one
+ * still in flight comes back 401, and the page's script then starts a sign-in of its own, a
+ * second navigation beside this one (the suspected cause of a net::ERR_ABORTED seen once in CI).
  */
 export async function signInAgainFrom(page: Page, baseUrl: string, returnTo: string) {
   await page.waitForLoadState("networkidle");
