@@ -1,7 +1,7 @@
 /** The overhead scenario's tables (summary, pairs, where a job's time goes) and targets. */
 import { fine, fps, met, mib, ms, seconds, table } from "../report.ts";
 import { median } from "../shared/stats.ts";
-import { type OverheadResult, type PlatformCpu, platformTotal, type RawRun } from "./run.ts";
+import { type OverheadResult, type PlatformCpu, platformTotal, type RawRun, type TjmRun } from "./run.ts";
 
 const TARGETS = {
   /** A TJM job's submit -> COMPLETED over the plain ffmpeg command's wall time, at most (issue 28). */
@@ -35,11 +35,7 @@ const PLATFORM_PROCESSES: [string, (cpu: PlatformCpu) => number][] = [
  * TJM's own processes' CPU beside the plain command (up, no job) and during the job, per second
  * of each run; the job's own share is its CPU less the idle rate of its pair over its length.
  */
-function platformTable(result: OverheadResult): string {
-  const pairs = result.tjm.flatMap((tjm, index) => {
-    const raw = result.raw[index];
-    return raw ? [{ raw, tjm }] : [];
-  });
+function platformTable(pairs: { raw: RawRun; tjm: TjmRun }[]): string {
   const perSecond = (cpuSeconds: number, seconds: number) => (cpuSeconds / seconds) * 1000;
   return table(
     [
@@ -214,7 +210,7 @@ export function overheadReport(result: OverheadResult | undefined): string {
       bound === undefined ? "" : atMost(step, bound),
     ]),
   );
-  return `${title}\n\nInput: ${result.clipSeconds} s ${result.clipSize} at ${result.clipRate} fps, testsrc2 + 440 Hz sine, H.264 CRF 18 + AAC (${mib(result.clipBytes)}). Output: the plan's H.264 720p at preset "fast" (x264 veryfast, CRF 23) + AAC 128k in MP4. One Worker agent (Bun), s3rver in a child process, one Manager on Node. Runs go in adjacent pairs, plain first in odd pairs and TJM first in even ones. The plain command is the agent's own (buildFfmpegCommand on the plan as stored by the Manager, probeMedia of the clip):\n\n\`\`\`text\nffmpeg ${result.args.join(" ")}\n\`\`\`\n\n${summary}\n\n${runs}\n\nffmpeg is CPU-bound on every core it finds, so anything else busy on the machine slows whichever contender runs at the time: compare the pairs whose "others'" load (the machine's busy cores less ffmpeg's CPU and the CPU of the Manager, the agent and s3rver, which are up during the plain runs too) is near zero. ffmpeg's CPU seconds hardly depend on that load. TJM's own processes take CPU from ffmpeg during a job, and beside the plain command too, where the Manager's loops still poll the database on their ticks:\n\n${platformTable(result)}\n\nWhere a TJM job's time goes (medians of each step; median time outside ffmpeg per job ${ms(outsideMs)} ms):\n\n${breakdown}\n\nThe store's own share of the step after ffmpeg: one PutObject of the plain run's output (${mib(median(result.raw.map((run) => run.outputBytes)))}) to the same s3rver from the bench process took ${ms(result.outputPutMs)} ms (median); s3rver writes and MD5-hashes every byte in one Node process.`;
+  return `${title}\n\nInput: ${result.clipSeconds} s ${result.clipSize} at ${result.clipRate} fps, testsrc2 + 440 Hz sine, H.264 CRF 18 + AAC (${mib(result.clipBytes)}). Output: the plan's H.264 720p at preset "fast" (x264 veryfast, CRF 23) + AAC 128k in MP4. One Worker agent (Bun), s3rver in a child process, one Manager on Node. Runs go in adjacent pairs, plain first in odd pairs and TJM first in even ones. The plain command is the agent's own (buildFfmpegCommand on the plan as stored by the Manager, probeMedia of the clip):\n\n\`\`\`text\nffmpeg ${result.args.join(" ")}\n\`\`\`\n\n${summary}\n\n${runs}\n\nffmpeg is CPU-bound on every core it finds, so anything else busy on the machine slows whichever contender runs at the time: compare the pairs whose "others'" load (the machine's busy cores less ffmpeg's CPU and the CPU of the Manager, the agent and s3rver, which are up during the plain runs too) is near zero. ffmpeg's CPU seconds hardly depend on that load. TJM's own processes take CPU from ffmpeg during a job, and beside the plain command too, where the Manager's loops still poll the database on their ticks:\n\n${platformTable(pairs)}\n\nWhere a TJM job's time goes (medians of each step; median time outside ffmpeg per job ${ms(outsideMs)} ms):\n\n${breakdown}\n\nThe store's own share of the step after ffmpeg: one PutObject of the plain run's output (${mib(median(result.raw.map((run) => run.outputBytes)))}) to the same s3rver from the bench process took ${ms(result.outputPutMs)} ms (median); s3rver writes and MD5-hashes every byte in one Node process.`;
 }
 
 export function overheadTargets(result: OverheadResult | undefined): string[][] {
