@@ -111,7 +111,7 @@ describe("migrations", () => {
     const refused = await runScript(["manager"], commandEnv(schema));
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain(
-      `The database schema "${schema}" has 20 pending migration(s): 0001_jobs, 0002_enrollment_tokens, 0003_workers, 0004_execution, 0005_installation, 0006_cancel_sends, 0007_identity, 0008_protocol_version_2, 0009_provider, 0010_promoted_outputs, 0011_identifier_keys, 0012_message_outbox, 0013_backchannel_logout_outbox, 0014_account_profile, 0015_identifier_changes, 0016_session_activity, 0017_password_recovery, 0018_mfa_factors, 0019_client_management, 0020_protocol_version_3.`,
+      `The database schema "${schema}" has 21 pending migration(s): 0001_jobs, 0002_enrollment_tokens, 0003_workers, 0004_execution, 0005_installation, 0006_cancel_sends, 0007_identity, 0008_protocol_version_2, 0009_provider, 0010_promoted_outputs, 0011_identifier_keys, 0012_message_outbox, 0013_backchannel_logout_outbox, 0014_account_profile, 0015_identifier_changes, 0016_session_activity, 0017_password_recovery, 0018_mfa_factors, 0019_client_management, 0020_protocol_version_3, 0021_attempt_input_wait.`,
     );
     expect(refused.stderr).toContain("run 'npm run migrate'");
 

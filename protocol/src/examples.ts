@@ -11,6 +11,8 @@ import type {
   EncodedReport,
   FailedReport,
   Heartbeat,
+  InputResumedReport,
+  InputWaitingReport,
   LeaseCommand,
   OutputResult,
   Progress,
@@ -230,6 +232,14 @@ const uploadPaused: UploadPausedReport = {
   pausedAt: "2026-11-21T10:00:05.000Z",
 };
 const uploadResumed: UploadResumedReport = { type: "upload-resumed", ...onAttempt };
+const inputWaiting: InputWaitingReport = {
+  type: "input-waiting",
+  ...onAttempt,
+  since: "2026-11-21T10:00:03.000Z",
+  lastError:
+    "stream s3://media-in/movies/42/source.mov: storage unavailable after 5 attempt(s): Error ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9000",
+};
+const inputResumed: InputResumedReport = { type: "input-resumed", ...onAttempt };
 const completed: CompletedReport = {
   type: "completed",
   ...onAttempt,
@@ -293,6 +303,8 @@ export const examples = {
     encoded,
     uploadPaused,
     uploadResumed,
+    inputWaiting,
+    inputResumed,
     completed,
     completedMultipart,
     failed,

@@ -428,6 +428,22 @@ export const UploadPausedReportSchema = z.object({
 /** After resume-uploads: the Worker is uploading the kept outputs again. */
 export const UploadResumedReportSchema = z.object({ type: z.literal("upload-resumed"), ...reportFields });
 
+/**
+ * The attempt's reads of its input (the stream ffmpeg encodes from, a download, a subtitle or
+ * watermark) spent their retry budget and wait for storage; ffmpeg is held on its read. Sent
+ * when the wait starts and again when its last error changes (at most once a minute).
+ */
+export const InputWaitingReportSchema = z.object({
+  type: z.literal("input-waiting"),
+  ...reportFields,
+  /** When the wait started. */
+  since: TimestampSchema,
+  lastError: line(limits.reasonLength),
+});
+
+/** The store answered again: the attempt's encode goes on where it stopped. */
+export const InputResumedReportSchema = z.object({ type: z.literal("input-resumed"), ...reportFields });
+
 export const OutputResultSchema = z.object({
   /** The plan's output id. */
   id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "must be a plan output id"),
@@ -512,6 +528,8 @@ export const ReportSchema = z.discriminatedUnion("type", [
   EncodedReportSchema,
   UploadPausedReportSchema,
   UploadResumedReportSchema,
+  InputWaitingReportSchema,
+  InputResumedReportSchema,
   CompletedReportSchema,
   FailedReportSchema,
   CancelledReportSchema,
@@ -548,6 +566,8 @@ export type StartedReport = z.infer<typeof StartedReportSchema>;
 export type EncodedReport = z.infer<typeof EncodedReportSchema>;
 export type UploadPausedReport = z.infer<typeof UploadPausedReportSchema>;
 export type UploadResumedReport = z.infer<typeof UploadResumedReportSchema>;
+export type InputWaitingReport = z.infer<typeof InputWaitingReportSchema>;
+export type InputResumedReport = z.infer<typeof InputResumedReportSchema>;
 export type OutputResult = z.infer<typeof OutputResultSchema>;
 export type CompletedReport = z.infer<typeof CompletedReportSchema>;
 export type FailedReport = z.infer<typeof FailedReportSchema>;

@@ -1977,6 +1977,7 @@ export interface components {
              * @example null
              */
             uploadResumeRequestedAt: string | null;
+            waitingForInput: components["schemas"]["WaitingForInput"];
             /**
              * Format: date-time
              * @description Creation time
@@ -1990,6 +1991,20 @@ export interface components {
              */
             updatedAt: string;
         };
+        /** @description Set while the attempt (RUNNING, and so its job) waits for storage to read its input: the encode is held where it stopped and goes on when the store answers, with no new attempt. null otherwise */
+        WaitingForInput: {
+            /**
+             * Format: date-time
+             * @description When the wait started: the store had stopped answering for the Worker's retry budget
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            since: string;
+            /**
+             * @description The store's last failure as the Worker saw it
+             * @example stream s3://media-in/clips/long.mp4: storage unavailable after 5 attempt(s): Error ECONNREFUSED: connect ECONNREFUSED 10.0.0.12:9000
+             */
+            lastError: string;
+        } | null;
         JobOutput: {
             /**
              * @description The plan's output id
@@ -2145,7 +2160,7 @@ export interface components {
              */
             occurredAt: string;
             /**
-             * @description job.created: {jobId, organizationId, projectId, state, workerPool, priority, attemptId, occurredAt}. job.updated: {jobId, attemptId, organizationId, projectId, from, to, occurredAt}; a failed attempt adds failureCode; a next attempt (after a failed attempt, or an operator's retry) adds nextAttemptId and nextAttemptNumber; a pause adds reason, uploadPausedAt, uploadPauseExpiresAt. job.progress (at most once a second per job, from Manager memory, id prefixed progress-): {jobId, attemptId, workerId, percent, fps, bitrateKbps, speed, etaSeconds}. worker.registered: {workerId, instanceId, name, pool, certification, connectivity}. worker.updated: {workerId, instanceId, change} where change is connectivity (from, to), instance (previousInstanceId, from, to), drain (drainRequestedAt), drained, undrain, or disable (disabledAt).
+             * @description job.created: {jobId, organizationId, projectId, state, workerPool, priority, attemptId, occurredAt}. job.updated: {jobId, attemptId, organizationId, projectId, from, to, occurredAt}; a failed attempt adds failureCode; a next attempt (after a failed attempt, or an operator's retry) adds nextAttemptId and nextAttemptNumber; a pause adds reason, uploadPausedAt, uploadPauseExpiresAt; an attempt whose encode starts or stops waiting for storage to read its input adds waitingForInput ({since, lastError}, or null once it reads again), from and to both the job's state. job.progress (at most once a second per job, from Manager memory, id prefixed progress-): {jobId, attemptId, workerId, percent, fps, bitrateKbps, speed, etaSeconds}. worker.registered: {workerId, instanceId, name, pool, certification, connectivity}. worker.updated: {workerId, instanceId, change} where change is connectivity (from, to), instance (previousInstanceId, from, to), drain (drainRequestedAt), drained, undrain, or disable (disabledAt).
              * @example {
              *       "jobId": "0b7e7a4e-8f1b-4c8e-9a57-2f4b8b0f1c3d",
              *       "attemptId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",

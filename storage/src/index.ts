@@ -35,6 +35,7 @@ export {
 export { GIB, MAX_PARTS, MIB, multipartEtag, type PartRange, planParts } from "./parts.ts";
 export { type PresignedPutTerms, presignGet, presignPut } from "./presign.ts";
 export {
+  DEFAULT_RETRY,
   type RetryContext,
   type RetryOptions,
   type RetryPolicy,

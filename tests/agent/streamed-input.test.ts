@@ -1,14 +1,16 @@
 /**
  * The attempt streams its input through the agent's loopback relay instead of downloading it
  * first: ffmpeg's command line names only the relay (no store, no signature), the relay
- * refuses another user's connections, a failed read falls back to a download and the job
- * still completes, reads beyond the object's size give up the stream, and an output asking
- * for audio the input lacks fails INPUT_INCOMPATIBLE, ffmpeg having started before any ffprobe
- * answered. Real s3rver (behind the request log,
- * which can cut requests), real ffmpeg, the Attempt class with reports collected in memory.
+ * refuses another user's connections, a store that stops answering for several retry budgets
+ * holds ffmpeg's read and the same ffmpeg run goes on (an answer cut mid-body goes on from the
+ * byte where it stopped, pinned to the object's version), reads beyond the object's size give
+ * up the stream, and an output asking for audio the input lacks fails INPUT_INCOMPATIBLE,
+ * ffmpeg having started before any ffprobe answered. Real s3rver (behind the request log,
+ * which can cut requests and go down), real ffmpeg, the Attempt class with reports collected
+ * in memory.
  */
 import { execFile } from "node:child_process";
-import { randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -18,10 +20,12 @@ import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
 import { createLogger } from "@tjm/platform";
 import { examples, type LeaseCommand } from "@tjm/protocol";
+import { createS3Client } from "@tjm/storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Attempt } from "../../worker-agent/src/attempts/attempt.ts";
 import { AttemptRecords } from "../../worker-agent/src/attempts/records.ts";
 import { InputRelay } from "../../worker-agent/src/storage/input-relay.ts";
+import { InputWait } from "../../worker-agent/src/storage/input-wait.ts";
 import { putClip } from "../harness/media-jobs.ts";
 import { type S3RequestLog, startS3RequestLog } from "../harness/s3-request-log.ts";
 
@@ -167,30 +171,39 @@ describe("a streamed input", () => {
     expect(completed.outputs[0]?.durationMs).toBeGreaterThan(1900);
   });
 
-  it("falls back to a download when a read from the store fails mid-encode, and completes", async () => {
-    let armed = false;
+  it("waits out a store that cuts its reads for several retry budgets mid-encode, and the same ffmpeg run completes", async () => {
+    // From ffmpeg's start, every read of the input is cut for OUTAGE_MS: about five budgets.
+    const OUTAGE_MS = 1_500;
+    let outageEndsAt: number | undefined;
     store.intercept((request) => {
-      if (armed && request.path === "/media-in/moov-at-end.mp4" && request.range !== undefined) {
-        throw new Error("the store cut the read");
-      }
+      if (request.path !== "/media-in/moov-at-end.mp4" || outageEndsAt === undefined) return;
+      if (Date.now() < outageEndsAt) throw new Error("the store cut the read");
     });
     try {
       const before = inputReads("moov-at-end.mp4").length;
       const outcome = await runAttempt("moov-at-end.mp4", () => {
-        armed = true;
+        outageEndsAt = Date.now() + OUTAGE_MS;
       });
-      expect(outcome.reports.map((report) => report.type)).toEqual(["started", "encoded", "completed"]);
-      expect(
-        outcome.logs.find(
-          (line) => line.msg === "the input stream failed; downloading the input and encoding again",
+      expect(outcome.reports.map((report) => report.type)).toEqual([
+        "started",
+        "input-waiting",
+        "input-resumed",
+        "encoded",
+        "completed",
+      ]);
+      expect(outcome.reports[1]?.body).toMatchObject({
+        since: expect.any(String),
+        lastError: expect.stringMatching(
+          /^stream s3:\/\/media-in\/moov-at-end\.mp4: storage unavailable after 2 attempt\(s\): .*(ECONNRESET|socket hang up)/,
         ),
-      ).toMatchObject({
-        problem: { kind: "read-error" },
       });
+      // One ffmpeg, fed by ranged reads only: nothing was downloaded, nothing encoded twice.
+      expect(outcome.cmdlines).toHaveLength(1);
       const reads = inputReads("moov-at-end.mp4").slice(before);
-      expect(reads.some((request) => request.range === undefined)).toBe(true);
-      expect(outcome.cmdlines).toHaveLength(2);
-      expect(outcome.cmdlines[1]).toMatch(/ -i \/\S+\/input /);
+      expect(reads.every((request) => request.range !== undefined)).toBe(true);
+      expect(reads.filter((request) => request.status === 0).length).toBeGreaterThan(2);
+      const completed = outcome.reports.at(-1)?.body as { outputs: { durationMs: number }[] };
+      expect(completed.outputs[0]?.durationMs).toBeGreaterThan(1900);
     } finally {
       store.intercept(undefined);
     }
@@ -217,6 +230,62 @@ describe("a streamed input", () => {
 });
 
 describe("the input relay", () => {
+  it("goes on from the byte where the store's answer broke off, pinned to the object's version, once the store is back", async () => {
+    const body = randomBytes(24 * 1024 * 1024);
+    await s3.client().send(new PutObjectCommand({ Bucket: "media-in", Key: "big.bin", Body: body }));
+    const waits: string[] = [];
+    const controller = new AbortController();
+    const wait = new InputWait({
+      limitMs: 60_000,
+      pauseMs: 200,
+      signal: controller.signal,
+      onChange: (state, ended) => waits.push(state ? "waiting" : `ended ${ended}`),
+    });
+    const client = createS3Client(
+      { ...s3.settings, endpoint: store.endpoint },
+      { connectionTimeoutMs: 1_000, socketTimeoutMs: 5_000 },
+    );
+    const relay = await InputRelay.open(client, "s3://media-in/big.bin", {
+      retry: { retry: { maxAttempts: 2, budgetMs: 200 } },
+      signal: controller.signal,
+      wait,
+    });
+    try {
+      const before = store.requests.length;
+      const answer = await fetch(relay.url, { headers: { Range: "bytes=1000-" } });
+      expect(answer.status).toBe(206);
+      const reader = (answer.body as ReadableStream<Uint8Array>).getReader();
+      // The reader takes one chunk and stops: the relay's read of the store stays mid-body.
+      const chunks: Uint8Array[] = [(await reader.read()).value as Uint8Array];
+      await store.down();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await store.up();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+      }
+      const received = Buffer.concat(chunks);
+      expect(received.length).toBe(body.length - 1000);
+      const digest = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
+      expect(digest(received)).toBe(digest(body.subarray(1000)));
+      expect(waits).toEqual(["waiting", "ended answered"]);
+      const reads = store.requests.slice(before).filter((request) => request.path === "/media-in/big.bin");
+      const [first, ...resumed] = reads;
+      expect(first?.ifMatch).toBeUndefined();
+      expect(resumed.length).toBeGreaterThan(0);
+      const etag = resumed[0]?.ifMatch;
+      expect(etag).toMatch(/^"[0-9a-f]+"$/);
+      expect(resumed.every((request) => request.ifMatch === etag)).toBe(true);
+      expect(resumed.at(-1)?.range).toMatch(/^bytes=\d+-25165823$/);
+      expect(relay.problem).toBeUndefined();
+    } finally {
+      controller.abort();
+      await relay.close();
+      client.destroy();
+    }
+  });
+
   it("answers this user's ranged reads and refuses another user's connection", async () => {
     const relay = await InputRelay.open(s3.client(), "s3://media-in/moov-at-end.mp4");
     try {

@@ -93,6 +93,20 @@ describe("judge", () => {
     expect(judge(unwritten)).toMatchObject({ verdict: "lost", reason: expect.stringContaining("tiny.mp4") });
   });
 
+  it("calls a job whose fault must not cost an attempt lost when it completed on another", () => {
+    const job: JobFacts = { ...recovered(), keepsItsAttempt: true };
+    job.attempts = [
+      { id: FIRST, state: "FAILED", failureCode: "STORAGE_UNAVAILABLE" },
+      { id: SECOND, state: "SUCCEEDED" },
+    ];
+    expect(judge(job)).toMatchObject({
+      verdict: "lost",
+      reason: "its encode was lost: it took 2 attempts (STORAGE_UNAVAILABLE, SUCCEEDED)",
+    });
+    job.attempts = [{ id: SECOND, state: "SUCCEEDED" }];
+    expect(judge(job)).toMatchObject({ verdict: "ok" });
+  });
+
   it("calls a job that is not terminal stuck", () => {
     const job = recovered();
     job.state = "WAITING_FOR_STORAGE";

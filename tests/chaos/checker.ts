@@ -14,7 +14,8 @@
  * commit a killed Manager never made) is the same output, not a duplicate: it is counted
  * apart, as a rewrite, so the table shows how often it happens.
  * - lost: an acknowledged job the Manager does not know, one that ended other than COMPLETED,
- *   or a COMPLETED one with a destination never written.
+ *   a COMPLETED one with a destination never written, or one whose fault must not cost it an
+ *   attempt (storage down while it reads its input: the encode waits) that needed another.
  * - corrupt-output: a COMPLETED job whose destination holds other bytes than the output its
  *   succeeded attempt reported (by SHA-256; judged where the scenario read the objects back).
  * - stuck: not in a terminal state when the scenario gave up waiting. Such a job's destination
@@ -73,6 +74,11 @@ export interface JobFacts {
   destinations: DestinationFacts[];
   /** How many times the Workers' processes logged each of the job's attempts encoding and completed. */
   executions: { attemptId: string; encoded: number; completed: number }[];
+  /**
+   * Its fault must not cost it an attempt: storage went down while it read its input, and the
+   * encode waits for the store instead of failing. Another attempt means its encode was lost.
+   */
+  keepsItsAttempt?: boolean;
 }
 
 export interface Judgement {
@@ -161,6 +167,10 @@ export function judge(job: JobFacts): Judgement {
   }
   const missing = job.destinations.find((destination) => destination.writes.length === 0);
   if (missing) return verdict("lost", `the job is COMPLETED but ${missing.path} was never written`);
+  if (job.keepsItsAttempt && job.attempts.length > 1) {
+    const attempts = job.attempts.map((attempt) => attempt.failureCode ?? attempt.state).join(", ");
+    return verdict("lost", `its encode was lost: it took ${job.attempts.length} attempts (${attempts})`);
+  }
   for (const output of succeeded[0]?.outputs ?? []) {
     const stored = job.destinations.find((destination) => destination.path === output.path)?.sha256;
     if (stored !== undefined && stored !== output.sha256) {

@@ -63,6 +63,8 @@ export interface SubmittedJob {
   jobId: string;
   /** /bucket/key of each destination and of the manifest. */
   destinations: string[];
+  /** Its fault must not cost it an attempt (see JobFacts). */
+  keepsItsAttempt?: boolean;
 }
 
 export interface FactOptions {
@@ -168,6 +170,7 @@ export async function collectFacts(
         encoded: encoded.get(attempt.id) ?? 0,
         completed: completed.get(attempt.id) ?? 0,
       })),
+      ...(job.keepsItsAttempt ? { keepsItsAttempt: true } : {}),
     };
   });
 }

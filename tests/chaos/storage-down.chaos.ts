@@ -1,13 +1,16 @@
 /**
- * Object storage down while uploads are in flight, for twice the Workers' upload retry budget.
+ * Object storage down while jobs read their inputs and upload their outputs: for twice the
+ * Workers' retry budget, and once (the first outage) for minutes.
  *
  * Each outage: one job per agent, each held at a point drawn from the seed (the store's proxy
  * holds that request until the store goes down, so every job is mid-flight when it does):
  *
  * - input-stream: a ranged read of the job's input by the agent's relay while ffmpeg streams
- *   it (after the agent logged the encode): the read fails, the agent falls back to a download,
- *   which waits out its retry budget against the dead store; the attempt fails
- *   STORAGE_UNAVAILABLE if the store is still down then, and the job's next attempt completes;
+ *   it (after the agent logged the encode): the read fails, and past its retry budget it waits
+ *   for the store, ffmpeg held on its read, the job RUNNING; once the store is back the same
+ *   attempt's encode goes on. The first job of the first outage always draws it, and that
+ *   outage lasts INPUT_OUTAGE_MS (5 minutes; 30 s in the CI subset). Such a job must complete
+ *   on its first attempt: another attempt is judged lost (its encode was thrown away);
  * - part-1, part-2, part-3: a multipart part of the ~13 MiB output (5 MiB parts);
  * - streamed-part: a part of an output uploaded while ffmpeg writes it (the job's ffmpeg still
  *   runs): the last job of each outage writes MPEG-TS from an 8 s clip (about 28 MiB), may
@@ -50,8 +53,10 @@ const SCENARIO = "storage-down";
 const OUTAGES = chaosRuns({ full: 10, ci: 2 });
 const AGENTS = 3;
 const UPLOAD_RETRY_BUDGET_MS = 3000;
-/** The issue's fault: storage away for twice the Workers' upload retry budget. */
+/** Storage away for twice the Workers' retry budget: uploads pause, reads of an input wait. */
 const OUTAGE_MS = 2 * UPLOAD_RETRY_BUDGET_MS;
+/** The first outage, with an encode reading its input: minutes, a hundred retry budgets. */
+const INPUT_OUTAGE_MS = chaosRuns({ full: 5 * 60_000, ci: 30_000 });
 /**
  * How long the first held request waits for the other jobs to reach their points before the
  * store goes down anyway: well under the clients' 30 s socket timeout, which would otherwise
@@ -138,8 +143,8 @@ function pointOf(
   return undefined;
 }
 
-describe("object storage down while uploads are in flight", () => {
-  it(`loses nothing and writes nothing twice over ${OUTAGES} outages of twice the upload retry budget`, async () => {
+describe("object storage down while inputs are read and uploads are in flight", () => {
+  it(`loses nothing and writes nothing twice over ${OUTAGES} outages of twice the retry budget (the first of ${INPUT_OUTAGE_MS / 1000} s)`, async () => {
     const random = seededRandom(SCENARIO);
     const started = Date.now();
     let s3: S3Server | undefined;
@@ -194,9 +199,11 @@ describe("object storage down while uploads are in flight", () => {
           });
           jobs.push({ jobId, destinations: plan.destinations });
           const point =
-            streamed && outage === 0
-              ? "streamed-part"
-              : random.pick(POINTS.filter((candidate) => streamed || candidate !== "streamed-part"));
+            outage === 0 && slot === 0
+              ? "input-stream"
+              : streamed && outage === 0
+                ? "streamed-part"
+                : random.pick(POINTS.filter((candidate) => streamed || candidate !== "streamed-part"));
           targets.push({ jobId, prefix, input: `/media-in/${inputKey}`, streamed, point });
         }
         allTargets.push(...targets);
@@ -252,7 +259,7 @@ describe("object storage down while uploads are in flight", () => {
         const closed = log.down();
         cut();
         await closed;
-        await pause(OUTAGE_MS);
+        await pause(outage === 0 ? INPUT_OUTAGE_MS : OUTAGE_MS);
         const upAt = Date.now();
         await log.up();
         log.intercept(undefined);
@@ -318,6 +325,28 @@ describe("object storage down while uploads are in flight", () => {
       const [attempts] = await tm.sql<{ count: number }[]>`
         select count(*)::int as count from attempts
         where job_id = any(${jobs.map((job) => job.jobId)}::uuid[])`;
+      const readingInputWhenDown = (jobId: string) =>
+        allTargets.some(
+          (target) =>
+            target.jobId === jobId && target.point === "input-stream" && target.reachedAt !== undefined,
+        );
+      const inputStreamJobs = await Promise.all(
+        allTargets
+          .filter((target) => readingInputWhenDown(target.jobId))
+          .map(async (target) => {
+            const [row] = await tm.sql<{ attempts: number }[]>`
+              select count(*)::int as attempts from attempts where job_id = ${target.jobId}`;
+            const logs = agents.flatMap((agent) => agent.logs);
+            const at = (msg: string) =>
+              Date.parse(String(logs.find((line) => line.msg === msg && line.jobId === target.jobId)?.time));
+            return {
+              attempts: row?.attempts ?? 0,
+              waitedMs:
+                at("storage answers again; the encode goes on") -
+                at("storage unavailable; the encode waits for its input"),
+            };
+          }),
+      );
       await reportScenario(
         {
           scenario: SCENARIO,
@@ -331,10 +360,17 @@ describe("object storage down while uploads are in flight", () => {
           notes: [
             `requests held then cut per point (reached/drawn): ${byPoint}`,
             `${pausedJobs} job(s) paused for storage (${pausedWhileDown} while it was down); resume-uploads 202: ${resumes.accepted}, refused: ${resumes.refused.length}${resumes.refused.length ? ` (${resumes.refused.slice(0, 3).join("; ")})` : ""}`,
-            `${AGENTS} agents, capacity 1, upload retry budget ${UPLOAD_RETRY_BUDGET_MS} ms, outages of ${OUTAGE_MS} ms; attempts in all: ${attempts?.count} for ${jobs.length} jobs`,
+            `${AGENTS} agents, capacity 1, retry budget ${UPLOAD_RETRY_BUDGET_MS} ms, outages of ${OUTAGE_MS} ms (the first ${INPUT_OUTAGE_MS} ms); attempts in all: ${attempts?.count} for ${jobs.length} jobs`,
+            `input-stream jobs (reached): ${inputStreamJobs.length}, each on its first attempt: ${inputStreamJobs.every((job) => job.attempts === 1)}; their waits for the store: ${inputStreamJobs.map((job) => `${job.waitedMs} ms`).join(", ")}`,
           ],
         },
-        await collectFacts(tm.sql, log, jobs, agents, { objects: s3 }),
+        await collectFacts(
+          tm.sql,
+          log,
+          jobs.map((job) => ({ ...job, keepsItsAttempt: readingInputWhenDown(job.jobId) })),
+          agents,
+          { objects: s3 },
+        ),
       );
     } finally {
       store?.intercept(undefined);

@@ -18,6 +18,8 @@ export interface S3Request {
   copySource: string | undefined;
   /** The Range header: set on a ranged GET (a Worker streaming its input). */
   range: string | undefined;
+  /** The If-Match header: the version a read is pinned to. */
+  ifMatch: string | undefined;
   /** The store's status; 0 while unanswered or when the exchange was cut. */
   status: number;
   at: number;
@@ -59,6 +61,7 @@ export async function startS3RequestLog(target: number): Promise<S3RequestLog> {
       query: url.searchParams,
       copySource: typeof copySource === "string" ? decodeURIComponent(copySource) : undefined,
       range: incoming.headers.range,
+      ifMatch: incoming.headers["if-match"],
       status: 0,
       at: Date.now(),
     };

@@ -46,6 +46,7 @@ describe("GET /api/v1/operations/jobs/:jobId", () => {
         uploadPausedAt: null,
         uploadPauseExpiresAt: null,
         uploadResumeRequestedAt: null,
+        waitingForInput: null,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       },

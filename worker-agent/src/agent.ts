@@ -210,6 +210,7 @@ export class WorkerAgent {
         concurrency: config.WORKER_UPLOAD_CONCURRENCY,
       },
       streamInput: config.WORKER_INPUT_STREAMING === "on",
+      inputWaitMaxMs: config.WORKER_INPUT_WAIT_MAX_MS,
       report: async (lease, type, body) => {
         const { workerId, instanceId } = instance();
         await this.session?.publishReport({

@@ -21,6 +21,7 @@ describe("parseEnv", () => {
         WORKER_UPLOAD_RETRY_ATTEMPTS: 5,
         WORKER_UPLOAD_CONCURRENCY: 16,
         WORKER_INPUT_STREAMING: "on",
+        WORKER_INPUT_WAIT_MAX_MS: 86_400_000,
         WORKER_METRICS_PORT: 9464,
         WORKER_METRICS_HOST: "127.0.0.1",
         LOG_LEVEL: "info",

@@ -50,7 +50,10 @@ export const configSchema = z.object({
   FFPROBE_PATH: z.string().min(1).optional(),
 
   // Uploads
-  /** How long an upload keeps retrying an unreachable store before it pauses (WAITING_FOR_STORAGE). */
+  /**
+   * How long a storage request keeps retrying an unreachable store: then an upload pauses
+   * (WAITING_FOR_STORAGE), and a read of the input waits (WORKER_INPUT_WAIT_MAX_MS).
+   */
   WORKER_UPLOAD_RETRY_BUDGET_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
   /** Tries per storage request within that budget. */
   WORKER_UPLOAD_RETRY_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
@@ -72,6 +75,18 @@ export const configSchema = z.object({
    * charges per request, or a test that needs the input local before it cuts storage).
    */
   WORKER_INPUT_STREAMING: z.enum(["on", "off"]).default("on"),
+  /**
+   * How long an attempt waits for storage that stopped answering while it reads its input (the
+   * stream, a download, a subtitle or watermark): the job stays RUNNING, ffmpeg is held on its
+   * read and goes on once the store answers. Longer outages fail it STORAGE_UNAVAILABLE. The
+   * job's deadline ends the wait too (the Manager cancels the attempt). Default 24 hours.
+   */
+  WORKER_INPUT_WAIT_MAX_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 24 * 3_600_000)
+    .default(24 * 3_600_000),
 
   // Metrics
   /** Prometheus text at http://WORKER_METRICS_HOST:WORKER_METRICS_PORT/metrics; 0 serves none. */

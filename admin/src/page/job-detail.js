@@ -165,6 +165,18 @@ export function start({ jobId }) {
         el("span", { "data-field": "progress", text: formatPercent(currentPercent()) }),
       ],
     ];
+    if (attempt?.waitingForInput) {
+      rows.push([
+        t("job.fieldWaitingForInput"),
+        el("span", {
+          "data-field": "waiting-for-input",
+          text: t("job.waitingForInput", {
+            since: formatTime(attempt.waitingForInput.since),
+            error: attempt.waitingForInput.lastError,
+          }),
+        }),
+      ]);
+    }
     if (job.state === "FAILED" && attempt?.failureCode) {
       rows.push([
         t("job.fieldFailure"),

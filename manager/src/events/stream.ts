@@ -31,7 +31,7 @@ export const EventEnvelopeSchema = z
     data: z.record(z.string(), z.unknown()).openapi({
       description:
         "job.created: {jobId, organizationId, projectId, state, workerPool, priority, attemptId, occurredAt}. " +
-        "job.updated: {jobId, attemptId, organizationId, projectId, from, to, occurredAt}; a failed attempt adds failureCode; a next attempt (after a failed attempt, or an operator's retry) adds nextAttemptId and nextAttemptNumber; a pause adds reason, uploadPausedAt, uploadPauseExpiresAt. " +
+        "job.updated: {jobId, attemptId, organizationId, projectId, from, to, occurredAt}; a failed attempt adds failureCode; a next attempt (after a failed attempt, or an operator's retry) adds nextAttemptId and nextAttemptNumber; a pause adds reason, uploadPausedAt, uploadPauseExpiresAt; an attempt whose encode starts or stops waiting for storage to read its input adds waitingForInput ({since, lastError}, or null once it reads again), from and to both the job's state. " +
         "job.progress (at most once a second per job, from Manager memory, id prefixed progress-): {jobId, attemptId, workerId, percent, fps, bitrateKbps, speed, etaSeconds}. " +
         "worker.registered: {workerId, instanceId, name, pool, certification, connectivity}. " +
         "worker.updated: {workerId, instanceId, change} where change is connectivity (from, to), instance (previousInstanceId, from, to), drain (drainRequestedAt), drained, undrain, or disable (disabledAt).",

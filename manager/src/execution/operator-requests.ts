@@ -19,7 +19,25 @@ export async function applyOperatorRequest(
   const attempt = await lockCurrentAttempt(tx, jobId);
   if (!attempt) return undefined;
   const keptOutputs = trigger === "resume-uploads" ? await keptOutputsOf(tx, attempt) : undefined;
-  return applyTrigger(tx, attempt, trigger, { keptOutputs });
+  const resolution = await applyTrigger(tx, attempt, trigger, { keptOutputs });
+  if (trigger === "resume-uploads" && resolution.kind === "refused") {
+    const waiting = await inputWaitSince(tx, attempt);
+    if (waiting) {
+      return {
+        kind: "refused",
+        reason: `The job's attempt has waited for storage to read its input since ${waiting.toISOString()}: it has no uploads to resume, and its encode goes on by itself once the store answers`,
+      };
+    }
+  }
+  return resolution;
+}
+
+/** When a RUNNING attempt's reads of its input started waiting for storage, if they wait. */
+async function inputWaitSince(tx: TransactionSql, attempt: LockedAttempt): Promise<Date | undefined> {
+  if (attempt.state !== "RUNNING") return undefined;
+  const [row] = await tx<{ inputWaitSince: Date | null }[]>`
+    select input_wait_since from attempts where id = ${attempt.attemptId}`;
+  return row?.inputWaitSince ?? undefined;
 }
 
 /** Until when the attempt's encoded outputs are kept, and whether the Worker keeping them can still upload. */

@@ -205,6 +205,8 @@ function transitionInput(report: Report): TransitionInput {
       return { failure: { message: `The Worker rejected the lease: ${report.reason}` } };
     case "upload-paused":
       return { pauseReason: report.reason };
+    case "input-waiting":
+      return { inputWait: { since: report.since, lastError: report.lastError } };
     case "completed":
       return { completion: { outputs: report.outputs, logsUri: report.logsUri } };
     case "failed":
@@ -215,6 +217,7 @@ function transitionInput(report: Report): TransitionInput {
     case "started":
     case "encoded":
     case "upload-resumed":
+    case "input-resumed":
     case "cancelled":
       return {};
     default:

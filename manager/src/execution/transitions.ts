@@ -77,10 +77,14 @@ export async function lockCurrentAttempt(
   }
 }
 
-/** What a trigger brings that the table cannot know: the Worker's words and outputs, a pause's reason. */
+/**
+ * What a trigger brings that the table cannot know: the Worker's words and outputs, a pause's
+ * reason, an input wait's start and last error.
+ */
 export interface TransitionInput {
   failure?: { code?: string; message: string; logsUri?: string | undefined };
   pauseReason?: string;
+  inputWait?: { since: string; lastError: string };
   completion?: { outputs: unknown[]; logsUri: string };
 }
 
@@ -134,9 +138,11 @@ async function applyTransition(
   if (effects.command === "cancel") await sendCancel(tx, attempt);
   if (effects.command === "resume-uploads") await requestUploadsResume(tx, attempt);
   const failure = effects.failure && failureOf(transition, input);
-  const recorded = await updateAttempt(tx, attempt, transition, failure, input.completion);
+  const recorded = await updateAttempt(tx, attempt, transition, failure, input);
   const extra: Record<string, unknown> = {};
   if (failure) extra.failureCode = failure.code;
+  if (effects.inputWait === "waiting") extra.waitingForInput = input.inputWait;
+  if (effects.inputWait === "reading") extra.waitingForInput = null;
   if (to.attempt === "WAITING_FOR_STORAGE") {
     extra.reason = input.pauseReason;
     extra.uploadPausedAt = recorded.uploadPausedAt?.toISOString();
@@ -197,11 +203,23 @@ async function updateAttempt(
   attempt: LockedAttempt,
   transition: Transition,
   failure: ReturnType<typeof failureOf> | undefined,
-  completion: TransitionInput["completion"],
+  input: TransitionInput,
 ): Promise<{ uploadPausedAt?: Date; uploadPauseExpiresAt?: Date }> {
   const { to, effects } = transition;
+  const { completion } = input;
   const sets: postgres.Fragment[] = [tx`updated_at = now()`];
   if (to.attempt) sets.push(tx`state = ${to.attempt}`);
+  if (effects.inputWait === "waiting") {
+    if (!input.inputWait) throw new Error(`${transition.name} needs the wait's start and last error`);
+    sets.push(
+      tx`input_wait_since = ${new Date(input.inputWait.since)}`,
+      tx`input_wait_error = ${input.inputWait.lastError}`,
+    );
+  }
+  // Only a RUNNING attempt reads its input; a wait never outlives it.
+  if (effects.inputWait === "reading" || (to.attempt !== undefined && to.attempt !== "RUNNING")) {
+    sets.push(tx`input_wait_since = null`, tx`input_wait_error = null`);
+  }
   // RUNNING or UPLOADING: the Worker has it, whether or not its `accepted` arrived.
   if (to.attempt === "RUNNING" || to.attempt === "UPLOADING") {
     sets.push(tx`accepted_at = coalesce(accepted_at, now())`);

@@ -136,6 +136,17 @@ export const JobSchema = z
   })
   .openapi("Job");
 
+export const WaitingForInputSchema = z
+  .object({
+    since: timestamp("When the wait started: the store had stopped answering for the Worker's retry budget"),
+    lastError: z.string().openapi({
+      description: "The store's last failure as the Worker saw it",
+      example:
+        "stream s3://media-in/clips/long.mp4: storage unavailable after 5 attempt(s): Error ECONNREFUSED: connect ECONNREFUSED 10.0.0.12:9000",
+    }),
+  })
+  .openapi("WaitingForInput");
+
 export const AttemptSchema = z
   .object({
     id: z.uuid().openapi({ example: "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d" }),
@@ -167,6 +178,10 @@ export const AttemptSchema = z
       "When kept outputs are discarded (24 h from the first pause, bounded by the job deadline)",
     ),
     uploadResumeRequestedAt: nullableTimestamp("Last resume-uploads request"),
+    waitingForInput: WaitingForInputSchema.nullable().openapi({
+      description:
+        "Set while the attempt (RUNNING, and so its job) waits for storage to read its input: the encode is held where it stopped and goes on when the store answers, with no new attempt. null otherwise",
+    }),
     createdAt: timestamp("Creation time"),
     updatedAt: timestamp("Last change"),
   })

@@ -49,6 +49,8 @@ export interface AttemptRow {
   uploadPausedAt: Date | null;
   uploadPauseExpiresAt: Date | null;
   uploadResumeRequestedAt: Date | null;
+  inputWaitSince: Date | null;
+  inputWaitError: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -123,7 +125,8 @@ export async function findJobDetail(
   const attempts = await sql<AttemptRow[]>`
     select id, attempt_number, state, worker_id, accepted_at, ended_at, result, failure_code,
            failure_message, logs_uri, encoding_recovery_count, upload_recovery_count, upload_paused_at,
-           upload_pause_expires_at, upload_resume_requested_at, created_at, updated_at
+           upload_pause_expires_at, upload_resume_requested_at, input_wait_since, input_wait_error,
+           created_at, updated_at
     from attempts where job_id = ${jobId} order by attempt_number`;
   return { job, attempts };
 }

@@ -46,6 +46,10 @@ function toAttempt(row: AttemptRow, live: LiveProgress): Attempt {
     uploadPausedAt: iso(row.uploadPausedAt),
     uploadPauseExpiresAt: iso(row.uploadPauseExpiresAt),
     uploadResumeRequestedAt: iso(row.uploadResumeRequestedAt),
+    waitingForInput:
+      row.state === "RUNNING" && row.inputWaitSince
+        ? { since: row.inputWaitSince.toISOString(), lastError: row.inputWaitError ?? "" }
+        : null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

@@ -73,6 +73,8 @@ function effectsOf(transition: Transition): string {
   if (effects.nextAttempt) parts.push(`next attempt (${NEW_ATTEMPT_STATE})`);
   if (effects.acceptCompletion) parts.push("outputs recorded for promotion");
   if (effects.discardReportedOutputs) parts.push("reported outputs discarded");
+  if (effects.inputWait === "waiting") parts.push("waitingForInput set (since, last error)");
+  if (effects.inputWait === "reading") parts.push("waitingForInput cleared");
   if (effects.wake.length > 0) parts.push(`wakes ${effects.wake.join(", ")}`);
   return parts.join("; ");
 }

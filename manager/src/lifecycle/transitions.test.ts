@@ -209,6 +209,11 @@ describe("every (job state, attempt state, trigger)", () => {
       ...held("uploads-resumed", "WAITING_FOR_STORAGE/WAITING_FOR_STORAGE"),
       ...held("uploads-resumed-while-cancelling", "CANCEL_REQUESTED/WAITING_FOR_STORAGE"),
     },
+    "report:input-waiting": {
+      ...held("input-waiting-before-accepted", "QUEUED/DISPATCHED"),
+      ...held("input-waiting", "RUNNING/RUNNING", "CANCEL_REQUESTED/RUNNING"),
+    },
+    "report:input-resumed": held("input-resumed", "RUNNING/RUNNING", "CANCEL_REQUESTED/RUNNING"),
     "report:completed": {
       ...held(
         "completion-accepted-job-running",
@@ -368,14 +373,17 @@ describe("terminal job states", () => {
 });
 
 describe("effects", () => {
-  it("announce job.updated exactly when the job's state changes or it gets a next attempt", () => {
+  it("announce job.updated exactly when the job's state changes, it gets a next attempt, or its input wait starts or ends", () => {
     for (const row of TRANSITIONS) {
       if (!row.from) {
         expect(row.effects.event, row.name).toBe("job.created");
         continue;
       }
       for (const job of row.from.job) {
-        const changes = (row.to.job !== undefined && row.to.job !== job) || row.effects.nextAttempt === true;
+        const changes =
+          (row.to.job !== undefined && row.to.job !== job) ||
+          row.effects.nextAttempt === true ||
+          row.effects.inputWait !== undefined;
         expect(row.effects.event === "job.updated", `${row.name} from ${job}`).toBe(changes);
       }
     }

@@ -33,6 +33,8 @@ export const TRIGGERS = [
   "report:encoded",
   "report:upload-paused",
   "report:upload-resumed",
+  "report:input-waiting",
+  "report:input-resumed",
   "report:completed",
   "report:failed",
   "report:cancelled",
@@ -98,6 +100,11 @@ export interface Effects {
   acceptCompletion?: true;
   /** The staged outputs a `completed` report names are deleted: nobody will promote them. */
   discardReportedOutputs?: true;
+  /**
+   * The attempt's reads of its input wait for storage ("waiting": since when and the last
+   * error, from the report) or read again ("reading"); its state does not change.
+   */
+  inputWait?: "waiting" | "reading";
   wake: readonly Loop[];
 }
 
@@ -310,6 +317,33 @@ export const TRANSITIONS: readonly Transition[] = [
     guards: [],
     to: { attempt: "UPLOADING" },
     effects: { wake: [] },
+  },
+  {
+    // The encode waits for its input, holding what it encoded: the job stays RUNNING, and the
+    // attempt shows the wait (waitingForInput) until the store answers.
+    name: "input-waiting",
+    trigger: "report:input-waiting",
+    from: { job: ["RUNNING", "CANCEL_REQUESTED"], attempt: ["RUNNING"] },
+    guards: [],
+    to: {},
+    effects: { event: "job.updated", inputWait: "waiting", wake: [] },
+  },
+  {
+    // A subtitle or watermark download waited before ffmpeg started, and `accepted` was lost.
+    name: "input-waiting-before-accepted",
+    trigger: "report:input-waiting",
+    from: { job: ["QUEUED"], attempt: ["DISPATCHED"] },
+    guards: [],
+    to: { job: "RUNNING", attempt: "RUNNING" },
+    effects: { event: "job.updated", inputWait: "waiting", wake: [] },
+  },
+  {
+    name: "input-resumed",
+    trigger: "report:input-resumed",
+    from: { job: ["RUNNING", "CANCEL_REQUESTED"], attempt: ["RUNNING"] },
+    guards: [],
+    to: {},
+    effects: { event: "job.updated", inputWait: "reading", wake: [] },
   },
   {
     // The commit point of a successful attempt; the promoter copies the outputs, then

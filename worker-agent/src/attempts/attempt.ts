@@ -7,9 +7,12 @@
  * ffmpeg writes front to back while it writes them, output-uploads.ts) while they are
  * described (output-description.ts) (where the lease says: completed at an attempt-scoped
  * staging key, or left incomplete at the destination for the Manager to commit), the ffmpeg
- * log to logsUri, then `completed`. When storage stays down past the uploader's retry budget
- * it reports `upload-paused` and keeps the encoded files until `resume-uploads` (or a
- * cancel). Nothing here throws to the caller: every ending is a report.
+ * log to logsUri, then `completed`. When storage stays down while the attempt reads its
+ * input, the read waits for it (input-wait.ts) and the attempt reports `input-waiting` and
+ * `input-resumed`: ffmpeg is held on its read and goes on where it stopped. When storage stays
+ * down past the uploader's retry budget it reports `upload-paused` and keeps the encoded
+ * files until `resume-uploads` (or a cancel). Nothing here throws to the caller: every ending
+ * is a report.
  */
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -24,7 +27,7 @@ import {
   type ReportBody,
   type WorkerPool,
 } from "@tjm/protocol";
-import { MAX_PARTS } from "@tjm/storage";
+import { DEFAULT_RETRY, MAX_PARTS } from "@tjm/storage";
 import type { WorkerMetrics } from "../metrics/worker-metrics.ts";
 import { buildFfmpegCommand, checkStreams, type FfmpegCommand, probeFactsNeeded } from "../run/args.ts";
 import { FfmpegFailedError, type RunningFfmpeg, startFfmpeg } from "../run/ffmpeg-process.ts";
@@ -42,6 +45,7 @@ import {
   type RetryPolicy,
   StorageUnavailableError,
 } from "../storage/index.ts";
+import { InputWait, type InputWaitEnd, type InputWaitState } from "../storage/input-wait.ts";
 import { MAX_PARTS_IN_FLIGHT } from "../storage/part-size.ts";
 import { describeFailure } from "./failures.ts";
 import { OutputUploads, type UploadedOutput } from "./output-uploads.ts";
@@ -57,8 +61,10 @@ export interface AttemptEnvironment {
   report<T extends Report["type"]>(lease: LeaseCommand, type: T, body: ReportBody<T>): Promise<void>;
   /** Publishes a progress update (core NATS, at most twice a second). */
   progress(lease: LeaseCommand, update: ProgressUpdate): void;
-  /** Storage retry budget before an upload pauses (tests shorten it). */
+  /** Storage retry budget before an upload pauses or a read of the input waits (tests shorten it). */
   storageRetry?: Partial<RetryPolicy>;
+  /** The longest one storage outage is waited out while reading the input (WORKER_INPUT_WAIT_MAX_MS). */
+  inputWaitMaxMs?: number;
   /**
    * Every output's part size (unset: from its plan) and the most parts of one output in flight
    * (unset: MAX_PARTS_IN_FLIGHT).
@@ -71,6 +77,9 @@ export interface AttemptEnvironment {
   /** Unset when the agent serves no metrics. */
   metrics?: WorkerMetrics;
 }
+
+/** Like the retention of outputs waiting for storage: an outage of a day is waited out. */
+const DEFAULT_INPUT_WAIT_MAX_MS = 24 * 60 * 60 * 1000;
 
 const EXTENSIONS: Record<string, string> = { mp4: "mp4", mov: "mov", mkv: "mkv", webm: "webm", mpegts: "ts" };
 
@@ -113,7 +122,10 @@ export class Attempt {
   private outputUploads: OutputUploads | undefined;
   private ffmpeg: RunningFfmpeg | undefined;
   private resumeWaiter: (() => void) | undefined;
+  /** Made on first use, like the S3 client. */
+  private storageWait: InputWait | undefined;
   private cancelled = false;
+  private waitingForInput = false;
   private stopping = false;
   private ending = false;
   /** Resolves once the attempt has ended (reported) or stopped with the agent. */
@@ -175,6 +187,50 @@ export class Attempt {
     if (!process.versions.bun) return this.client;
     this.s3BodyClient ??= createS3Client(this.record.lease.storage, {}, "fetch");
     return this.s3BodyClient;
+  }
+
+  /** Where every read of what the attempt encodes from waits out a storage outage. */
+  private get inputWait(): InputWait {
+    this.storageWait ??= this.createInputWait();
+    return this.storageWait;
+  }
+
+  private createInputWait(): InputWait {
+    const policy = { ...DEFAULT_RETRY, ...this.env.storageRetry };
+    return new InputWait({
+      limitMs: this.env.inputWaitMaxMs ?? DEFAULT_INPUT_WAIT_MAX_MS,
+      // A round is the retry budget itself; the pause after it is no longer than the budget.
+      pauseMs: Math.max(1, Math.min(policy.maxDelayMs, policy.budgetMs)),
+      signal: this.abort.signal,
+      onChange: (state, ended) => this.inputWaitChanged(state, ended),
+    });
+  }
+
+  /**
+   * Reported, not awaited (as `started`): the registry sends this attempt's reports in order,
+   * and the read goes on while NATS takes it.
+   */
+  private inputWaitChanged(state: InputWaitState | undefined, ended: InputWaitEnd | undefined): void {
+    if (state) {
+      if (!this.waitingForInput) this.env.metrics?.inputWaitChanged(true);
+      this.waitingForInput = true;
+      this.log.warn("storage unavailable; the encode waits for its input", {
+        since: state.since.toISOString(),
+        lastError: state.lastError,
+      });
+      this.env
+        .report(this.lease, "input-waiting", { since: state.since.toISOString(), lastError: state.lastError })
+        .catch((err) => this.log.warn("cannot report input-waiting", { err }));
+      return;
+    }
+    this.env.metrics?.inputWaitChanged(false);
+    this.waitingForInput = false;
+    // A wait that ran out fails the attempt, a cancelled one ends it: either report says so.
+    if (ended !== "answered") return;
+    this.log.info("storage answers again; the encode goes on");
+    this.env
+      .report(this.lease, "input-resumed", {})
+      .catch((err) => this.log.warn("cannot report input-resumed", { err }));
   }
 
   private get uploads(): OutputUploads {
@@ -316,6 +372,7 @@ export class Attempt {
     const relay = await InputRelay.open(this.client, plan.input.uri, {
       retry: { retry: this.env.storageRetry, logger: this.log },
       signal,
+      wait: this.inputWait,
       onProblem: (problem) => {
         // Ranges refused or reads in excess: ffmpeg would only fail slowly on the relay's 503s.
         if (problem.kind !== "read-error") this.ffmpeg?.cancel();
@@ -432,7 +489,7 @@ export class Attempt {
 
   private async downloadInput(): Promise<EncodeInput> {
     const path = join(this.directory, "input");
-    await downloadObject(this.client, this.lease.plan.input.uri, path, this.retry);
+    await this.inputWait.run(() => downloadObject(this.client, this.lease.plan.input.uri, path, this.retry));
     return { path, streamed: false };
   }
 
@@ -545,7 +602,7 @@ export class Attempt {
     return Promise.all(
       plan.transforms.subtitles.map(async (subtitle, index) => {
         const path = join(this.directory, `subtitle-${index}`);
-        await downloadObject(this.client, subtitle.uri, path, this.retry);
+        await this.inputWait.run(() => downloadObject(this.client, subtitle.uri, path, this.retry));
         return path;
       }),
     );
@@ -565,7 +622,8 @@ export class Attempt {
   private async downloadWatermark(plan: ExecutionPlan): Promise<string | undefined> {
     if (!plan.transforms.watermark) return undefined;
     const path = join(this.directory, "watermark");
-    await downloadObject(this.client, plan.transforms.watermark.uri, path, this.retry);
+    const { uri } = plan.transforms.watermark;
+    await this.inputWait.run(() => downloadObject(this.client, uri, path, this.retry));
     return path;
   }
 

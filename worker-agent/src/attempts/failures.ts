@@ -12,6 +12,7 @@ import {
   StorageRefusedError,
   StorageUnavailableError,
 } from "../storage/index.ts";
+import { InputWaitExpiredError } from "../storage/input-wait.ts";
 
 export interface AttemptFailure {
   failureCode: string;
@@ -37,8 +38,10 @@ export function describeFailure(error: unknown, phase: "input" | "encode" | "upl
       failureMessage: bounded(error.message),
     };
   }
-  if (error instanceof StorageUnavailableError) {
-    // Only uploads wait for storage (WAITING_FOR_STORAGE); without its input an attempt cannot start.
+  // Reads of the input wait for storage (input-wait.ts) and uploads pause for it
+  // (WAITING_FOR_STORAGE); these come from a read the store refused to answer after that, or
+  // from a wait that ran out.
+  if (error instanceof StorageUnavailableError || error instanceof InputWaitExpiredError) {
     return { failureCode: "STORAGE_UNAVAILABLE", failureMessage: bounded(error.message) };
   }
   if (error instanceof StorageFailedError) {

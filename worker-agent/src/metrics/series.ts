@@ -52,6 +52,11 @@ export const WORKER_SERIES = {
     help: "Attempts waiting for storage now.",
     labels: [],
   },
+  tjm_worker_waiting_for_input: {
+    type: "gauge",
+    help: "Attempts whose encode waits for storage to read its input now (the job stays RUNNING).",
+    labels: [],
+  },
   tjm_worker_attempts_total: {
     type: "counter",
     help: "Attempts ended here, by outcome: succeeded, failed, cancelled.",

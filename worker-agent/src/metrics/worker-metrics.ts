@@ -56,6 +56,7 @@ export class WorkerMetrics {
   private readonly retries = this.counter("tjm_worker_retries_total");
   private readonly storageWaits = this.counter("tjm_worker_storage_waits_total");
   private readonly waitingForStorage = this.gauge("tjm_worker_waiting_for_storage");
+  private readonly waitingForInput = this.gauge("tjm_worker_waiting_for_input");
   private readonly attempts = this.counter("tjm_worker_attempts_total");
 
   constructor(options: WorkerMetricsOptions = {}) {
@@ -117,6 +118,12 @@ export class WorkerMetrics {
 
   waitingEnded(): void {
     this.waitingForStorage.dec();
+  }
+
+  /** An attempt's reads of its input wait for the store (input-wait.ts), or stopped waiting. */
+  inputWaitChanged(waiting: boolean): void {
+    if (waiting) this.waitingForInput.inc();
+    else this.waitingForInput.dec();
   }
 
   encodeMeter(): EncodeMeter {

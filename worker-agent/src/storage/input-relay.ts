@@ -10,20 +10,33 @@
  * /proc/net/tcp), so the URL is worth nothing to another user; the store's credentials never
  * leave this process. The user the agent runs as can read the lease file anyway.
  *
+ * A store that stops answering does not end a read: past its retry budget the read waits for
+ * the store (InputWait), and an answer that broke off mid-body goes on from the byte where it
+ * stopped, so ffmpeg sees a pause, never an error it would take for the input's end.
+ *
  * It also measures what a decision to stream needs: whether the store honours Range
  * requests, how many bytes the readers pulled against the object's size (a badly interleaved
  * input makes ffmpeg seek back and forth, pulling more than the file), and whether a read
- * from the store failed. The caller falls back to a download on any of these.
+ * failed for good (refused, the object gone or replaced, or storage away longer than the
+ * attempt waits). After any of these the relay answers 503 to every request, and the caller
+ * falls back to a download.
  */
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
-import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { type RetryOptions, retryContext, splitS3Uri, withRetry } from "@tjm/storage";
+import { GetObjectCommand, type GetObjectCommandOutput, type S3Client } from "@aws-sdk/client-s3";
+import {
+  classifyStorageError,
+  type RetryOptions,
+  retryContext,
+  splitS3Uri,
+  toStorageError,
+  withRetry,
+} from "@tjm/storage";
+import type { InputWait } from "./input-wait.ts";
 
 /** Why the relay stopped being a good way to read this input. */
 export type RelayProblem =
@@ -52,14 +65,15 @@ export interface InputRelayOptions {
   readAheadBytes?: number;
   /** Called once, with the first problem. */
   onProblem?: (problem: RelayProblem) => void;
-  /**
-   * Each read is retried like a download's request (the Worker's storage retry policy) before
-   * the relay answers 503; ffmpeg's own reconnects then ask again, so a stream rides out an
-   * outage several budgets long before the attempt falls back to a download.
-   */
+  /** Each read is retried like a download's request: the Worker's storage retry policy. */
   retry?: Omit<RetryOptions, "signal">;
   /** The attempt's: once aborted, reads in flight stop and the relay closes. */
   signal?: AbortSignal;
+  /**
+   * Reads that spend their retry budget wait here for the store instead of failing: ffmpeg's
+   * read is held meanwhile (it sets no read timeout), and goes on once the store answers.
+   */
+  wait?: InputWait;
 }
 
 const DEFAULT_MAX_READ_FACTOR = 2;
@@ -67,6 +81,8 @@ const DEFAULT_READ_AHEAD_BYTES = 4 * 1024 * 1024;
 
 export class InputRelay {
   private problemSeen: RelayProblem | undefined;
+  /** The object's version, from the first answer: every later read is pinned to it. */
+  private etag: string | undefined;
   private readonly measured: RelayMeasures = { requests: 0, bytesServed: 0, objectBytes: undefined };
 
   private constructor(
@@ -131,7 +147,7 @@ export class InputRelay {
       response.writeHead(403).end();
       return;
     }
-    if (this.problemSeen && this.problemSeen.kind !== "read-error") {
+    if (this.problemSeen) {
       response.writeHead(503).end();
       return;
     }
@@ -140,21 +156,13 @@ export class InputRelay {
     // Aborted when the reader hangs up (ffmpeg seeking elsewhere): no read error, then.
     const readerGone = new AbortController();
     response.on("close", () => readerGone.abort());
-    let storeFailure: Error | undefined;
+    const signal = this.options.signal
+      ? AbortSignal.any([readerGone.signal, this.options.signal])
+      : readerGone.signal;
+    const read = (readRange: string | undefined) =>
+      this.read(client, bucket, key, readRange, readerGone.signal, signal);
     try {
-      const answer = await withRetry(
-        () =>
-          client.send(
-            new GetObjectCommand({ Bucket: bucket, Key: key, ...(range ? { Range: range } : {}) }),
-            { abortSignal: readerGone.signal },
-          ),
-        retryContext("stream", `s3://${bucket}/${key}`, {
-          ...this.options.retry,
-          signal: this.options.signal
-            ? AbortSignal.any([readerGone.signal, this.options.signal])
-            : readerGone.signal,
-        }),
-      );
+      const answer = await read(range);
       const total = totalOf(answer.ContentRange) ?? (range ? undefined : answer.ContentLength);
       if (total !== undefined) this.measured.objectBytes = total;
       if (range && answer.ContentRange === undefined) {
@@ -174,34 +182,146 @@ export class InputRelay {
         response.end();
         return;
       }
-      const body =
-        answer.Body instanceof Readable
-          ? answer.Body
-          : Readable.fromWeb(answer.Body.transformToWebStream() as WebReadableStream);
-      body.on("error", (error: Error) => {
-        if (!readerGone.signal.aborted && !this.options.signal?.aborted) storeFailure ??= error;
-      });
-      body.on("data", (chunk: Buffer) => {
-        this.measured.bytesServed += chunk.length;
-        const objectBytes = this.measured.objectBytes;
-        const limit =
-          (this.options.maxReadFactor ?? DEFAULT_MAX_READ_FACTOR) * (objectBytes ?? 0) +
-          (this.options.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES) * this.measured.requests;
-        if (objectBytes !== undefined && this.measured.bytesServed > limit) {
-          this.report({ kind: "excess-reads", bytesServed: this.measured.bytesServed, objectBytes });
-          response.destroy();
+      const first = firstByteOf(answer.ContentRange) ?? 0;
+      const length = answer.ContentLength;
+      let body = answer.Body;
+      let sent = 0;
+      for (;;) {
+        try {
+          sent += await this.relayBody(body, response, readerGone.signal);
+        } catch (error) {
+          if (readerGone.signal.aborted || this.options.signal?.aborted) throw error;
+          if (length === undefined || classifyStorageError(error) !== "recoverable") throw error;
+          sent += (error as PartialBodyError).bytes;
         }
-      });
-      await pipeline(body, response);
+        if (length === undefined || sent >= length) break;
+        // The store's answer broke off mid-body. The reader keeps its connection and gets the
+        // rest from where it stopped once the store answers again: a reader that saw an error
+        // would take it for the input's end, or start its read over.
+        const rest = await read(`bytes=${first + sent}-${first + length - 1}`);
+        if (!rest.Body) throw new Error("the store's answer has no body");
+        body = rest.Body;
+      }
+      response.end();
     } catch (error) {
-      const failure = storeFailure ?? (readerGone.signal.aborted ? undefined : (error as Error));
-      if (failure !== undefined && this.problem?.kind !== "excess-reads") {
-        this.report({ kind: "read-error", message: failure.message });
+      if (
+        !readerGone.signal.aborted &&
+        !this.options.signal?.aborted &&
+        this.problem?.kind !== "excess-reads"
+      ) {
+        this.report({ kind: "read-error", message: (error as Error).message });
       }
       if (!response.headersSent) response.writeHead(503).end();
       else response.destroy();
     }
   }
+
+  /**
+   * One ranged GET of the object. Every read after the first is pinned to the first answer's
+   * ETag (If-Match): bytes of two versions of an object replaced mid-read would make a corrupt
+   * input; the store's 412 then fails the read, and the attempt reads the new version whole.
+   */
+  private async read(
+    client: S3Client,
+    bucket: string,
+    key: string,
+    range: string | undefined,
+    readerGone: AbortSignal,
+    signal: AbortSignal,
+  ): Promise<GetObjectCommandOutput> {
+    const uri = `s3://${bucket}/${key}`;
+    const once = () =>
+      withRetry(
+        () =>
+          client.send(
+            new GetObjectCommand({
+              Bucket: bucket,
+              Key: key,
+              ...(range ? { Range: range } : {}),
+              ...(this.etag ? { IfMatch: this.etag } : {}),
+            }),
+            { abortSignal: readerGone },
+          ),
+        retryContext("stream", uri, { ...this.options.retry, signal }),
+      ).catch((error: unknown) => {
+        throw toStorageError(error, "stream", uri, signal);
+      });
+    const answer = await (this.options.wait ? this.options.wait.run(once) : once());
+    this.etag ??= answer.ETag;
+    return answer;
+  }
+
+  /**
+   * Sends a store answer's body to the reader, counting what went; resolves with the bytes
+   * sent, or rejects with a PartialBodyError that says how many went before the store's body
+   * broke off (its cause the store's error).
+   */
+  private async relayBody(
+    body: StreamingBody,
+    response: ServerResponse,
+    readerGone: AbortSignal,
+  ): Promise<number> {
+    const stream =
+      body instanceof Readable ? body : Readable.fromWeb(body.transformToWebStream() as WebReadableStream);
+    readerGone.addEventListener("abort", () => stream.destroy(), { once: true });
+    let sent = 0;
+    try {
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        sent += chunk.length;
+        this.measured.bytesServed += chunk.length;
+        if (this.excessRead()) {
+          response.destroy();
+          throw new Error("the readers pulled more than the object's size allows");
+        }
+        if (!response.write(chunk)) await drained(response);
+        if (readerGone.aborted) throw new Error("the reader hung up");
+      }
+    } catch (error) {
+      throw new PartialBodyError(sent, error);
+    }
+    return sent;
+  }
+
+  private excessRead(): boolean {
+    const objectBytes = this.measured.objectBytes;
+    if (objectBytes === undefined) return false;
+    const limit =
+      (this.options.maxReadFactor ?? DEFAULT_MAX_READ_FACTOR) * objectBytes +
+      (this.options.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES) * this.measured.requests;
+    if (this.measured.bytesServed <= limit) return false;
+    this.report({ kind: "excess-reads", bytesServed: this.measured.bytesServed, objectBytes });
+    return true;
+  }
+}
+
+type StreamingBody = NonNullable<GetObjectCommandOutput["Body"]>;
+
+/** The store's body broke off after `bytes` of it reached the reader. */
+class PartialBodyError extends Error {
+  constructor(
+    readonly bytes: number,
+    cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+}
+
+/** Resolves once the reader has taken what was buffered, or has hung up. */
+function drained(response: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off("drain", done);
+      response.off("close", done);
+      resolve();
+    };
+    response.on("drain", done);
+    response.on("close", done);
+  });
+}
+
+function firstByteOf(contentRange: string | undefined): number | undefined {
+  const first = contentRange === undefined ? undefined : /^bytes (\d+)-/.exec(contentRange)?.[1];
+  return first === undefined ? undefined : Number(first);
 }
 
 function totalOf(contentRange: string | undefined): number | undefined {
