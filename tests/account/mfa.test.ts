@@ -107,6 +107,8 @@ interface Enrolled {
   secret: string;
   factorId: string;
   recoveryCodes: string[];
+  /** The code the enrolment was verified with. */
+  enrolmentCode: string;
 }
 
 async function portalSignIn(
@@ -123,9 +125,10 @@ async function enrolTotp(given?: TestAccount): Promise<Enrolled> {
   const start = await call(token, "POST", "/me/security/mfa/totp");
   expect(start.status).toBe(201);
   secrets.add(start.body.secret);
+  const enrolmentCode = await totp(start.body.secret);
   const verified = await call(token, "POST", "/me/security/mfa/totp/verification", {
     enrolmentId: start.body.enrolmentId,
-    code: await totp(start.body.secret),
+    code: enrolmentCode,
   });
   expect(verified.status).toBe(201);
   return {
@@ -134,6 +137,7 @@ async function enrolTotp(given?: TestAccount): Promise<Enrolled> {
     secret: start.body.secret,
     factorId: verified.body.factor.id,
     recoveryCodes: verified.body.recoveryCodes,
+    enrolmentCode,
   };
 }
 
@@ -236,6 +240,17 @@ describe("TOTP", () => {
       select result from audit_events where event = 'auth.second-factor' and actor_account_id = ${account.accountId}
       order by id`;
     expect(rows.map((row) => row.result)).toEqual(["success", "failure", "failure"]);
+  });
+
+  it("the code just used to enrol, typed at once to sign in, is refused as used: the page says to wait for the next one", async () => {
+    const { account, enrolmentCode } = await enrolTotp();
+    await expect(
+      portalSignIn(account, { secondFactor: { method: "totp", code: () => enrolmentCode } }),
+    ).rejects.toThrow(/sign-in refused: This code was already used\. Wait for your app to show the next one/);
+    const [row] = await manager.sql<{ details: { reason: string } }[]>`
+      select details from audit_events
+      where event = 'auth.second-factor' and actor_account_id = ${account.accountId}`;
+    expect(row?.details.reason).toBe("code-used");
   });
 
   it("a password reset through recovery leaves the factor asked at the next sign-in", async () => {

@@ -1,11 +1,13 @@
 /**
  * The Admin console's sign-in (issue 13): the cookie's flags, a new session id at sign-in,
  * open redirects refused, a non-operator's no-access page, CSRF on unsafe requests, the proxy
- * through the SDK, no token in any answer, and no-store on the enrollment token.
+ * through the SDK, no token in any answer but the ID token as the sign-out's hint, and no-store
+ * on the enrollment token.
  */
 import { BrowserSession } from "@tjm/devstack/oidc-client";
 import { OPERATIONS_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { silentLogger } from "@tjm/platform";
+import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAdminApp } from "../../admin/src/app.ts";
 import { sessionCookieFor } from "../../admin/src/sessions/cookie.ts";
@@ -60,7 +62,7 @@ describe("sign-in", () => {
     },
   );
 
-  it("asks for the mfa acr as essential after auth.mfa_required (stepUp=mfa), and only then", async () => {
+  it("asks for the sid in the ID token, and for the mfa acr as essential after auth.mfa_required (stepUp=mfa) only", async () => {
     const claimsOf = async (query: string) => {
       const response = await fetch(`${admin.baseUrl}/auth/sign-in?returnTo=%2Fjobs${query}`, {
         redirect: "manual",
@@ -69,9 +71,9 @@ describe("sign-in", () => {
       return new URL(response.headers.get("location") as string).searchParams.get("claims");
     };
     expect(JSON.parse((await claimsOf("&stepUp=mfa")) as string)).toEqual({
-      id_token: { acr: { essential: true, value: "urn:tjm:acr:mfa" } },
+      id_token: { sid: null, acr: { essential: true, value: "urn:tjm:acr:mfa" } },
     });
-    expect(await claimsOf("")).toBeNull();
+    expect(JSON.parse((await claimsOf("")) as string)).toEqual({ id_token: { sid: null } });
   });
 
   it("sets a CSP without inline scripts that forbids framing", async () => {
@@ -144,7 +146,7 @@ describe("the proxy", () => {
     expect(response.headers.get("cache-control")).toBe("no-store");
   });
 
-  it("never hands the browser an access, refresh or ID token", async () => {
+  it("never hands the browser an access or refresh token, and the ID token only as the sign-out's hint", async () => {
     const seen: string[] = [];
     const record = async (response: Response) => {
       seen.push(JSON.stringify([...response.headers]), await response.text());
@@ -172,7 +174,15 @@ describe("the proxy", () => {
     await record(
       await admin.request(browser, "/api/operations/enrollment-tokens", { method: "POST", body: {} }),
     );
-    await record(await admin.request(browser, "/auth/sign-out", { method: "POST", body: {} }));
+    // The sign-out hands the provider the ended session's ID token, naming its session (sid), so
+    // that the provider ends it unasked; it is no bearer token for any route.
+    const signOut = await admin.request(browser, "/auth/sign-out", { method: "POST", body: {} });
+    const logoutUrl = new URL(((await signOut.json()) as { logoutUrl: string }).logoutUrl);
+    const hint = logoutUrl.searchParams.get("id_token_hint");
+    expect(hint).toBe(stored?.tokens.idToken);
+    expect(decodeJwt(hint as string)).toMatchObject({ aud: admin.clientId, sid: expect.any(String) });
+    logoutUrl.searchParams.delete("id_token_hint");
+    seen.push(JSON.stringify([...signOut.headers]), logoutUrl.toString());
     const everything = seen.join("\n");
     // JWTs (access and ID tokens) start with a base64url JSON header; refresh tokens are opaque,
     // so the check for them is that the session's sealed tokens never appear decrypted.

@@ -2,7 +2,8 @@
  * Logout at the built-in provider (issue 12): RP-initiated logout through the confirmation page
  * ends the provider session, and the Manager refuses the session's access token on the next
  * request; without an id_token_hint the page asks too; and a client with a back-channel logout
- * URI is sent a signed logout token naming the session.
+ * URI is sent a signed logout token naming the session. A first-party client's hint that names
+ * the browser's session and account ends it without the page (issue 37); every other logout asks.
  */
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
@@ -19,7 +20,7 @@ import {
 import { OPERATIONS_AUDIENCE } from "@tjm/devstack/oidc-issuer";
 import { waitFor } from "@tjm/devstack/services";
 import { createLogger } from "@tjm/platform";
-import { createRemoteJWKSet, jwtVerify } from "jose";
+import { createRemoteJWKSet, decodeJwt, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createTestAccount,
@@ -60,14 +61,28 @@ afterAll(async () => {
   await manager?.close();
 });
 
-async function operatorSignedIn(client?: TestClient): Promise<{
+/** The claims parameter asking for the session's sid in the ID token, as the Admin console does. */
+const SID_CLAIM = JSON.stringify({ id_token: { sid: null } });
+
+async function operatorSignedIn(
+  client?: TestClient,
+  options: { account?: TestAccount; idTokenNamesSession?: boolean; session?: BrowserSession } = {},
+): Promise<{
   account: TestAccount;
   client: TestClient;
   tokens: SignInResult;
 }> {
-  const account = await createTestAccount(manager.sql, { roles: ["operator"] });
+  const account = options.account ?? (await createTestAccount(manager.sql, { roles: ["operator"] }));
   const signingIn = client ?? (await createTestClient(manager.sql, { resources: [OPERATIONS_AUDIENCE] }));
-  const tokens = await signInAs(manager.issuerUrl, signingIn, account, RESOURCE);
+  const tokens = await signInAs(
+    manager.issuerUrl,
+    signingIn,
+    account,
+    RESOURCE,
+    undefined,
+    options.session,
+    options.idTokenNamesSession ? { claims: SID_CLAIM } : {},
+  );
   return { account, client: signingIn, tokens };
 }
 
@@ -111,12 +126,26 @@ async function liveSessions(sid: string): Promise<number> {
   return row?.n ?? 0;
 }
 
+/** The provider's record of the grant the access token was issued under: 1 while it stands. */
+async function grantRecords(tokens: SignInResult): Promise<number> {
+  const [row] = await manager.sql<{ n: number }[]>`
+    select count(*)::int as n from oidc_records
+    where model = 'Grant' and id = ${tokens.claims.tjm_grant_id as string}`;
+  return row?.n ?? 0;
+}
+
 describe("RP-initiated logout with an id_token_hint", () => {
-  it("asks, ends the provider session, and the Manager then refuses the session's access token", async () => {
-    const { account, client, tokens } = await operatorSignedIn();
+  it("of a third-party client asks, though its hint names the session; yes ends it, and the Manager then refuses the session's access token", async () => {
+    const thirdParty = await createTestClient(manager.sql, {
+      resources: [OPERATIONS_AUDIENCE],
+      firstParty: false,
+    });
+    const { account, client, tokens } = await operatorSignedIn(thirdParty, { idTokenNamesSession: true });
     const sid = tokens.claims.sid as string;
     expect(sid).toEqual(expect.any(String));
+    expect(decodeJwt(tokens.idToken as string).sid).toBe(sid);
     expect(await managerAnswer(tokens.accessToken)).toBe(404);
+    expect(await grantRecords(tokens)).toBe(1);
 
     const page = await confirmationPage(
       tokens.session,
@@ -142,14 +171,9 @@ describe("RP-initiated logout with an id_token_hint", () => {
 
     expect(await liveSessions(sid)).toBe(0);
     expect(await managerAnswer(tokens.accessToken)).toBe(401);
-    // The session's grant went with it: its refresh token is dead too.
-    await expect(
-      refresh({
-        issuer: manager.issuerUrl,
-        clientId: client.clientId,
-        refreshToken: tokens.refreshToken as string,
-      }),
-    ).rejects.toMatchObject({ code: "invalid_grant" });
+    // The session's grant went with it (a third-party client without offline_access has no
+    // refresh token to show it by).
+    expect(await grantRecords(tokens)).toBe(0);
 
     await waitFor("the logout's audit row", async () => {
       const rows = await manager.sql`
@@ -175,6 +199,104 @@ describe("RP-initiated logout with an id_token_hint", () => {
     const forged = await confirmLogout(stranger, page);
     expect(forged.status).toBe(400);
     await forged.body?.cancel();
+    expect(await liveSessions(tokens.claims.sid as string)).toBe(1);
+  });
+});
+
+describe("RP-initiated logout with a first-party client's hint naming the browser's session", () => {
+  const POST_LOGOUT_URI = "http://127.0.0.1:9/signed-out";
+
+  async function firstPartyClient(): Promise<TestClient> {
+    const client = await createTestClient(manager.sql, { resources: [OPERATIONS_AUDIENCE] });
+    await manager.sql`
+      update oauth_clients set post_logout_redirect_uris = array[${POST_LOGOUT_URI}]
+      where client_id = ${client.clientId}`;
+    return client;
+  }
+
+  it("ends the session without asking: straight to the post-logout URI with its state, its grant revoked, one audit row", async () => {
+    const { account, client, tokens } = await operatorSignedIn(await firstPartyClient(), {
+      idTokenNamesSession: true,
+    });
+    const sid = tokens.claims.sid as string;
+    // A console signed in for hours holds a refreshed ID token: it names the session too.
+    const refreshed = await refresh({
+      issuer: manager.issuerUrl,
+      clientId: client.clientId,
+      refreshToken: tokens.refreshToken as string,
+      resource: RESOURCE,
+    });
+    expect(decodeJwt(refreshed.idToken as string).sid).toBe(sid);
+    const ended = await tokens.session.fetch(
+      await endSessionUrl({
+        issuer: manager.issuerUrl,
+        clientId: client.clientId,
+        idTokenHint: refreshed.idToken,
+        postLogoutRedirectUri: POST_LOGOUT_URI,
+        state: "s-42",
+      }),
+    );
+    await ended.body?.cancel();
+    expect(ended.status).toBe(303);
+    expect(ended.headers.get("location")).toBe(`${POST_LOGOUT_URI}?state=s-42`);
+    expect(await liveSessions(sid)).toBe(0);
+    expect(await managerAnswer(refreshed.accessToken)).toBe(401);
+    await expect(
+      refresh({
+        issuer: manager.issuerUrl,
+        clientId: client.clientId,
+        refreshToken: refreshed.refreshToken as string,
+      }),
+    ).rejects.toMatchObject({ code: "invalid_grant" });
+    await waitFor("the logout's audit row", async () => {
+      const rows = await manager.sql`
+        select result, client_id from audit_events
+        where event = 'auth.logout' and actor_account_id = ${account.accountId}`;
+      if (rows.length === 0) return false;
+      expect(rows).toEqual([{ result: "success", clientId: client.clientId }]);
+      return true;
+    });
+  });
+
+  it.each([
+    ["names no session", "no sid"],
+    ["names another session of the account", "another session"],
+    ["is another account's", "another account"],
+  ] as const)("asks when the hint %s", async (_, case_) => {
+    const client = await firstPartyClient();
+    const signedIn = await operatorSignedIn(client, { idTokenNamesSession: case_ !== "no sid" });
+    const hint =
+      case_ === "another session"
+        ? await operatorSignedIn(client, { account: signedIn.account, idTokenNamesSession: true })
+        : case_ === "another account"
+          ? await operatorSignedIn(client, { idTokenNamesSession: true })
+          : signedIn;
+    const page = await confirmationPage(
+      signedIn.tokens.session,
+      await endSessionUrl({
+        issuer: manager.issuerUrl,
+        clientId: client.clientId,
+        idTokenHint: hint.tokens.idToken,
+        postLogoutRedirectUri: POST_LOGOUT_URI,
+      }),
+    );
+    expect(page.status).toBe(200);
+    expect(page.form?.fields).toEqual({ xsrf: expect.any(String) });
+    expect(await liveSessions(signedIn.tokens.claims.sid as string)).toBe(1);
+    expect(await managerAnswer(signedIn.tokens.accessToken)).toBe(404);
+  });
+});
+
+describe("RP-initiated logout with a hint the provider did not sign", () => {
+  it("is refused with the error page, and the session stays", async () => {
+    const { client, tokens } = await operatorSignedIn(undefined, { idTokenNamesSession: true });
+    const [header, payload, signature] = (tokens.idToken as string).split(".") as [string, string, string];
+    const forged = `${header}.${payload}.${signature.startsWith("A") ? "B" : "A"}${signature.slice(1)}`;
+    const response = await tokens.session.fetch(
+      await endSessionUrl({ issuer: manager.issuerUrl, clientId: client.clientId, idTokenHint: forged }),
+    );
+    expect(response.status).toBe(400);
+    expect(await response.text()).not.toContain("/session/end/confirm");
     expect(await liveSessions(tokens.claims.sid as string)).toBe(1);
   });
 });
@@ -206,17 +328,16 @@ describe("back-channel logout", () => {
     const sid = tokens.claims.sid as string;
     const before = logoutTokens.length;
 
-    const page = await confirmationPage(
-      tokens.session,
+    // Its ID token names the session (sid), so its hint ends the session without the page.
+    const ended = await tokens.session.fetch(
       await endSessionUrl({
         issuer: manager.issuerUrl,
         clientId: client.clientId,
         idTokenHint: tokens.idToken,
       }),
     );
-    const confirmed = await confirmLogout(tokens.session, page);
-    expect(confirmed.status).toBe(303);
-    await confirmed.body?.cancel();
+    expect(ended.status).toBe(303);
+    await ended.body?.cancel();
     await waitFor("the back-channel logout request", async () => logoutTokens.length > before, 5000);
     expect(logoutTokens).toHaveLength(before + 1);
     const { payload, protectedHeader } = await jwtVerify(
@@ -246,17 +367,15 @@ describe("back-channel logout to a private address nobody named", () => {
       const account = await createTestAccount(guarded.sql, { roles: ["operator"] });
       const tokens = await signInAs(guarded.issuerUrl, client, account, RESOURCE);
       const before = logoutTokens.length;
-      const page = await confirmationPage(
-        tokens.session,
+      const ended = await tokens.session.fetch(
         await endSessionUrl({
           issuer: guarded.issuerUrl,
           clientId: client.clientId,
           idTokenHint: tokens.idToken,
         }),
       );
-      const confirmed = await confirmLogout(tokens.session, page);
-      expect(confirmed.status).toBe(303);
-      await confirmed.body?.cancel();
+      expect(ended.status).toBe(303);
+      await ended.body?.cancel();
       await waitFor("the undelivered logout's warning", async () =>
         lines.some((line) => line.includes("back-channel logout not delivered")),
       );

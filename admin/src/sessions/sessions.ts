@@ -125,6 +125,15 @@ export class Sessions {
     await store.deleteSession(this.options.sql, hash);
   }
 
+  /**
+   * Ends the session, timed out or not, and answers its ID token: the sign-out's hint that the
+   * provider session it names ends too. Undefined when there was no session or it held none.
+   */
+  async signOut(hash: Buffer): Promise<string | undefined> {
+    const sealed = await store.takeSession(this.options.sql, hash);
+    return sealed && this.options.sealer.open<Partial<SessionTokens>>(sealed, hash).idToken;
+  }
+
   endAllOf(by: { sid?: string; sub?: string }): Promise<number> {
     return store.deleteSessionsOf(this.options.sql, by);
   }

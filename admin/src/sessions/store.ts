@@ -91,6 +91,13 @@ export async function deleteSession(sql: Sql, hash: Buffer) {
   await sql`delete from admin_sessions where id_hash = ${hash}`;
 }
 
+/** Deletes the session and answers its sealed tokens; undefined when there was none. */
+export async function takeSession(sql: Sql, hash: Buffer): Promise<Buffer | undefined> {
+  const [row] = await sql<{ sealedTokens: Buffer }[]>`
+    delete from admin_sessions where id_hash = ${hash} returning sealed_tokens`;
+  return row?.sealedTokens;
+}
+
 /** Ends every session of a provider session (sid) or, without one, of an account (sub). */
 export async function deleteSessionsOf(sql: Sql, by: { sid?: string; sub?: string }): Promise<number> {
   const rows =

@@ -155,9 +155,11 @@ export class RelyingParty {
       nonce,
     });
     for (const resource of CONSOLE_RESOURCES) parameters.append("resource", this.indicator(resource));
-    if (reauthentication.stepUp) {
-      parameters.set("claims", JSON.stringify({ id_token: { acr: { essential: true, value: MFA_ACR } } }));
-    }
+    // The ID token names the provider session (sid) whatever the client's back-channel settings:
+    // as the sign-out's id_token_hint it is what lets the provider end that session unasked.
+    const idTokenClaims: Record<string, unknown> = { sid: null };
+    if (reauthentication.stepUp) idTokenClaims.acr = { essential: true, value: MFA_ACR };
+    parameters.set("claims", JSON.stringify({ id_token: idTokenClaims }));
     if (reauthentication.maxAge !== undefined) parameters.set("max_age", String(reauthentication.maxAge));
     if (reauthentication.prompt !== undefined) parameters.set("prompt", reauthentication.prompt);
     const url = oidc.buildAuthorizationUrl(configuration, parameters);
@@ -219,13 +221,17 @@ export class RelyingParty {
   }
 
   /**
-   * The provider's RP-initiated logout URL, naming the client (client_id) but without an
-   * id_token_hint: the browser navigates there, and no token may ever reach it. The provider
-   * asks the user to confirm either way.
+   * The provider's RP-initiated logout URL, naming the client (client_id) and, when the ended
+   * session had one, its ID token as id_token_hint: the provider then ends its session without
+   * asking (the hint names it: sid). The browser navigates there, so this is the one token that
+   * ever reaches it, and only once its session is over: an ID token is no bearer token for any
+   * route (its audience is this client), and the session it names ends with this navigation.
+   * Without a hint the provider asks the user to confirm.
    */
-  async endSessionUrl(postLogoutRedirectUri: string): Promise<URL> {
+  async endSessionUrl(postLogoutRedirectUri: string, idTokenHint: string | undefined): Promise<URL> {
     return oidc.buildEndSessionUrl(await this.discover(), {
       post_logout_redirect_uri: postLogoutRedirectUri,
+      ...(idTokenHint === undefined ? {} : { id_token_hint: idTokenHint }),
     });
   }
 

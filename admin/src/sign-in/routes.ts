@@ -3,7 +3,7 @@
  * PKCE (state, nonce and verifier in a pre-session row bound to the cookie), asking the provider
  * for a recent sign-in when the page names `maxAge` or `prompt=login`, `/auth/callback`
  * finishes it under a NEW session id, `/auth/sign-out` ends the session and hands back the
- * provider's RP-initiated logout URL.
+ * provider's RP-initiated logout URL with the session's ID token as its hint.
  */
 import type { Hono } from "hono";
 import { noAccessPage, providerUnavailablePage, signedOutPage, signInFailedPage } from "../pages/layout.ts";
@@ -104,11 +104,12 @@ export function registerSignIn(app: Hono<AdminEnv>, deps: AdminDeps) {
 
   app.post("/auth/sign-out", async (c) => {
     const id = readSessionId(c, cookie);
-    if (id !== undefined) await sessions.end(idHash(id));
+    const idToken = id === undefined ? undefined : await sessions.signOut(idHash(id));
     clearSessionId(c, cookie);
     c.header("cache-control", "no-store");
-    const logoutUrl = await relyingParty.endSessionUrl(`${publicOrigin}${SIGNED_OUT_PATH}`);
-    // The page navigates there: the provider asks, ends its session and comes back.
+    const logoutUrl = await relyingParty.endSessionUrl(`${publicOrigin}${SIGNED_OUT_PATH}`, idToken);
+    // The page navigates there: the provider ends its session (asking first only without the
+    // hint, a console session already gone) and comes back.
     return c.json({ logoutUrl: logoutUrl.toString() });
   });
 

@@ -31,10 +31,12 @@ import { TickingTask } from "../platform/loop.ts";
 import { purgeExpiredRecords } from "./adapter.ts";
 import { compareClientSecretsByHmac } from "./clients.ts";
 import { Provider, providerConfiguration } from "./configuration.ts";
+import { endSessionAsConfirmed, logoutRequestOf } from "./end-session.ts";
 import { type Catalogue, catalogueFor, loadCatalogues } from "./interactions/messages.ts";
 import { errorPage, loggedOutPage, logoutConfirmPage, PAGE_SOURCES } from "./interactions/pages.ts";
 import { interactionsApp } from "./interactions/routes.ts";
 import { deriveKey, ensureSigningKey, type LoadedKeys, loadSigningKeys } from "./keys.ts";
+import { endsWithoutConfirmation } from "./logout.ts";
 import type { ProviderMount } from "./node-listener.ts";
 import { keyRetentionMs } from "./retention.ts";
 
@@ -191,7 +193,8 @@ export class IdentityProvider {
             description: out.error_description === undefined ? undefined : String(out.error_description),
           });
         },
-        logoutSource: (ctx, form) => {
+        logoutSource: async (ctx, form) => {
+          if (endsWithoutConfirmation(logoutRequestOf(ctx))) return endSessionAsConfirmed(ctx);
           ctx.set(PROVIDER_PAGE_HEADERS);
           ctx.type = "html";
           ctx.body = logoutConfirmPage({

@@ -241,7 +241,8 @@ export async function verifyEnrolment(
   let timeStep: number | undefined;
   if (counted.type === "totp") {
     secret = decryptFactorSecret(deps.secretKey, enrolmentId, counted.secretCiphertext as Buffer);
-    timeStep = await matchTotp(secret, verification.code, null);
+    const match = await matchTotp(secret, verification.code, null);
+    timeStep = match.outcome === "matched" ? match.timeStep : undefined;
   }
   const right =
     counted.type === "totp"

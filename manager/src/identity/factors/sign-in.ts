@@ -146,6 +146,8 @@ export async function sendSignInCode(
 export type SecondFactorOutcome =
   | { outcome: "verified"; method: FactorType | "recovery"; amr: string[] }
   | { outcome: "code-wrong" }
+  /** A TOTP code of a time step already used (the enrolment's, in the same 30 seconds). */
+  | { outcome: "code-used" }
   | { outcome: "too-many-attempts"; retryAfterSeconds: number }
   /** No such factor of the account, or an SMS/e-mail factor with no live code sent. */
   | { outcome: "not-found" };
@@ -195,14 +197,15 @@ async function checkFactor(
   if (counted.type === "totp") {
     const secret = decryptFactorSecret(deps.secretKey, factorId, counted.secretCiphertext as Buffer);
     const lastStep = counted.lastTimeStep === null ? null : Number(counted.lastTimeStep);
-    const step = await matchTotp(secret, code, lastStep);
-    if (step === undefined) return { outcome: "code-wrong" };
+    const match = await matchTotp(secret, code, lastStep);
+    if (match.outcome === "used") return { outcome: "code-used" };
+    if (match.outcome === "wrong") return { outcome: "code-wrong" };
     // The step is recorded only if it is later than the last one: of two right codes at once
-    // (or one replayed), one passes.
+    // (or one replayed), one passes, and the other was used by it.
     const [taken] = await deps.sql`
-      update mfa_factors set last_time_step = ${step}, failures = 0, last_used_at = now()
-      where id = ${factorId} and (last_time_step is null or last_time_step < ${step}) returning id`;
-    return taken ? verified("totp") : { outcome: "code-wrong" };
+      update mfa_factors set last_time_step = ${match.timeStep}, failures = 0, last_used_at = now()
+      where id = ${factorId} and (last_time_step is null or last_time_step < ${match.timeStep}) returning id`;
+    return taken ? verified("totp") : { outcome: "code-used" };
   }
   const [challenge] = await deps.sql<{ id: string; codeHmac: string }[]>`
     update mfa_sign_in_codes set attempts = attempts + 1

@@ -11,29 +11,35 @@ const persian = (code: string) => code.replace(/\d/g, (d) => String.fromCodePoin
 describe("matchTotp", () => {
   const secret = newTotpSecret();
   const codeAt = (steps: number) => generate({ secret, epoch: NOW + steps * 30 });
+  const matched = (timeStep: number) => ({ outcome: "matched", timeStep });
+  const wrong = { outcome: "wrong" };
+  const used = { outcome: "used" };
 
   it("answers the step a code matches, one step of drift either way", async () => {
-    expect(await matchTotp(secret, await codeAt(0), null, NOW)).toBe(STEP);
-    expect(await matchTotp(secret, await codeAt(-1), null, NOW)).toBe(STEP - 1);
-    expect(await matchTotp(secret, await codeAt(1), null, NOW)).toBe(STEP + 1);
+    expect(await matchTotp(secret, await codeAt(0), null, NOW)).toEqual(matched(STEP));
+    expect(await matchTotp(secret, await codeAt(-1), null, NOW)).toEqual(matched(STEP - 1));
+    expect(await matchTotp(secret, await codeAt(1), null, NOW)).toEqual(matched(STEP + 1));
   });
 
-  it("refuses a code two steps away", async () => {
-    expect(await matchTotp(secret, await codeAt(-2), null, NOW)).toBeUndefined();
-    expect(await matchTotp(secret, await codeAt(2), null, NOW)).toBeUndefined();
+  it("refuses a code two steps away as wrong, used before or not", async () => {
+    expect(await matchTotp(secret, await codeAt(-2), null, NOW)).toEqual(wrong);
+    expect(await matchTotp(secret, await codeAt(2), null, NOW)).toEqual(wrong);
+    expect(await matchTotp(secret, await codeAt(-2), STEP, NOW)).toEqual(wrong);
   });
 
-  it("refuses the last accepted step and every earlier one", async () => {
-    expect(await matchTotp(secret, await codeAt(0), STEP, NOW)).toBeUndefined();
-    expect(await matchTotp(secret, await codeAt(-1), STEP, NOW)).toBeUndefined();
-    expect(await matchTotp(secret, await codeAt(1), STEP, NOW)).toBe(STEP + 1);
+  it("refuses the last accepted step and every earlier one as used", async () => {
+    expect(await matchTotp(secret, await codeAt(0), STEP, NOW)).toEqual(used);
+    expect(await matchTotp(secret, await codeAt(-1), STEP, NOW)).toEqual(used);
+    expect(await matchTotp(secret, await codeAt(1), STEP, NOW)).toEqual(matched(STEP + 1));
   });
 
   it("accepts Persian digits and spaces; refuses anything that is not six digits", async () => {
     const code = await codeAt(0);
-    expect(await matchTotp(secret, persian(`${code.slice(0, 3)} ${code.slice(3)}`), null, NOW)).toBe(STEP);
-    expect(await matchTotp(secret, `${code}0`, null, NOW)).toBeUndefined();
-    expect(await matchTotp(secret, "abcdef", null, NOW)).toBeUndefined();
+    expect(await matchTotp(secret, persian(`${code.slice(0, 3)} ${code.slice(3)}`), null, NOW)).toEqual(
+      matched(STEP),
+    );
+    expect(await matchTotp(secret, `${code}0`, null, NOW)).toEqual(wrong);
+    expect(await matchTotp(secret, "abcdef", null, NOW)).toEqual(wrong);
   });
 });
 

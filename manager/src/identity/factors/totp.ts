@@ -36,26 +36,35 @@ export function totpQrCode(uri: string): string {
 }
 
 /**
- * The time step the typed code matches (now, or one step either side), or undefined. A step at
- * or before `lastTimeStep` is refused: the code was used, or is older than one that was.
+ * What a typed code is to the factor: the time step it matches (now, or one step either side),
+ * `used` when it matches only a step at or before `lastTimeStep` (that code signed in already, or
+ * it is older than one that did), else `wrong`.
  */
+export type TotpMatch = { outcome: "matched"; timeStep: number } | { outcome: "used" } | { outcome: "wrong" };
+
 export async function matchTotp(
   secret: string,
   typed: string,
   lastTimeStep: number | null,
   nowSeconds: number = Math.floor(Date.now() / 1000),
-): Promise<number | undefined> {
+): Promise<TotpMatch> {
   const token = normalizeCode(typed);
-  if (!/^\d{6}$/.test(token)) return undefined;
-  const result = await verify({
-    secret,
-    token,
-    algorithm: "sha1",
-    digits: TOTP_DIGITS,
-    period: TOTP_PERIOD_SECONDS,
-    epoch: nowSeconds,
-    epochTolerance: TOTP_PERIOD_SECONDS,
-    ...(lastTimeStep === null ? {} : { afterTimeStep: lastTimeStep }),
-  });
-  return result.valid && "timeStep" in result ? result.timeStep : undefined;
+  if (!/^\d{6}$/.test(token)) return { outcome: "wrong" };
+  const verifyAfter = (afterTimeStep: number | null) =>
+    verify({
+      secret,
+      token,
+      algorithm: "sha1",
+      digits: TOTP_DIGITS,
+      period: TOTP_PERIOD_SECONDS,
+      epoch: nowSeconds,
+      epochTolerance: TOTP_PERIOD_SECONDS,
+      ...(afterTimeStep === null ? {} : { afterTimeStep }),
+    });
+  const result = await verifyAfter(lastTimeStep);
+  if (result.valid && "timeStep" in result) return { outcome: "matched", timeStep: result.timeStep };
+  // Checked again without the guard only to say why it is refused: the person waits for the next
+  // code instead of retyping this one (a code just used to enrol, in the same step).
+  if (lastTimeStep !== null && (await verifyAfter(null)).valid) return { outcome: "used" };
+  return { outcome: "wrong" };
 }

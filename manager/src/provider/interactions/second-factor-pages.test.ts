@@ -39,6 +39,14 @@ describe("the second step's page", () => {
     expect(html).toContain('autocomplete="one-time-code"');
   });
 
+  it.each(LOCALES)("says in %s that a code was already used and to wait for the next one", (locale) => {
+    const catalogue = catalogues.get(locale) as Catalogue;
+    const html = render(locale, { problem: "code-used", selected: "totp:f1" });
+    expect(html).toContain(catalogue.text("factor.codeUsed"));
+    expect(html).not.toContain(catalogue.text("factor.wrongCode"));
+    expect(html).toContain('role="alert"');
+  });
+
   it("announces a wrong code and leaves out recovery when none remain", () => {
     const html = render("fa", { recoveryCodesRemaining: 0, problem: "wrong-code", selected: "sms:f2" });
     expect(html).toContain('role="alert"');

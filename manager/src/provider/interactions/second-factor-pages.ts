@@ -8,7 +8,12 @@ import type { Factor } from "../../identity/factors/index.ts";
 import type { Catalogue } from "./messages.ts";
 import { htmlDocument, withLocale } from "./pages.ts";
 
-export type SecondFactorProblem = "wrong-code" | "too-many-attempts" | "too-many-sends" | "not-sent";
+export type SecondFactorProblem =
+  | "wrong-code"
+  | "code-used"
+  | "too-many-attempts"
+  | "too-many-sends"
+  | "not-sent";
 
 /** The form value naming a method: `<type>:<factor id>`, or `recovery`. */
 export const methodValue = (factor: Factor) => `${factor.type}:${factor.id}`;
@@ -36,6 +41,8 @@ function problemText(catalogue: Catalogue, p: SecondFactorPageData): string | un
       return undefined;
     case "wrong-code":
       return catalogue.text("factor.wrongCode");
+    case "code-used":
+      return catalogue.text("factor.codeUsed");
     case "not-sent":
       return catalogue.text("factor.notSent");
     case "too-many-attempts":

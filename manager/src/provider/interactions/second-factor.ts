@@ -162,6 +162,8 @@ export function registerSecondFactorPages<E extends object>(app: Hono<E>, contex
           429,
           outcome.retryAfterSeconds,
         );
+      case "code-used":
+        return render(c, state.interaction.uid, state.step, { selected: method, problem: "code-used" });
       case "not-found":
       case "code-wrong":
         return render(c, state.interaction.uid, state.step, { selected: method, problem: "wrong-code" });
