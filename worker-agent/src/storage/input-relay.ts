@@ -246,7 +246,7 @@ export class InputRelay {
       ).catch((error: unknown) => {
         throw toStorageError(error, "stream", uri, signal);
       });
-    const answer = await (this.options.wait ? this.options.wait.run(once) : once());
+    const answer = await (this.options.wait ? this.options.wait.run(once, readerGone) : once());
     this.etag ??= answer.ETag;
     return answer;
   }

@@ -117,26 +117,42 @@ describe("an input wait", () => {
     expect(later.calls).toBe(1);
   });
 
-  it("shares one wait between reads that wait together: it starts with the first and ends with the last", async () => {
+  it("shares one wait between reads that wait together: it starts with the first and ends at the first answer", async () => {
     const { inputWait, changes } = wait();
     let releaseSecond: () => void = () => {};
     const secondMayAnswer = new Promise<void>((resolve) => {
       releaseSecond = resolve;
     });
-    const first = inputWait.run(readFailing(unavailable()).read);
     let secondCalls = 0;
     const second = inputWait.run(async () => {
       if (secondCalls++ === 0) throw unavailable();
       await secondMayAnswer;
       return "second";
     });
-    await first;
-    expect(changes.filter(([state]) => state === undefined)).toEqual([]);
-    releaseSecond();
-    await expect(second).resolves.toBe("second");
+    await inputWait.run(readFailing(unavailable()).read);
+    // The store answered the first read: the encode goes on, whatever the second still waits for.
     expect(changes.map(([state, ended]) => [state === undefined, ended])).toEqual([
       [false, undefined],
       [true, "answered"],
+    ]);
+    releaseSecond();
+    await expect(second).resolves.toBe("second");
+    expect(changes).toHaveLength(2);
+  });
+
+  it("ends a wait whose every read was abandoned by its reader without an answer", async () => {
+    const { inputWait, changes } = wait();
+    const reader = new AbortController();
+    let calls = 0;
+    const read = inputWait.run(async () => {
+      if (calls++ === 0) throw unavailable();
+      reader.abort();
+      throw new Error("the reader hung up");
+    }, reader.signal);
+    await expect(read).rejects.toThrow();
+    expect(changes.map(([state, ended]) => [state === undefined, ended])).toEqual([
+      [false, undefined],
+      [true, "abandoned"],
     ]);
   });
 

@@ -9,7 +9,8 @@
  * fails the job.
  *
  * Reads that wait at the same time (ffmpeg's and ffprobe's, two downloads) share one wait: it
- * starts with the first and ends when none is left, and its limit counts from its start.
+ * starts with the first, ends at the first answer from the store, and its limit counts from its
+ * start.
  * Whoever holds the attempt is told when the wait starts, when its last error changes (at most
  * once per `updateEveryMs`) and when it ends. Once a wait has run out, the attempt waits no
  * more: any later read fails after its own budget.
@@ -23,7 +24,11 @@ export interface InputWaitState {
   lastError: string;
 }
 
-export type InputWaitEnd = "answered" | "expired" | "aborted";
+/**
+ * How a wait ended: the store answered a read, the wait ran out, the attempt was cancelled or
+ * stopped, or every read in it was abandoned by its reader.
+ */
+export type InputWaitEnd = "answered" | "expired" | "aborted" | "abandoned";
 
 export interface InputWaitClock {
   now(): number;
@@ -41,10 +46,7 @@ export interface InputWaitOptions {
   pauseMs: number;
   /** The attempt's: aborting it ends every wait at once, with its reason. */
   signal: AbortSignal;
-  /**
-   * The wait started (state), its last error changed (state), or it ended (undefined, and how:
-   * the store answered, the wait ran out, or the attempt was cancelled or stopped).
-   */
+  /** The wait started (state), its last error changed (state), or it ended (undefined, and how). */
   onChange: (state: InputWaitState | undefined, ended?: InputWaitEnd) => void;
   /** How often a changed last error is passed on at most. Default 60 s. */
   updateEveryMs?: number;
@@ -75,6 +77,7 @@ const DEFAULT_UPDATE_EVERY_MS = 60_000;
 
 export class InputWait {
   private readonly clock: InputWaitClock;
+  /** Reads in the wait now. */
   private waiters = 0;
   private state: InputWaitState | undefined;
   private lastNotifiedAt = 0;
@@ -87,49 +90,55 @@ export class InputWait {
 
   /**
    * Runs `read` (a storage read with its own retry budget) until it succeeds. Its
-   * StorageUnavailableError starts or joins the wait; any other error ends this read's part in
-   * it and is thrown as it is.
+   * StorageUnavailableError starts or joins the wait; any other error is thrown as it is. The
+   * first answer from the store (data, or a refusal) ends the wait for every read in it: the
+   * store is back, and the others get theirs on their next round. `readSignal` is the reader's
+   * own (a reader that hung up, ffprobe done or the relay closed): its read leaves the wait
+   * without ending it.
    */
-  async run<T>(read: () => Promise<T>): Promise<T> {
-    const { signal } = this.options;
+  async run<T>(read: () => Promise<T>, readSignal?: AbortSignal): Promise<T> {
+    const attempt = this.options.signal;
+    const signal = readSignal ? AbortSignal.any([attempt, readSignal]) : attempt;
     let joined = false;
-    let ended: InputWaitEnd = "answered";
     try {
       for (let round = 0; ; round++) {
         try {
           signal.throwIfAborted();
-          return await read();
+          const answer = await read();
+          this.end("answered");
+          return answer;
         } catch (error) {
-          if (signal.aborted) {
-            ended = "aborted";
-            throw signal.reason;
+          if (attempt.aborted) {
+            this.end("aborted");
+            throw attempt.reason;
           }
-          if (!(error instanceof StorageUnavailableError)) throw error;
-          if (this.expired) {
-            ended = "expired";
-            throw new InputWaitExpiredError(this.expired.waitedMs, error);
+          if (readSignal?.aborted) throw error;
+          if (!(error instanceof StorageUnavailableError)) {
+            this.end("answered");
+            throw error;
           }
+          if (this.expired) throw new InputWaitExpiredError(this.expired.waitedMs, error);
           if (!joined) {
             joined = true;
-            this.join(error);
-          } else this.failedAgain(error);
-          const state = this.state as InputWaitState;
+            this.waiters++;
+          }
+          const state = this.failed(error);
           const waitedMs = this.clock.now() - state.since.getTime();
           if (waitedMs >= this.options.limitMs) {
-            ended = "expired";
             this.expired = new InputWaitExpiredError(waitedMs, error);
+            this.end("expired");
             throw this.expired;
           }
           await this.clock
             .sleep(this.pauseBefore(round, this.options.limitMs - waitedMs), signal)
             .catch(() => {
-              ended = "aborted";
-              throw signal.reason;
+              if (attempt.aborted) this.end("aborted");
+              throw attempt.aborted ? attempt.reason : error;
             });
         }
       }
     } finally {
-      if (joined) this.leave(ended);
+      if (joined) this.leave();
     }
   }
 
@@ -138,34 +147,35 @@ export class InputWait {
     return Math.max(1, Math.min(Math.round(step / 2 + (this.clock.random() * step) / 2), remainingMs));
   }
 
-  private join(error: StorageUnavailableError): void {
-    this.waiters++;
-    if (this.state) {
-      this.failedAgain(error);
-      return;
+  /** A read spent its budget: the wait starts, or its last error is the new one. */
+  private failed(error: StorageUnavailableError): InputWaitState {
+    const lastError = oneLine(error.message);
+    if (!this.state) {
+      this.state = { since: new Date(this.clock.now()), lastError };
+      this.notify(this.state);
+      return this.state;
     }
-    this.state = { since: new Date(this.clock.now()), lastError: oneLine(error.message) };
-    this.notify();
-  }
-
-  private failedAgain(error: StorageUnavailableError): void {
-    const state = this.state as InputWaitState;
-    state.lastError = oneLine(error.message);
+    this.state.lastError = lastError;
     const everyMs = this.options.updateEveryMs ?? DEFAULT_UPDATE_EVERY_MS;
-    if (state.lastError !== this.notifiedError && this.clock.now() - this.lastNotifiedAt >= everyMs)
-      this.notify();
+    if (lastError !== this.notifiedError && this.clock.now() - this.lastNotifiedAt >= everyMs)
+      this.notify(this.state);
+    return this.state;
   }
 
-  private leave(ended: InputWaitEnd): void {
+  /** Every read in the wait left it without an answer (their readers hung up): it is over. */
+  private leave(): void {
     this.waiters--;
-    if (this.waiters > 0) return;
+    if (this.waiters === 0) this.end("abandoned");
+  }
+
+  private end(ended: InputWaitEnd): void {
+    if (!this.state) return;
     this.state = undefined;
     this.notifiedError = "";
     this.options.onChange(undefined, ended);
   }
 
-  private notify(): void {
-    const state = this.state as InputWaitState;
+  private notify(state: InputWaitState): void {
     this.lastNotifiedAt = this.clock.now();
     this.notifiedError = state.lastError;
     this.options.onChange({ ...state });
