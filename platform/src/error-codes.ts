@@ -273,7 +273,7 @@ export const detailCodes = {
   "mfa.code_invalid": { description: "The code is wrong; the message says how many tries are left" },
   "client.redirect_uri_invalid": {
     description:
-      "A redirect, post-logout redirect or back-channel logout URI is not absolute, has a fragment, or is neither https nor http on a loopback address",
+      "A redirect, post-logout redirect or back-channel logout URI is not an absolute URL, is not written as the WHATWG URL parser writes it, has userinfo, a fragment or a `*`, or is neither https nor http on a loopback address",
   },
   "client.grant_type_unknown": { description: "Not a grant type TJM's clients may have" },
   "client.redirect_uri_required": { description: "The authorization_code grant needs a redirect URI" },

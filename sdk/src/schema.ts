@@ -3209,12 +3209,14 @@ export interface components {
              */
             grantTypes?: string[];
             /**
+             * @description Exact redirect URIs, written as the WHATWG URL parser writes them (lower-case host, a path, percent-encoded spaces); no userinfo, fragment or `*`
              * @example [
              *       "https://app.example.com/callback"
              *     ]
              */
             redirectUris: string[];
             /**
+             * @description The same rules as redirectUris
              * @default []
              * @example []
              */
@@ -3472,7 +3474,7 @@ export interface components {
              */
             grantTypes: components["schemas"]["ClientGrantType"][];
             /**
-             * @description Exact redirect URIs: absolute https, or http on a loopback address (localhost, 127.0.0.1, [::1]); no fragment. Required with authorization_code, refused without it
+             * @description Exact redirect URIs: absolute https, or http on a loopback address (localhost, 127.0.0.1, [::1]), written as the WHATWG URL parser writes them (lower-case host, a path, percent-encoded spaces); no userinfo, fragment or `*`. Required with authorization_code, refused without it
              * @default []
              * @example [
              *       "https://reports.example.com/callback"
@@ -3532,7 +3534,7 @@ export interface components {
              */
             grantTypes: components["schemas"]["ClientGrantType"][];
             /**
-             * @description Exact redirect URIs: absolute https, or http on a loopback address (localhost, 127.0.0.1, [::1]); no fragment. Required with authorization_code, refused without it
+             * @description Exact redirect URIs: absolute https, or http on a loopback address (localhost, 127.0.0.1, [::1]), written as the WHATWG URL parser writes them (lower-case host, a path, percent-encoded spaces); no userinfo, fragment or `*`. Required with authorization_code, refused without it
              * @default []
              * @example [
              *       "https://reports.example.com/callback"

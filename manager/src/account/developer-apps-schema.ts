@@ -63,8 +63,15 @@ export const DeveloperAppBodySchema = z
         description: "authorization_code, optionally refresh_token; client_credentials is refused",
         example: ["authorization_code", "refresh_token"],
       }),
-    redirectUris: UriListSchema.min(1).openapi({ example: ["https://app.example.com/callback"] }),
-    postLogoutRedirectUris: UriListSchema.default([]).openapi({ example: [] }),
+    redirectUris: UriListSchema.min(1).openapi({
+      description:
+        "Exact redirect URIs, written as the WHATWG URL parser writes them (lower-case host, a path, percent-encoded spaces); no userinfo, fragment or `*`",
+      example: ["https://app.example.com/callback"],
+    }),
+    postLogoutRedirectUris: UriListSchema.default([]).openapi({
+      description: "The same rules as redirectUris",
+      example: [],
+    }),
     scopes: z
       .array(z.string().max(100))
       .max(10)

@@ -9,6 +9,7 @@ import {
   CLIENT_GRANT_TYPES,
   type ClientProblem,
   type ClientRecord,
+  type RedirectUriRefusal,
 } from "../identity/clients/index.ts";
 import { type ErrorDetail, validationError } from "../platform/errors.ts";
 
@@ -83,7 +84,7 @@ const definitionShape = {
     .openapi({ example: ["authorization_code", "refresh_token"] }),
   redirectUris: UriListSchema.default([]).openapi({
     description:
-      "Exact redirect URIs: absolute https, or http on a loopback address (localhost, 127.0.0.1, [::1]); no fragment. Required with authorization_code, refused without it",
+      "Exact redirect URIs: absolute https, or http on a loopback address (localhost, 127.0.0.1, [::1]), written as the WHATWG URL parser writes them (lower-case host, a path, percent-encoded spaces); no userinfo, fragment or `*`. Required with authorization_code, refused without it",
     example: ["https://reports.example.com/callback"],
   }),
   postLogoutRedirectUris: UriListSchema.default([]).openapi({
@@ -232,11 +233,21 @@ export function toClient(record: ClientRecord) {
   };
 }
 
-const REFUSALS = {
+const REFUSALS: Record<Exclude<RedirectUriRefusal, "not-canonical">, string> = {
   "not-absolute": "is not an absolute URI",
+  malformed: "is not a URL (the WHATWG URL parser refuses it)",
+  userinfo: "has userinfo (a user name or password before the host)",
   fragment: "has a fragment",
+  wildcard: "has a * (redirect URIs match exactly, without wildcards)",
   "not-https": "is neither https nor http on a loopback address",
-} as const;
+};
+
+/** The refusal in words; a URI the parser rewrites names the form to register instead. */
+function redirectUriMessage(uri: string, refusal: RedirectUriRefusal): string {
+  if (refusal === "not-canonical")
+    return `'${uri}' is read by URL parsers as '${URL.parse(uri)?.href}': register exactly that`;
+  return `'${uri}' ${REFUSALS[refusal]}`;
+}
 
 /** Each problem at the path of the body field it is about, with its own detail code. */
 export function problemDetail(problem: ClientProblem): ErrorDetail {
@@ -244,7 +255,7 @@ export function problemDetail(problem: ClientProblem): ErrorDetail {
     case "client.redirect_uri_invalid":
       return {
         path: problem.field,
-        message: `'${problem.uri}' ${REFUSALS[problem.refusal]}`,
+        message: redirectUriMessage(problem.uri, problem.refusal),
         code: problem.code,
       };
     case "client.grant_type_unknown":
