@@ -1092,7 +1092,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with a recovery token
-         * @description Step 3 of password recovery (public). 204 once the password is set; the token is spent and the account is told by e-mail. With revoke_sessions every session and refresh token ends and every access token issued before is refused. The reset signs nobody in and leaves the account's factors as they are. A policy refusal answers 400 validation.failed (details at new_password) and leaves the token usable; an unknown, expired or spent token answers 400 recovery.token_invalid. Limited per client address (429 with Retry-After).
+         * @description Step 3 of password recovery (public). 204 once the password is set; the token is spent and the account is told by e-mail. With revoke_sessions every session and refresh token ends and every access token issued before is refused. The reset signs nobody in and leaves the account's factors as they are. A policy refusal answers 400 validation.failed (details at new_password) and leaves the token usable; an unknown, expired or spent token answers 400 validation.failed with recovery.token_invalid at recovery_token, beside the policy's refusals that need no account (too short, too long, too common) at new_password. Limited per client address (429 with Retry-After).
          */
         post: operations["resetPassword"];
         delete?: never;
