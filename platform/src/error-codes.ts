@@ -254,6 +254,14 @@ export const detailCodes = {
   "validation.invalid_element": { description: "An element of a map or set is invalid" },
   "validation.custom": { description: "The value breaks a rule of its field (the message says which)" },
   "validation.malformed_json": { description: "The body is not well-formed JSON" },
+  "validation.invalid_encoding": {
+    description:
+      "The JSON body's bytes are not UTF-8 (invalid sequences, overlong forms, encoded surrogates)",
+  },
+  "validation.lone_surrogate": {
+    description:
+      "A string (a value, or a key) holds a `\\uD800`–`\\uDFFF` escape without its pair, which names no character",
+  },
   "job.requirements_unsatisfiable": { description: "The required capabilities name no Worker pool" },
   "job.project_unknown": { description: "The project does not exist" },
   "worker.public_key_invalid": { description: "The public key is not a valid NKey user key" },

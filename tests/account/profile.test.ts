@@ -308,6 +308,38 @@ describe("PATCH /api/v1/me/profile", () => {
   });
 });
 
+describe("text that is not text", () => {
+  const patch = (token: string, body: string | Uint8Array<ArrayBuffer>) =>
+    fetch(`${admin.manager.baseUrl}/api/v1/me/profile`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body,
+    });
+
+  it("refuses a lone surrogate in the name at name, and bytes that are not UTF-8 at body, storing nothing", async () => {
+    const before = await json(await call(tokenA, "GET", "/me"));
+    // JSON.stringify writes a lone surrogate as the escape \ud800, as an attacker would.
+    const surrogate = await patch(tokenA, JSON.stringify({ name: "Ali\ud800" }));
+    expect(surrogate.status).toBe(400);
+    expect((await json(surrogate)).details).toEqual([
+      { path: "name", message: expect.any(String), code: "validation.lone_surrogate" },
+    ]);
+    const bytes = new Uint8Array([...new TextEncoder().encode('{"name":"Ali'), 0xff, 0x22, 0x7d]);
+    const notUtf8 = await patch(tokenA, bytes);
+    expect(notUtf8.status).toBe(400);
+    expect((await json(notUtf8)).details).toEqual([
+      { path: "body", message: expect.any(String), code: "validation.invalid_encoding" },
+    ]);
+    expect(await json(await call(tokenA, "GET", "/me"))).toEqual(before);
+  });
+
+  it("keeps ZWNJ and ZWJ inside a name, and a character written as an escaped pair", async () => {
+    const response = await patch(tokenB, '{"name":"علی\u200cرضا \u200d\\ud83c\\udfac"}');
+    expect(response.status, await response.clone().text()).toBe(200);
+    expect((await json(response)).name).toBe("علی\u200cرضا \u200d\u{1f3ac}");
+  });
+});
+
 describe("a PATCH /api/v1/me/profile naming no field", () => {
   it.each([
     ["an empty body", {}],
@@ -533,6 +565,16 @@ describe("the Admin console's /api/me", () => {
     expect([invalid.status, ((await invalid.json()) as { code: string }).code]).toEqual([
       400,
       "validation.failed",
+    ]);
+    // Bytes that are not UTF-8 are refused by the console, never forwarded as U+FFFD.
+    const notUtf8 = await browser.fetch(`${admin.baseUrl}/api/me/profile`, {
+      method: "PATCH",
+      headers: { origin: admin.baseUrl, "content-type": "application/json" },
+      body: new Uint8Array([...Buffer.from('{"name":"Far'), 0xff, ...Buffer.from('id 2"}')]),
+    });
+    expect(notUtf8.status).toBe(400);
+    expect(((await notUtf8.json()) as { details: unknown }).details).toEqual([
+      { path: "body", message: expect.any(String), code: "validation.invalid_encoding" },
     ]);
 
     const png = await sharp({ create: { width: 300, height: 200, channels: 4, background: "#ff0000" } })

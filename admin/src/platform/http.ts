@@ -1,6 +1,7 @@
 /** What every response and every unsafe request of the console goes through. */
 
 import { type ErrorCode, type ErrorDetail, errorBody, errorCodes } from "@tjm/platform/error-codes";
+import { decodeUtf8, NOT_UTF8_DETAIL } from "@tjm/platform/json-text";
 import { type PageSources, pageHeaders } from "@tjm/platform/page-headers";
 import { boundBody } from "@tjm/platform/request-body";
 import type { Context, MiddlewareHandler } from "hono";
@@ -61,6 +62,17 @@ export function answerError(
     ...options.headers,
     "x-request-id": id,
   });
+}
+
+/**
+ * A JSON body's text for the Manager, decoded strictly: bytes that are not UTF-8 are refused
+ * here with the Manager's own 400, where a lenient read would hand the Manager well-formed text
+ * with U+FFFD in their place, which it would store. Its strings are the Manager's to judge.
+ */
+export async function utf8Body(c: Context): Promise<string | Response> {
+  const text = decodeUtf8(await c.req.arrayBuffer());
+  if (text !== undefined) return text;
+  return answerError(c, "validation.failed", "Validation failed", { details: [NOT_UTF8_DETAIL] });
 }
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
