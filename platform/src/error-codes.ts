@@ -262,6 +262,14 @@ export const detailCodes = {
     description:
       "A string (a value, or a key) holds a `\\uD800`–`\\uDFFF` escape without its pair, which names no character",
   },
+  "name.invisible": {
+    description:
+      "The name has no visible character: only spaces and invisible characters (zero-width, format, filler)",
+  },
+  "name.bidi_override": {
+    description:
+      "The name holds a bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069), which can make it display as other text",
+  },
   "job.requirements_unsatisfiable": { description: "The required capabilities name no Worker pool" },
   "job.project_unknown": { description: "The project does not exist" },
   "worker.public_key_invalid": { description: "The public key is not a valid NKey user key" },

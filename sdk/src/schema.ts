@@ -1563,7 +1563,7 @@ export interface components {
              * @example validation.custom
              * @enum {string}
              */
-            code: "avatar.upload_unknown" | "avatar.upload_missing" | "recovery.code_invalid" | "recovery.token_invalid" | "validation.required" | "validation.invalid_type" | "validation.invalid_format" | "validation.invalid_value" | "validation.too_small" | "validation.too_big" | "validation.not_multiple_of" | "validation.unrecognized_keys" | "validation.invalid_union" | "validation.invalid_key" | "validation.invalid_element" | "validation.custom" | "validation.malformed_json" | "validation.invalid_encoding" | "validation.lone_surrogate" | "job.requirements_unsatisfiable" | "job.project_unknown" | "worker.public_key_invalid" | "password.too_short" | "password.too_long" | "password.too_common" | "password.contains_email" | "password.incorrect" | "identifier.email_invalid" | "identifier.phone_invalid" | "identifier.unchanged" | "identifier.code_invalid" | "mfa.code_invalid" | "client.redirect_uri_invalid" | "client.grant_type_unknown" | "client.redirect_uri_required" | "client.redirect_uri_without_code_grant" | "client.logout_uri_without_code_grant" | "client.refresh_without_code_grant" | "client.resource_unknown" | "client.project_id_invalid" | "client.project_unknown" | "client.account_unknown" | "developer.scope_not_allowed" | "developer.first_party_not_allowed" | "developer.resource_not_allowed" | "developer.client_credentials_not_allowed" | "developer.redirect_uri_not_https" | "developer.type_unchangeable" | "developer.limit_reached" | "client.projects_need_client_credentials" | "client.public_client_credentials" | "client.access_token_ttl_out_of_range";
+            code: "avatar.upload_unknown" | "avatar.upload_missing" | "recovery.code_invalid" | "recovery.token_invalid" | "validation.required" | "validation.invalid_type" | "validation.invalid_format" | "validation.invalid_value" | "validation.too_small" | "validation.too_big" | "validation.not_multiple_of" | "validation.unrecognized_keys" | "validation.invalid_union" | "validation.invalid_key" | "validation.invalid_element" | "validation.custom" | "validation.malformed_json" | "validation.invalid_encoding" | "validation.lone_surrogate" | "name.invisible" | "name.bidi_override" | "job.requirements_unsatisfiable" | "job.project_unknown" | "worker.public_key_invalid" | "password.too_short" | "password.too_long" | "password.too_common" | "password.contains_email" | "password.incorrect" | "identifier.email_invalid" | "identifier.phone_invalid" | "identifier.unchanged" | "identifier.code_invalid" | "mfa.code_invalid" | "client.redirect_uri_invalid" | "client.grant_type_unknown" | "client.redirect_uri_required" | "client.redirect_uri_without_code_grant" | "client.logout_uri_without_code_grant" | "client.refresh_without_code_grant" | "client.resource_unknown" | "client.project_id_invalid" | "client.project_unknown" | "client.account_unknown" | "developer.scope_not_allowed" | "developer.first_party_not_allowed" | "developer.resource_not_allowed" | "developer.client_credentials_not_allowed" | "developer.redirect_uri_not_https" | "developer.type_unchangeable" | "developer.limit_reached" | "client.projects_need_client_credentials" | "client.public_client_credentials" | "client.access_token_ttl_out_of_range";
         };
         SubmitJob: {
             /**
@@ -2638,7 +2638,7 @@ export interface components {
         };
         /** @description Fields left out stay as they are; unknown fields are removed */
         ProfileChange: {
-            /** @description 1–100 characters after NFC normalisation and trimming; no control characters */
+            /** @description 1–100 characters after NFC normalisation and trimming; no control characters; something visible (name.invisible); no bidirectional embedding, override or isolate, U+202A–U+202E or U+2066–U+2069 (name.bidi_override); ZWNJ and ZWJ are kept */
             name?: string;
             /** @description A Gregorian date YYYY-MM-DD, from 1900-01-01 to today (UTC); null removes it */
             dateOfBirth?: string | null;
@@ -3182,7 +3182,10 @@ export interface components {
             clientSecret: string | null;
         };
         DeveloperAppBody: {
-            /** @example My reading list */
+            /**
+             * @description 1 to 200 characters, trimmed, with something visible; no control characters and no bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069)
+             * @example My reading list
+             */
             name: string;
             /**
              * @description confidential: a server-side app with a secret; public: a browser or native app (PKCE)
@@ -3464,7 +3467,10 @@ export interface components {
             clientSecret: string | null;
         };
         ClientCreate: {
-            /** @example Reports dashboard */
+            /**
+             * @description 1 to 200 characters, trimmed, with something visible; no control characters and no bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069)
+             * @example Reports dashboard
+             */
             name: string;
             /**
              * @example [
@@ -3524,7 +3530,10 @@ export interface components {
             resources?: string[];
         };
         ClientUpdate: {
-            /** @example Reports dashboard */
+            /**
+             * @description 1 to 200 characters, trimmed, with something visible; no control characters and no bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069)
+             * @example Reports dashboard
+             */
             name: string;
             /**
              * @example [

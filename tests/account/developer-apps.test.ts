@@ -146,6 +146,18 @@ describe("developer apps", () => {
     }
   });
 
+  it("refuses a name that shows nothing or carries a bidirectional override, keeping ZWNJ", async () => {
+    for (const [name, code] of [
+      ["\u200b\u200d", "name.invisible"],
+      ["Reading\u202elist", "name.bidi_override"],
+    ] as const) {
+      const response = await portal.request(adaToken, "POST", APPS, webApp(name));
+      expect(response.status, name).toBe(400);
+      expect((await response.json()).details).toEqual([{ path: "name", message: expect.any(String), code }]);
+    }
+    expect((await createApp(adaToken, webApp("فهرست\u200cخواندن"))).name).toBe("فهرست\u200cخواندن");
+  });
+
   it("stops at 10 apps per account", async () => {
     const carol = await portal.account();
     const token = (await portal.signIn(carol)).accessToken;

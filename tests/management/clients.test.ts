@@ -284,6 +284,29 @@ describe("clients", () => {
     expect(rows).toHaveLength(0);
   });
 
+  it.each([
+    ["only invisible characters", "\u200b\u200c\u2800", "name.invisible"],
+    ["a right-to-left override", "Reports\u202etxt.exe", "name.bidi_override"],
+    ["a bidirectional isolate", "\u2066Reports\u2069", "name.bidi_override"],
+  ])("refuses a name of %s at name, on create and on replace", async (_, name, code) => {
+    const existing = await created(confidential("Named"));
+    for (const [method, path] of [
+      ["POST", BASE],
+      ["PUT", `${BASE}/${existing.id}`],
+    ] as const) {
+      const response = await call(adminToken, method, path, confidential(name));
+      expect(response.status, method).toBe(400);
+      expect((await response.json()).details, method).toEqual([
+        { path: "name", message: expect.any(String), code },
+      ]);
+    }
+  });
+
+  it("keeps ZWNJ and ZWJ in a name", async () => {
+    const client = await created(confidential("گزارش\u200cها \u200d"));
+    expect(client.name).toBe("گزارش\u200cها \u200d");
+  });
+
   it("takes a redirect URI exactly as the URL parser writes it", async () => {
     const client = await created(
       confidential("Exact URIs", {

@@ -14,7 +14,7 @@ import {
   developerAppMetadata,
   developerAppProblems,
 } from "../identity/clients/index.ts";
-import { NO_CONTROL, problemDetail, REFERENCE } from "../management/schema.ts";
+import { clientNameSchema, NO_CONTROL, problemDetail, REFERENCE } from "../management/schema.ts";
 import { type ErrorDetail, validationError } from "../platform/errors.ts";
 
 const CLIENT_ID_EXAMPLE = "7d1f4a52-3c9e-4b8f-a0d1-6e2b9c4f8a31";
@@ -39,13 +39,7 @@ const UriListSchema = z
 
 export const DeveloperAppBodySchema = z
   .object({
-    name: z
-      .string()
-      .trim()
-      .min(1)
-      .max(200)
-      .regex(NO_CONTROL, "must not contain control characters")
-      .openapi({ example: "My reading list" }),
+    name: clientNameSchema("My reading list"),
     type: z.enum(["confidential", "public"]).openapi({
       description: "confidential: a server-side app with a secret; public: a browser or native app (PKCE)",
       example: "confidential",

@@ -11,6 +11,7 @@ import {
   type ClientRecord,
   type RedirectUriRefusal,
 } from "../identity/clients/index.ts";
+import { DISPLAY_NAME_REFUSALS, displayNameRefusal } from "../identity/display-names.ts";
 import { type ErrorDetail, validationError } from "../platform/errors.ts";
 
 /** Visible ASCII: what a client reference or resource key is made of (never a control character). */
@@ -68,15 +69,35 @@ const UriListSchema = z
   .array(z.string().max(1000).regex(NO_CONTROL, "must not contain control characters"))
   .max(10);
 
-/** What a client's definition is made of: the body of a PUT, and (with type and resources) of a POST. */
-const definitionShape = {
-  name: z
+/**
+ * A client's or a developer app's name: the consent page shows it to people deciding whether to
+ * trust the client, so it follows the display-name rules (something visible, no bidirectional
+ * override), each refusal with its own detail code.
+ */
+export function clientNameSchema(example: string) {
+  return z
     .string()
     .trim()
     .min(1)
     .max(200)
     .regex(NO_CONTROL, "must not contain control characters")
-    .openapi({ example: "Reports dashboard" }),
+    .superRefine((name, context) => {
+      // An empty name is min(1)'s to report.
+      const refusal = name === "" ? undefined : displayNameRefusal(name);
+      if (refusal === undefined) return;
+      const { code, message } = DISPLAY_NAME_REFUSALS[refusal];
+      context.addIssue({ code: "custom", message, params: { detailCode: code } });
+    })
+    .openapi({
+      description:
+        "1 to 200 characters, trimmed, with something visible; no control characters and no bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069)",
+      example,
+    });
+}
+
+/** What a client's definition is made of: the body of a PUT, and (with type and resources) of a POST. */
+const definitionShape = {
+  name: clientNameSchema("Reports dashboard"),
   grantTypes: z
     .array(ClientGrantTypeSchema)
     .min(1)
