@@ -207,6 +207,38 @@ async function postOversized(
   });
 }
 
+describe("headers on every answer", () => {
+  const securityHeadersOf = (response: Response) => ({
+    nosniff: response.headers.get("x-content-type-options"),
+    csp: response.headers.get("content-security-policy"),
+  });
+
+  it.each([
+    ["a JSON answer", "/api/health/live", {}],
+    ["the OpenAPI document", "/api/v1/openapi.json", {}],
+    ["a script of the API docs", "/api/docs/start.js", {}],
+    ["a 400", `${JOBS}/not-a-uuid`, {}],
+    ["a 401", JOBS, { authorization: "Bearer not-a-token" }],
+    ["a 404", "/api/v1/nothing-here", {}],
+  ])("%s: nosniff, and a CSP that allows nothing and no framing", async (_, path, headers) => {
+    const response = await manager.request(path, { headers });
+    await response.body?.cancel();
+    expect(securityHeadersOf(response)).toEqual({
+      nosniff: "nosniff",
+      csp: "default-src 'none'; frame-ancestors 'none'",
+    });
+  });
+
+  it("a page keeps its own CSP", async () => {
+    const response = await manager.request("/api/docs");
+    await response.body?.cancel();
+    expect(securityHeadersOf(response)).toEqual({
+      nosniff: "nosniff",
+      csp: expect.stringContaining("script-src 'self'"),
+    });
+  });
+});
+
 describe("list queries", () => {
   it.each([
     ["limit=0", ["limit:validation.too_small"]],

@@ -75,6 +75,16 @@ function call(token: string | undefined, method: string, path: string, body?: un
   });
 }
 
+/** An avatar is never sniffed into another type, and a browser opening it gets a sandbox. */
+const AVATAR_HEADERS = {
+  "x-content-type-options": "nosniff",
+  "content-security-policy": "default-src 'none'; frame-ancestors 'none'; sandbox",
+};
+const securityHeadersOf = (response: Response) => ({
+  "x-content-type-options": response.headers.get("x-content-type-options"),
+  "content-security-policy": response.headers.get("content-security-policy"),
+});
+
 /** The code of a 400's first detail. */
 const detailCode = (body: Record<string, unknown>) => (body.details as { code: string }[])[0]?.code;
 
@@ -416,6 +426,7 @@ describe("avatar upload", () => {
 
     const avatar = await call(tokenA, "GET", `/me/profile/avatar?v=${upload.avatarUploadId}`);
     expect([avatar.status, avatar.headers.get("content-type")]).toEqual([200, "image/webp"]);
+    expect(securityHeadersOf(avatar)).toEqual(AVATAR_HEADERS);
     const bytes = new Uint8Array(await avatar.arrayBuffer());
     const stored = await sharp(bytes).metadata();
     expect([stored.format, stored.width, stored.height, stored.exif, stored.xmp]).toEqual([
@@ -593,6 +604,7 @@ describe("the Admin console's /api/me", () => {
     expect(avatarUrl).toMatch(/^\/api\/me\/profile\/avatar\?v=/);
     const avatar = await browser.fetch(`${admin.baseUrl}${avatarUrl}`);
     expect([avatar.status, avatar.headers.get("content-type")]).toEqual([200, "image/webp"]);
+    expect(securityHeadersOf(avatar)).toEqual(AVATAR_HEADERS);
     expect((await sharp(new Uint8Array(await avatar.arrayBuffer())).metadata()).width).toBe(256);
 
     // The account switcher's list carries each account's avatar, on the console's path too.

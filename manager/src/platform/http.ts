@@ -6,6 +6,7 @@ import {
   z,
 } from "@hono/zod-openapi";
 import { decodeUtf8, loneSurrogateDetails, NOT_UTF8_DETAIL } from "@tjm/platform/json-text";
+import { NON_PAGE_HEADERS } from "@tjm/platform/page-headers";
 import { boundBody } from "@tjm/platform/request-body";
 import type { Context, MiddlewareHandler } from "hono";
 import { ApiError, answerError, dotPath, issueCode, validationError } from "./errors.ts";
@@ -65,6 +66,16 @@ export const requestId: MiddlewareHandler<AppEnv> = async (c, next) => {
   const id = incoming && INCOMING_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
   c.set("requestId", id);
   c.header("x-request-id", id);
+  await next();
+};
+
+/**
+ * Every answer starts with the headers of an answer that is not a page; a page (the API docs,
+ * the provider's pages) or an avatar replaces them with its own when it answers, since headers
+ * given with an answer win over these.
+ */
+export const nonPageHeaders: MiddlewareHandler = async (c, next) => {
+  for (const [name, value] of Object.entries(NON_PAGE_HEADERS)) c.header(name, value);
   await next();
 };
 
