@@ -95,6 +95,47 @@ describe("request bodies", () => {
     expect(after?.count).toBe(before?.count);
   });
 
+  /** A job submission whose first output's id is "720p" followed by `bytes`, sent as they are. */
+  const submissionWith = (bytes: number[]) => {
+    const [before, after] = JSON.stringify(sampleSubmission(projectId)).split('"720p"') as [string, string];
+    return Buffer.concat([Buffer.from(`${before}"720p`), Buffer.from(bytes), Buffer.from(`"${after}`)]);
+  };
+  const jobCount = async () => (await manager.sql`select count(*)::int as count from jobs`)[0]?.count;
+
+  it.each([
+    ["a byte that starts no character", [0xff]],
+    ["a sequence cut short", [0xe2, 0x82]],
+    ["an overlong form of /", [0xc0, 0xaf]],
+    ["an encoded surrogate (CESU-8)", [0xed, 0xa0, 0x80]],
+  ])("answers 400 at body for bytes that are not UTF-8 (%s), storing nothing", async (_, bytes) => {
+    const before = await jobCount();
+    const response = await manager.request(JOBS, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: submissionWith(bytes),
+    });
+    await expectValidationError(response, [{ path: "body", code: "validation.invalid_encoding" }]);
+    expect(await jobCount()).toBe(before);
+  });
+
+  it("answers 400 at each string holding a lone surrogate, value or key, storing nothing", async () => {
+    const before = await jobCount();
+    const body = JSON.stringify(sampleSubmission(projectId, { "note\udc00": 1 })).replace(
+      '"720p"',
+      '"720p\\ud800"',
+    );
+    const response = await manager.request(JOBS, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+    });
+    await expectValidationError(response, [
+      { path: "executionPlan.outputs.0.id", code: "validation.lone_surrogate" },
+      { path: "note\ufffd", code: "validation.lone_surrogate" },
+    ]);
+    expect(await jobCount()).toBe(before);
+  });
+
   it.each([
     ["declared by content-length", true],
     ["streamed without content-length", false],
@@ -165,6 +206,38 @@ async function postOversized(
     outgoing.end();
   });
 }
+
+describe("headers on every answer", () => {
+  const securityHeadersOf = (response: Response) => ({
+    nosniff: response.headers.get("x-content-type-options"),
+    csp: response.headers.get("content-security-policy"),
+  });
+
+  it.each([
+    ["a JSON answer", "/api/health/live", {}],
+    ["the OpenAPI document", "/api/v1/openapi.json", {}],
+    ["a script of the API docs", "/api/docs/start.js", {}],
+    ["a 400", `${JOBS}/not-a-uuid`, {}],
+    ["a 401", JOBS, { authorization: "Bearer not-a-token" }],
+    ["a 404", "/api/v1/nothing-here", {}],
+  ])("%s: nosniff, and a CSP that allows nothing and no framing", async (_, path, headers) => {
+    const response = await manager.request(path, { headers });
+    await response.body?.cancel();
+    expect(securityHeadersOf(response)).toEqual({
+      nosniff: "nosniff",
+      csp: "default-src 'none'; frame-ancestors 'none'",
+    });
+  });
+
+  it("a page keeps its own CSP", async () => {
+    const response = await manager.request("/api/docs");
+    await response.body?.cancel();
+    expect(securityHeadersOf(response)).toEqual({
+      nosniff: "nosniff",
+      csp: expect.stringContaining("script-src 'self'"),
+    });
+  });
+});
 
 describe("list queries", () => {
   it.each([

@@ -16,7 +16,7 @@ import { type ManagerMetrics, registerMetrics } from "./metrics/index.ts";
 import type { Broker } from "./platform/broker.ts";
 import type { Sql } from "./platform/db.ts";
 import { createErrorHandler, routeNotFound } from "./platform/errors.ts";
-import { closeWhenBodyUnread, createRouter, limitBody, requestId } from "./platform/http.ts";
+import { closeWhenBodyUnread, createRouter, limitBody, nonPageHeaders, requestId } from "./platform/http.ts";
 import { projectsOperationsApp } from "./projects/index.ts";
 import { type WorkersDeps, workerApp, workersOperationsApp } from "./workers/index.ts";
 
@@ -72,6 +72,7 @@ export function createApp(deps: AppDeps) {
   app.onError(createErrorHandler(deps.logger));
   app.notFound(routeNotFound);
   app.use("*", requestId);
+  app.use("*", nonPageHeaders);
   app.use("*", closeWhenBodyUnread);
   app.use("*", limitBody(deps.maxBodyBytes));
   registerMetrics(app, deps.metrics);

@@ -254,6 +254,22 @@ export const detailCodes = {
   "validation.invalid_element": { description: "An element of a map or set is invalid" },
   "validation.custom": { description: "The value breaks a rule of its field (the message says which)" },
   "validation.malformed_json": { description: "The body is not well-formed JSON" },
+  "validation.invalid_encoding": {
+    description:
+      "The JSON body's bytes are not UTF-8 (invalid sequences, overlong forms, encoded surrogates)",
+  },
+  "validation.lone_surrogate": {
+    description:
+      "A string (a value, or a key) holds a `\\uD800`–`\\uDFFF` escape without its pair, which names no character",
+  },
+  "name.invisible": {
+    description:
+      "The name has no visible character: only spaces and invisible characters (zero-width, format, filler)",
+  },
+  "name.bidi_override": {
+    description:
+      "The name holds a bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069), which can make it display as other text",
+  },
   "job.requirements_unsatisfiable": { description: "The required capabilities name no Worker pool" },
   "job.project_unknown": { description: "The project does not exist" },
   "worker.public_key_invalid": { description: "The public key is not a valid NKey user key" },
@@ -273,7 +289,7 @@ export const detailCodes = {
   "mfa.code_invalid": { description: "The code is wrong; the message says how many tries are left" },
   "client.redirect_uri_invalid": {
     description:
-      "A redirect, post-logout redirect or back-channel logout URI is not absolute, has a fragment, or is neither https nor http on a loopback address",
+      "A redirect, post-logout redirect or back-channel logout URI is not an absolute URL, is not written as the WHATWG URL parser writes it, has userinfo, a fragment or a `*`, or is neither https nor http on a loopback address",
   },
   "client.grant_type_unknown": { description: "Not a grant type TJM's clients may have" },
   "client.redirect_uri_required": { description: "The authorization_code grant needs a redirect URI" },

@@ -4,6 +4,7 @@
  * names what it loads, everything else is refused. Every page is never framed
  * (frame-ancestors and X-Frame-Options: a framed one-button page is a clickjacking target),
  * never sniffed and never leaks its URL (which may carry an interaction uid) as a Referer.
+ * Every answer that is not a page gets NON_PAGE_HEADERS instead.
  */
 import { createHash } from "node:crypto";
 
@@ -65,6 +66,25 @@ export function pageHeaders(sources: PageSources): Record<string, string> {
     "referrer-policy": "no-referrer",
   };
 }
+
+/**
+ * The headers of every answer that is not a page (JSON, an image, a script, an event stream): a
+ * browser opening one as a document may run and load nothing from it and frame it nowhere, and
+ * never sniffs it into another type (a JSON body holding `<script>` read as HTML).
+ */
+export const NON_PAGE_HEADERS: Readonly<Record<string, string>> = {
+  "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+};
+
+/**
+ * An image people upload (an avatar), served back: also sandboxed, so even a browser that
+ * renders it as a document (an SVG, were one ever let through) gives it no origin to act in.
+ */
+export const UPLOADED_IMAGE_HEADERS: Readonly<Record<string, string>> = {
+  ...NON_PAGE_HEADERS,
+  "content-security-policy": "default-src 'none'; frame-ancestors 'none'; sandbox",
+};
 
 /** The 'sha256-…' sources a policy's script-src holds (oidc-provider adds its inline scripts' there). */
 export function scriptHashes(policy: string | undefined): string[] {

@@ -1092,7 +1092,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with a recovery token
-         * @description Step 3 of password recovery (public). 204 once the password is set; the token is spent and the account is told by e-mail. With revoke_sessions every session and refresh token ends and every access token issued before is refused. The reset signs nobody in and leaves the account's factors as they are. A policy refusal answers 400 validation.failed (details at new_password) and leaves the token usable; an unknown, expired or spent token answers 400 recovery.token_invalid. Limited per client address (429 with Retry-After).
+         * @description Step 3 of password recovery (public). 204 once the password is set; the token is spent and the account is told by e-mail. With revoke_sessions every session and refresh token ends and every access token issued before is refused. The reset signs nobody in and leaves the account's factors as they are. A policy refusal answers 400 validation.failed (details at new_password) and leaves the token usable; an unknown, expired or spent token answers 400 validation.failed with recovery.token_invalid at recovery_token, beside the policy's refusals that need no account (too short, too long, too common) at new_password. Limited per client address (429 with Retry-After).
          */
         post: operations["resetPassword"];
         delete?: never;
@@ -1563,7 +1563,7 @@ export interface components {
              * @example validation.custom
              * @enum {string}
              */
-            code: "avatar.upload_unknown" | "avatar.upload_missing" | "recovery.code_invalid" | "recovery.token_invalid" | "validation.required" | "validation.invalid_type" | "validation.invalid_format" | "validation.invalid_value" | "validation.too_small" | "validation.too_big" | "validation.not_multiple_of" | "validation.unrecognized_keys" | "validation.invalid_union" | "validation.invalid_key" | "validation.invalid_element" | "validation.custom" | "validation.malformed_json" | "job.requirements_unsatisfiable" | "job.project_unknown" | "worker.public_key_invalid" | "password.too_short" | "password.too_long" | "password.too_common" | "password.contains_email" | "password.incorrect" | "identifier.email_invalid" | "identifier.phone_invalid" | "identifier.unchanged" | "identifier.code_invalid" | "mfa.code_invalid" | "client.redirect_uri_invalid" | "client.grant_type_unknown" | "client.redirect_uri_required" | "client.redirect_uri_without_code_grant" | "client.logout_uri_without_code_grant" | "client.refresh_without_code_grant" | "client.resource_unknown" | "client.project_id_invalid" | "client.project_unknown" | "client.account_unknown" | "developer.scope_not_allowed" | "developer.first_party_not_allowed" | "developer.resource_not_allowed" | "developer.client_credentials_not_allowed" | "developer.redirect_uri_not_https" | "developer.type_unchangeable" | "developer.limit_reached" | "client.projects_need_client_credentials" | "client.public_client_credentials" | "client.access_token_ttl_out_of_range";
+            code: "avatar.upload_unknown" | "avatar.upload_missing" | "recovery.code_invalid" | "recovery.token_invalid" | "validation.required" | "validation.invalid_type" | "validation.invalid_format" | "validation.invalid_value" | "validation.too_small" | "validation.too_big" | "validation.not_multiple_of" | "validation.unrecognized_keys" | "validation.invalid_union" | "validation.invalid_key" | "validation.invalid_element" | "validation.custom" | "validation.malformed_json" | "validation.invalid_encoding" | "validation.lone_surrogate" | "name.invisible" | "name.bidi_override" | "job.requirements_unsatisfiable" | "job.project_unknown" | "worker.public_key_invalid" | "password.too_short" | "password.too_long" | "password.too_common" | "password.contains_email" | "password.incorrect" | "identifier.email_invalid" | "identifier.phone_invalid" | "identifier.unchanged" | "identifier.code_invalid" | "mfa.code_invalid" | "client.redirect_uri_invalid" | "client.grant_type_unknown" | "client.redirect_uri_required" | "client.redirect_uri_without_code_grant" | "client.logout_uri_without_code_grant" | "client.refresh_without_code_grant" | "client.resource_unknown" | "client.project_id_invalid" | "client.project_unknown" | "client.account_unknown" | "developer.scope_not_allowed" | "developer.first_party_not_allowed" | "developer.resource_not_allowed" | "developer.client_credentials_not_allowed" | "developer.redirect_uri_not_https" | "developer.type_unchangeable" | "developer.limit_reached" | "client.projects_need_client_credentials" | "client.public_client_credentials" | "client.access_token_ttl_out_of_range";
         };
         SubmitJob: {
             /**
@@ -2653,7 +2653,7 @@ export interface components {
         };
         /** @description Fields left out stay as they are; unknown fields are removed */
         ProfileChange: {
-            /** @description 1–100 characters after NFC normalisation and trimming; no control characters */
+            /** @description 1–100 characters after NFC normalisation and trimming; no control characters; something visible (name.invisible); no bidirectional embedding, override or isolate, U+202A–U+202E or U+2066–U+2069 (name.bidi_override); ZWNJ and ZWJ are kept */
             name?: string;
             /** @description A Gregorian date YYYY-MM-DD, from 1900-01-01 to today (UTC); null removes it */
             dateOfBirth?: string | null;
@@ -3197,7 +3197,10 @@ export interface components {
             clientSecret: string | null;
         };
         DeveloperAppBody: {
-            /** @example My reading list */
+            /**
+             * @description 1 to 200 characters, trimmed, with something visible; no control characters and no bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069)
+             * @example My reading list
+             */
             name: string;
             /**
              * @description confidential: a server-side app with a secret; public: a browser or native app (PKCE)
@@ -3224,12 +3227,14 @@ export interface components {
              */
             grantTypes?: string[];
             /**
+             * @description Exact redirect URIs, written as the WHATWG URL parser writes them (lower-case host, a path, percent-encoded spaces); no userinfo, fragment or `*`
              * @example [
              *       "https://app.example.com/callback"
              *     ]
              */
             redirectUris: string[];
             /**
+             * @description The same rules as redirectUris
              * @default []
              * @example []
              */
@@ -3477,7 +3482,10 @@ export interface components {
             clientSecret: string | null;
         };
         ClientCreate: {
-            /** @example Reports dashboard */
+            /**
+             * @description 1 to 200 characters, trimmed, with something visible; no control characters and no bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069)
+             * @example Reports dashboard
+             */
             name: string;
             /**
              * @example [
@@ -3487,7 +3495,7 @@ export interface components {
              */
             grantTypes: components["schemas"]["ClientGrantType"][];
             /**
-             * @description Exact redirect URIs: absolute https, or http on a loopback address (localhost, 127.0.0.1, [::1]); no fragment. Required with authorization_code, refused without it
+             * @description Exact redirect URIs: absolute https, or http on a loopback address (localhost, 127.0.0.1, [::1]), written as the WHATWG URL parser writes them (lower-case host, a path, percent-encoded spaces); no userinfo, fragment or `*`. Required with authorization_code, refused without it
              * @default []
              * @example [
              *       "https://reports.example.com/callback"
@@ -3537,7 +3545,10 @@ export interface components {
             resources?: string[];
         };
         ClientUpdate: {
-            /** @example Reports dashboard */
+            /**
+             * @description 1 to 200 characters, trimmed, with something visible; no control characters and no bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069)
+             * @example Reports dashboard
+             */
             name: string;
             /**
              * @example [
@@ -3547,7 +3558,7 @@ export interface components {
              */
             grantTypes: components["schemas"]["ClientGrantType"][];
             /**
-             * @description Exact redirect URIs: absolute https, or http on a loopback address (localhost, 127.0.0.1, [::1]); no fragment. Required with authorization_code, refused without it
+             * @description Exact redirect URIs: absolute https, or http on a loopback address (localhost, 127.0.0.1, [::1]), written as the WHATWG URL parser writes them (lower-case host, a path, percent-encoded spaces); no userinfo, fragment or `*`. Required with authorization_code, refused without it
              * @default []
              * @example [
              *       "https://reports.example.com/callback"

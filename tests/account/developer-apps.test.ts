@@ -121,6 +121,43 @@ describe("developer apps", () => {
     expect(native.status).toBe(201);
   });
 
+  it("refuses redirect URIs with userinfo, a wildcard, a space or a form the URL parser rewrites", async () => {
+    const refused = [
+      "https://user:pw@app.example.com/cb",
+      "https://app.example.com@evil.example/cb",
+      "https://*.app.example.com/cb",
+      "https://app.example.com/c b",
+      "https:/app.example.com/cb",
+    ];
+    for (const applicationType of ["web", "native"]) {
+      const response = await portal.request(adaToken, "POST", APPS, {
+        ...webApp("Loose URIs"),
+        applicationType,
+        redirectUris: refused,
+      });
+      expect(response.status, applicationType).toBe(400);
+      expect((await response.json()).details).toEqual(
+        refused.map((uri) => ({
+          path: "redirectUris",
+          message: expect.stringContaining(uri),
+          code: "client.redirect_uri_invalid",
+        })),
+      );
+    }
+  });
+
+  it("refuses a name that shows nothing or carries a bidirectional override, keeping ZWNJ", async () => {
+    for (const [name, code] of [
+      ["\u200b\u200d", "name.invisible"],
+      ["Reading\u202elist", "name.bidi_override"],
+    ] as const) {
+      const response = await portal.request(adaToken, "POST", APPS, webApp(name));
+      expect(response.status, name).toBe(400);
+      expect((await response.json()).details).toEqual([{ path: "name", message: expect.any(String), code }]);
+    }
+    expect((await createApp(adaToken, webApp("فهرست\u200cخواندن"))).name).toBe("فهرست\u200cخواندن");
+  });
+
   it("stops at 10 apps per account", async () => {
     const carol = await portal.account();
     const token = (await portal.signIn(carol)).accessToken;

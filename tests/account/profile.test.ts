@@ -75,6 +75,16 @@ function call(token: string | undefined, method: string, path: string, body?: un
   });
 }
 
+/** An avatar is never sniffed into another type, and a browser opening it gets a sandbox. */
+const AVATAR_HEADERS = {
+  "x-content-type-options": "nosniff",
+  "content-security-policy": "default-src 'none'; frame-ancestors 'none'; sandbox",
+};
+const securityHeadersOf = (response: Response) => ({
+  "x-content-type-options": response.headers.get("x-content-type-options"),
+  "content-security-policy": response.headers.get("content-security-policy"),
+});
+
 /** The code of a 400's first detail. */
 const detailCode = (body: Record<string, unknown>) => (body.details as { code: string }[])[0]?.code;
 
@@ -223,6 +233,9 @@ describe("PATCH /api/v1/me/profile", () => {
     ["an empty name", { name: "   " }, "name", "validation.too_small"],
     ["a name over 100 characters", { name: long(101) }, "name", "validation.too_big"],
     ["a name with a control character", { name: "Ali\u0007" }, "name", "validation.custom"],
+    ["a name of invisible characters only", { name: "\u200b\u200c\u3164" }, "name", "name.invisible"],
+    ["a name with a right-to-left override", { name: "Ali\u202eevil" }, "name", "name.bidi_override"],
+    ["a name with a bidirectional isolate", { name: "\u2067Ali\u2069" }, "name", "name.bidi_override"],
     ["a date of birth in the future", { dateOfBirth: "2999-01-01" }, "dateOfBirth", "validation.too_big"],
     ["a date of birth before 1900", { dateOfBirth: "1899-12-31" }, "dateOfBirth", "validation.too_small"],
     ["a date that does not exist", { dateOfBirth: "2023-02-30" }, "dateOfBirth", "validation.custom"],
@@ -308,6 +321,38 @@ describe("PATCH /api/v1/me/profile", () => {
   });
 });
 
+describe("text that is not text", () => {
+  const patch = (token: string, body: string | Uint8Array<ArrayBuffer>) =>
+    fetch(`${admin.manager.baseUrl}/api/v1/me/profile`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body,
+    });
+
+  it("refuses a lone surrogate in the name at name, and bytes that are not UTF-8 at body, storing nothing", async () => {
+    const before = await json(await call(tokenA, "GET", "/me"));
+    // JSON.stringify writes a lone surrogate as the escape \ud800, as an attacker would.
+    const surrogate = await patch(tokenA, JSON.stringify({ name: "Ali\ud800" }));
+    expect(surrogate.status).toBe(400);
+    expect((await json(surrogate)).details).toEqual([
+      { path: "name", message: expect.any(String), code: "validation.lone_surrogate" },
+    ]);
+    const bytes = new Uint8Array([...new TextEncoder().encode('{"name":"Ali'), 0xff, 0x22, 0x7d]);
+    const notUtf8 = await patch(tokenA, bytes);
+    expect(notUtf8.status).toBe(400);
+    expect((await json(notUtf8)).details).toEqual([
+      { path: "body", message: expect.any(String), code: "validation.invalid_encoding" },
+    ]);
+    expect(await json(await call(tokenA, "GET", "/me"))).toEqual(before);
+  });
+
+  it("keeps ZWNJ and ZWJ inside a name, and a character written as an escaped pair", async () => {
+    const response = await patch(tokenB, '{"name":"علی\u200cرضا \u200d\\ud83c\\udfac"}');
+    expect(response.status, await response.clone().text()).toBe(200);
+    expect((await json(response)).name).toBe("علی\u200cرضا \u200d\u{1f3ac}");
+  });
+});
+
 describe("a PATCH /api/v1/me/profile naming no field", () => {
   it.each([
     ["an empty body", {}],
@@ -381,6 +426,7 @@ describe("avatar upload", () => {
 
     const avatar = await call(tokenA, "GET", `/me/profile/avatar?v=${upload.avatarUploadId}`);
     expect([avatar.status, avatar.headers.get("content-type")]).toEqual([200, "image/webp"]);
+    expect(securityHeadersOf(avatar)).toEqual(AVATAR_HEADERS);
     const bytes = new Uint8Array(await avatar.arrayBuffer());
     const stored = await sharp(bytes).metadata();
     expect([stored.format, stored.width, stored.height, stored.exif, stored.xmp]).toEqual([
@@ -534,6 +580,16 @@ describe("the Admin console's /api/me", () => {
       400,
       "validation.failed",
     ]);
+    // Bytes that are not UTF-8 are refused by the console, never forwarded as U+FFFD.
+    const notUtf8 = await browser.fetch(`${admin.baseUrl}/api/me/profile`, {
+      method: "PATCH",
+      headers: { origin: admin.baseUrl, "content-type": "application/json" },
+      body: new Uint8Array([...Buffer.from('{"name":"Far'), 0xff, ...Buffer.from('id 2"}')]),
+    });
+    expect(notUtf8.status).toBe(400);
+    expect(((await notUtf8.json()) as { details: unknown }).details).toEqual([
+      { path: "body", message: expect.any(String), code: "validation.invalid_encoding" },
+    ]);
 
     const png = await sharp({ create: { width: 300, height: 200, channels: 4, background: "#ff0000" } })
       .png()
@@ -548,6 +604,7 @@ describe("the Admin console's /api/me", () => {
     expect(avatarUrl).toMatch(/^\/api\/me\/profile\/avatar\?v=/);
     const avatar = await browser.fetch(`${admin.baseUrl}${avatarUrl}`);
     expect([avatar.status, avatar.headers.get("content-type")]).toEqual([200, "image/webp"]);
+    expect(securityHeadersOf(avatar)).toEqual(AVATAR_HEADERS);
     expect((await sharp(new Uint8Array(await avatar.arrayBuffer())).metadata()).width).toBe(256);
 
     // The account switcher's list carries each account's avatar, on the console's path too.

@@ -83,6 +83,16 @@ describe("sign-in", () => {
     expect(csp).toContain("script-src 'self'");
     expect(csp).not.toContain("unsafe-inline");
   });
+
+  it("answers what is not a page with nosniff and a CSP that allows nothing and no framing", async () => {
+    const response = await fetch(`${admin.baseUrl}/api/session`);
+    expect(response.status).toBe(401);
+    await response.body?.cancel();
+    expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(response.headers.get("content-security-policy")).toBe(
+      "default-src 'none'; frame-ancestors 'none'",
+    );
+  });
 });
 
 describe("CSRF", () => {

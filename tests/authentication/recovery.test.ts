@@ -331,6 +331,21 @@ describe("validation", () => {
     expect(await detailsOf(await post("password-resets", body, from))).toEqual(expected);
   });
 
+  it.each([
+    ["a 7-character password", "xk3!q7z", [["new_password", "password.too_short"]]],
+    ["a common password", "password1", [["new_password", "password.too_common"]]],
+    ["a good password", NEW_PASSWORD, []],
+  ])(
+    "password-resets with an unknown token and %s: every failure, each at its field",
+    async (_, password, more) => {
+      const body = { recovery_token: "tjm_rt_unknown", new_password: password, revoke_sessions: false };
+      expect(await detailsOf(await post("password-resets", body, newAddress()))).toEqual([
+        ["recovery_token", "recovery.token_invalid"],
+        ...more,
+      ]);
+    },
+  );
+
   it("password-resets: the one policy refuses a short or common password at new_password, and the token stays usable", async () => {
     const account = await operator();
     const address = newAddress();

@@ -253,6 +253,75 @@ describe("clients", () => {
     expect(refused?.details).toEqual({ reason: "validation.failed" });
   });
 
+  const URI_FIELDS = [
+    ["redirectUris", (uri: string) => ({ redirectUris: [uri] })],
+    ["postLogoutRedirectUris", (uri: string) => ({ postLogoutRedirectUris: [uri] })],
+    ["backchannelLogoutUri", (uri: string) => ({ backchannelLogoutUri: uri })],
+  ] as const;
+
+  it.each([
+    ["userinfo with a password", "https://user:pw@a.example/cb"],
+    ["userinfo that reads as the host", "https://a.example@evil.example/cb"],
+    ["a wildcard", "https://*.a.example/cb"],
+    ["a space", "https://a.example/c b"],
+    ["one slash after the scheme", "https:/a.example/cb"],
+    ["a host the parser rewrites", "https://A.example/cb"],
+  ])("refuses a URI with %s in each URI field, at the field, creating nothing", async (_, uri) => {
+    for (const [field, uris] of URI_FIELDS) {
+      const response = await call(adminToken, "POST", BASE, {
+        name: `Refused ${field}`,
+        type: "confidential",
+        grantTypes: ["authorization_code"],
+        redirectUris: ["https://a.example/cb"],
+        ...uris(uri),
+      });
+      expect(response.status, `${field}: ${uri}`).toBe(400);
+      expect((await response.json()).details, `${field}: ${uri}`).toEqual([
+        { path: field, message: expect.stringContaining(uri), code: "client.redirect_uri_invalid" },
+      ]);
+    }
+    const rows = await manager.sql`select 1 from oauth_clients where name like 'Refused %'`;
+    expect(rows).toHaveLength(0);
+  });
+
+  it.each([
+    ["only invisible characters", "\u200b\u200c\u2800", "name.invisible"],
+    ["a right-to-left override", "Reports\u202etxt.exe", "name.bidi_override"],
+    ["a bidirectional isolate", "\u2066Reports\u2069", "name.bidi_override"],
+  ])("refuses a name of %s at name, on create and on replace", async (_, name, code) => {
+    const existing = await created(confidential("Named"));
+    for (const [method, path] of [
+      ["POST", BASE],
+      ["PUT", `${BASE}/${existing.id}`],
+    ] as const) {
+      const response = await call(adminToken, method, path, confidential(name));
+      expect(response.status, method).toBe(400);
+      expect((await response.json()).details, method).toEqual([
+        { path: "name", message: expect.any(String), code },
+      ]);
+    }
+  });
+
+  it("keeps ZWNJ and ZWJ in a name", async () => {
+    const client = await created(confidential("گزارش\u200cها \u200d"));
+    expect(client.name).toBe("گزارش\u200cها \u200d");
+  });
+
+  it("takes a redirect URI exactly as the URL parser writes it", async () => {
+    const client = await created(
+      confidential("Exact URIs", {
+        grantTypes: ["authorization_code"],
+        redirectUris: ["https://a.example/cb?tenant=x%20y", "http://127.0.0.1:8080/cb", "http://[::1]/cb"],
+        postLogoutRedirectUris: ["https://a.example/"],
+      }),
+    );
+    expect(client.redirectUris).toEqual([
+      "https://a.example/cb?tenant=x%20y",
+      "http://127.0.0.1:8080/cb",
+      "http://[::1]/cb",
+    ]);
+  });
+
   it("replaces the whole definition with PUT, keeping its type, secret and grants", async () => {
     const client = await created(
       confidential("Before", {

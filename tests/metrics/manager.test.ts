@@ -487,7 +487,9 @@ describe.each<ManagerRuntime>(["node", "deno"])("METRICS_PORT on the %s Manager"
     const auth = { headers: { authorization: `Bearer ${METRICS_TOKEN}` } };
     expect((await fetch(`${managerProcess.baseUrl}/metrics`, auth)).status).toBe(404);
     const own = `http://127.0.0.1:${metricsPort}`;
-    expect((await fetch(`${own}/metrics`)).status).toBe(401);
+    const refused = await fetch(`${own}/metrics`);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("x-content-type-options")).toBe("nosniff");
     const families = await scrape(`${own}/metrics`, auth);
     for (const name of Object.keys(MANAGER_SERIES)) expect(families.has(name), name).toBe(true);
     expect(sampleValue(families, "tjm_nats_connected")).toBe(1);

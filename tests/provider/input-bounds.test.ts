@@ -1,8 +1,9 @@
 /**
  * Inputs PostgreSQL cannot hold (NUL in text, a key past an index row) never reach it: a
  * client_id with NUL or of any length is an unknown client on every endpoint (the provider's
- * own OAuth error), a request parameter with NUL is an invalid_request, and the sign-in form
- * refuses an e-mail address no account can have with a 400 error page before anything is counted.
+ * own OAuth error), a request parameter with NUL is an invalid_request, bytes that are not UTF-8
+ * in the provider's own forms name nothing it knows, and the sign-in form refuses an e-mail
+ * address no account can have with a 400 error page before anything is counted.
  */
 import { randomBytes } from "node:crypto";
 import { type PendingAuthorization, startAuthorization } from "@tjm/devstack/oidc-client";
@@ -113,6 +114,48 @@ describe("request parameters the provider stores", () => {
       expect(response.status).toBe(401);
       expect(await response.json()).toMatchObject({ error: "invalid_token" });
     }
+  });
+});
+
+describe("bytes that are not UTF-8 in the provider's own forms", () => {
+  /**
+   * oidc-provider parses its forms itself (node:querystring over a lenient UTF-8 decode): a
+   * raw byte or a %XX that is not UTF-8 becomes U+FFFD. A value so changed names nothing it
+   * knows (here a resource), and a parameter it does not read is ignored: nothing is stored
+   * from it. TJM's strict decoding covers the JSON bodies of its own routes, not these forms.
+   */
+  const tokenRequest = async (extra: Uint8Array) => {
+    const robot = await createTestClient(manager.sql, {
+      resources: [ACCOUNT_PORTAL_AUDIENCE],
+      grantTypes: ["client_credentials"],
+    });
+    const resource = encodeURIComponent(resourceIndicator(ACCOUNT_PORTAL_AUDIENCE));
+    const response = await fetch(`${manager.issuerUrl}/token`, {
+      method: "POST",
+      headers: {
+        authorization: `Basic ${btoa(`${robot.clientId}:${robot.clientSecret}`)}`,
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      body: new Uint8Array([...Buffer.from(`grant_type=client_credentials&resource=${resource}`), ...extra]),
+    });
+    return { status: response.status, body: await response.json() };
+  };
+
+  it("reads them as U+FFFD: a resource with 0xFF is one it does not know", async () => {
+    for (const extra of [[0xff], [...Buffer.from("%FF")]]) {
+      expect(await tokenRequest(new Uint8Array(extra))).toEqual({
+        status: 400,
+        body: {
+          error: "invalid_target",
+          error_description: expect.stringContaining(`${resourceIndicator(ACCOUNT_PORTAL_AUDIENCE)}\ufffd`),
+        },
+      });
+    }
+  });
+
+  it("ignores a parameter it does not read, whatever its bytes", async () => {
+    const answer = await tokenRequest(new Uint8Array([...Buffer.from("&note=a"), 0xed, 0xa0, 0x80]));
+    expect(answer.status).toBe(200);
   });
 });
 

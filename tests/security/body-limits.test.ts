@@ -310,7 +310,8 @@ describe("a sign-in from a refused address", () => {
 
 describe("a body the console forwards", () => {
   const DEPTH = 10_000;
-  const bodies: [string, string][] = [
+  const submission = JSON.stringify(sampleSubmission(crypto.randomUUID()));
+  const bodies: [string, string | Uint8Array<ArrayBuffer>][] = [
     ["10,000 nested arrays", `${"[".repeat(DEPTH)}${"]".repeat(DEPTH)}`],
     ["10,000 nested objects", `${'{"a":'.repeat(DEPTH)}1${"}".repeat(DEPTH)}`],
     [
@@ -321,6 +322,9 @@ describe("a body the console forwards", () => {
       ),
     ],
     ["not JSON", '{"projectId": '],
+    // Refused by the console itself, in the Manager's words: read leniently, it would reach the Manager as U+FFFD.
+    ["bytes that are not UTF-8", new Uint8Array([...Buffer.from(submission.slice(0, -1)), 0xff, 0x7d])],
+    ["a lone surrogate", submission.replace('"720p"', '"720p\\ud800"')],
   ];
 
   it.each(bodies)("%s gets the Manager's own answer, passed on unchanged", async (_, body) => {

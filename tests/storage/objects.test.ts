@@ -1,4 +1,7 @@
-/** Download, small puts, copy, prefix delete and reading a tail against s3rver. */
+/**
+ * Download, small puts, copy, prefix delete and reading a tail against s3rver; and what s3rver
+ * does not check (docs/storage.md: the demo store is not a security boundary).
+ */
 import { createHash, createHmac, type Hash, type Hmac } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -10,6 +13,7 @@ import {
   createS3Client,
   deletePrefix,
   InputNotFoundError,
+  presignPut,
   putSmallObject,
   readObjectTail,
   StorageRefusedError,
@@ -234,5 +238,34 @@ describe("readObjectTail", () => {
     await expect(readObjectTail(client, `s3://${BUCKET}/logs/none.log`, 100)).rejects.toBeInstanceOf(
       InputNotFoundError,
     );
+  });
+});
+
+describe("s3rver, the demo store", () => {
+  const signed = (key: string, seconds = 60) =>
+    presignPut(client, `s3://${BUCKET}/${key}`, { contentType: "image/png", contentLength: 5 }, seconds);
+  const putTo = (url: string, contentType: string, body: string) =>
+    fetch(url, { method: "PUT", headers: { "content-type": contentType }, body });
+
+  it("checks no presigned signature and no credentials: it is no security boundary", async () => {
+    const url = await signed("staging/a");
+    const forged = url.replace(/X-Amz-Signature=[0-9a-f]+/, `X-Amz-Signature=${"0".repeat(64)}`);
+    const answers = [
+      await putTo(url, "text/html", "<script>alert(1)</script>"),
+      await putTo(forged, "image/png", "12345"),
+      await putTo(url.replace("/staging/a?", "/avatars/b.webp?"), "image/png", "12345"),
+      await putTo(`${s3.endpoint}/${BUCKET}/anonymous`, "text/plain", "anyone"),
+    ];
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+    const read = await fetch(`${s3.endpoint}/${BUCKET}/avatars/b.webp`);
+    expect([read.status, await read.text()]).toEqual([200, "12345"]);
+  });
+
+  it("refuses a presigned URL past its expiry", async () => {
+    const url = await signed("staging/expired", 1);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const answer = await putTo(url, "image/png", "12345");
+    expect(answer.status).toBe(403);
+    await answer.body?.cancel();
   });
 });

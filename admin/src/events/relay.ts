@@ -11,7 +11,7 @@ import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { ErrorDetail } from "@tjm/platform/error-codes";
 import type { Hono } from "hono";
 import type { AdminDeps, AdminEnv } from "../platform/context.ts";
-import { answerError, SECURITY_HEADERS } from "../platform/http.ts";
+import { answerError, answerHeaders } from "../platform/http.ts";
 import { readSessionId } from "../sessions/cookie.ts";
 import { EVENT_KINDS, type EventFanout, type EventFilter } from "./fanout.ts";
 import type { SessionWatch } from "./session-watch.ts";
@@ -106,7 +106,7 @@ export function registerEvents(
     unwatch = watch.watch(session.hash, close);
     outgoing.on("close", close);
     outgoing.writeHead(200, {
-      ...SECURITY_HEADERS,
+      ...answerHeaders("text/event-stream"),
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-cache, no-transform",
       "x-accel-buffering": "no",

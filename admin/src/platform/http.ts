@@ -1,7 +1,13 @@
 /** What every response and every unsafe request of the console goes through. */
 
 import { type ErrorCode, type ErrorDetail, errorBody, errorCodes } from "@tjm/platform/error-codes";
-import { type PageSources, pageHeaders } from "@tjm/platform/page-headers";
+import { decodeUtf8, NOT_UTF8_DETAIL } from "@tjm/platform/json-text";
+import {
+  NON_PAGE_HEADERS,
+  type PageSources,
+  pageHeaders,
+  UPLOADED_IMAGE_HEADERS,
+} from "@tjm/platform/page-headers";
 import { boundBody } from "@tjm/platform/request-body";
 import type { Context, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -18,17 +24,30 @@ const CONSOLE_SOURCES: PageSources = {
   formAction: ["'self'"],
 };
 
-/** Every answer of the console carries them: its pages, and the API answers a page could be framed with. */
-export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+/** The console's pages' headers; every other answer keeps all but the CSP (answerHeaders). */
+const PAGE_HEADERS: Readonly<Record<string, string>> = {
   ...pageHeaders(CONSOLE_SOURCES),
   "cross-origin-opener-policy": "same-origin",
   "cross-origin-resource-policy": "same-origin",
 };
 
+/**
+ * The security headers of an answer of this content type: a page's (HTML) allow what the pages
+ * load; anything else (JSON, the event stream, a redirect) allows nothing, and an avatar is
+ * sandboxed too.
+ */
+export function answerHeaders(contentType: string | undefined): Readonly<Record<string, string>> {
+  const type = (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+  if (type === "text/html") return PAGE_HEADERS;
+  if (type.startsWith("image/")) return { ...PAGE_HEADERS, ...UPLOADED_IMAGE_HEADERS };
+  return { ...PAGE_HEADERS, ...NON_PAGE_HEADERS };
+}
+
 export function securityHeaders(): MiddlewareHandler {
   return async (c, next) => {
     await next();
-    for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.header(name, value);
+    for (const [name, value] of Object.entries(answerHeaders(c.res.headers.get("content-type") ?? undefined)))
+      c.header(name, value);
   };
 }
 
@@ -61,6 +80,17 @@ export function answerError(
     ...options.headers,
     "x-request-id": id,
   });
+}
+
+/**
+ * A JSON body's text for the Manager, decoded strictly: bytes that are not UTF-8 are refused
+ * here with the Manager's own 400, where a lenient read would hand the Manager well-formed text
+ * with U+FFFD in their place, which it would store. Its strings are the Manager's to judge.
+ */
+export async function utf8Body(c: Context): Promise<string | Response> {
+  const text = decodeUtf8(await c.req.arrayBuffer());
+  if (text !== undefined) return text;
+  return answerError(c, "validation.failed", "Validation failed", { details: [NOT_UTF8_DETAIL] });
 }
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);

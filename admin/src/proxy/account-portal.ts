@@ -11,7 +11,7 @@
  */
 import type { Context, Hono } from "hono";
 import type { AdminDeps, AdminEnv } from "../platform/context.ts";
-import { answerError } from "../platform/http.ts";
+import { answerError, utf8Body } from "../platform/http.ts";
 import { accessTokenFor } from "../sessions/sessions.ts";
 import { FORWARDED_HEADERS, managerClient } from "./routes.ts";
 
@@ -166,7 +166,8 @@ export function registerAccountPortal(app: Hono<AdminEnv>, deps: AdminDeps, fetc
     if (path === undefined)
       return answerError(c, "route.not_found", `No route ${c.req.method} ${c.req.path}`);
     const method = c.req.method;
-    const body = BODYLESS.has(method) ? undefined : await c.req.text();
+    const body = BODYLESS.has(method) ? undefined : await utf8Body(c);
+    if (body instanceof Response) return body;
     const query = Object.fromEntries(
       Object.entries(c.req.queries()).map(([name, values]) => [
         name,

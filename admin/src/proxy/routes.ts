@@ -8,7 +8,7 @@
 import { createTjmClient, type TjmClient } from "@tjm/sdk";
 import type { Context, Hono } from "hono";
 import type { AdminDeps, AdminEnv } from "../platform/context.ts";
-import { answerError } from "../platform/http.ts";
+import { answerError, utf8Body } from "../platform/http.ts";
 import { accessTokenFor } from "../sessions/sessions.ts";
 import type { ConsoleResource } from "../sign-in/relying-party.ts";
 
@@ -40,9 +40,9 @@ export function queryOf(c: Context<AdminEnv>): never {
   return Object.fromEntries(entries) as never;
 }
 
-/** The request's body as text, bounded by the body limit; none is an empty object. */
-export async function jsonText(c: Context<AdminEnv>): Promise<string> {
-  const text = await c.req.text();
+/** The request's body as text, bounded by the body limit; none is an empty object; not UTF-8, a 400. */
+export async function jsonText(c: Context<AdminEnv>): Promise<string | Response> {
+  const text = await utf8Body(c);
   return text === "" ? "{}" : text;
 }
 
@@ -220,10 +220,11 @@ export function registerForwarding(
       if (token === undefined) return answerError(c, "auth.token_refused", forwarding.refusal);
       const sdk = managerClient(deps, c.get("requestId"), token, fetchImpl);
       // Read before the Manager is called: a body the limit refuses is a 413, not a Manager failure.
-      const sent = (operation.takesBody ? await jsonText(c) : undefined) as never;
+      const sent = operation.takesBody ? await jsonText(c) : undefined;
+      if (sent instanceof Response) return sent;
       let answer: ManagerAnswer;
       try {
-        answer = await operation.call(sdk, c, sent);
+        answer = await operation.call(sdk, c, sent as never);
       } catch (error) {
         deps.logger.warn("the Manager did not answer", { error: String(error) });
         return answerError(c, "dependency.manager_unavailable", "the Manager did not answer");

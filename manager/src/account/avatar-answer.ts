@@ -1,4 +1,5 @@
 /** How both avatar routes answer with a stored avatar: its bytes, or the one error each failure gets. */
+import { UPLOADED_IMAGE_HEADERS } from "@tjm/platform/page-headers";
 import { InputNotFoundError, StorageRefusedError, StorageUnavailableError } from "@tjm/storage";
 import type { Context } from "hono";
 import { AVATAR_STORED_TYPE, readAvatar } from "../identity/accounts/index.ts";
@@ -18,6 +19,7 @@ export async function answerAvatar(c: Context, deps: Pick<AccountDeps, "avatars"
     throw error;
   }
   return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
+    ...UPLOADED_IMAGE_HEADERS,
     "content-type": AVATAR_STORED_TYPE,
     // Private: an account's picture, behind an account-portal token; the versioned URL changes with it.
     "cache-control": "private, max-age=86400",

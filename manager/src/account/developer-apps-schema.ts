@@ -14,7 +14,7 @@ import {
   developerAppMetadata,
   developerAppProblems,
 } from "../identity/clients/index.ts";
-import { NO_CONTROL, problemDetail, REFERENCE } from "../management/schema.ts";
+import { clientNameSchema, NO_CONTROL, problemDetail, REFERENCE } from "../management/schema.ts";
 import { type ErrorDetail, validationError } from "../platform/errors.ts";
 
 const CLIENT_ID_EXAMPLE = "7d1f4a52-3c9e-4b8f-a0d1-6e2b9c4f8a31";
@@ -39,13 +39,7 @@ const UriListSchema = z
 
 export const DeveloperAppBodySchema = z
   .object({
-    name: z
-      .string()
-      .trim()
-      .min(1)
-      .max(200)
-      .regex(NO_CONTROL, "must not contain control characters")
-      .openapi({ example: "My reading list" }),
+    name: clientNameSchema("My reading list"),
     type: z.enum(["confidential", "public"]).openapi({
       description: "confidential: a server-side app with a secret; public: a browser or native app (PKCE)",
       example: "confidential",
@@ -63,8 +57,15 @@ export const DeveloperAppBodySchema = z
         description: "authorization_code, optionally refresh_token; client_credentials is refused",
         example: ["authorization_code", "refresh_token"],
       }),
-    redirectUris: UriListSchema.min(1).openapi({ example: ["https://app.example.com/callback"] }),
-    postLogoutRedirectUris: UriListSchema.default([]).openapi({ example: [] }),
+    redirectUris: UriListSchema.min(1).openapi({
+      description:
+        "Exact redirect URIs, written as the WHATWG URL parser writes them (lower-case host, a path, percent-encoded spaces); no userinfo, fragment or `*`",
+      example: ["https://app.example.com/callback"],
+    }),
+    postLogoutRedirectUris: UriListSchema.default([]).openapi({
+      description: "The same rules as redirectUris",
+      example: [],
+    }),
     scopes: z
       .array(z.string().max(100))
       .max(10)

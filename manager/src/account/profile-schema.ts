@@ -119,7 +119,8 @@ export function toSnapshot(profile: Profile, mfa: MfaSummary, sessionCount: numb
 export const ProfileChangeSchema = z
   .object({
     name: z.string().max(1000).optional().openapi({
-      description: "1–100 characters after NFC normalisation and trimming; no control characters",
+      description:
+        "1–100 characters after NFC normalisation and trimming; no control characters; something visible (name.invisible); no bidirectional embedding, override or isolate, U+202A–U+202E or U+2066–U+2069 (name.bidi_override); ZWNJ and ZWJ are kept",
     }),
     dateOfBirth: z.string().max(100).nullable().optional().openapi({
       description: "A Gregorian date YYYY-MM-DD, from 1900-01-01 to today (UTC); null removes it",

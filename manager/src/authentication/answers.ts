@@ -5,7 +5,7 @@
 import type { Context } from "hono";
 import type { PasswordProblem } from "../identity/passwords.ts";
 import { clientAddress, socketAddress } from "../platform/client-address.ts";
-import { ApiError, type DetailCode, validationError } from "../platform/errors.ts";
+import { ApiError, type DetailCode, type ErrorDetail, validationError } from "../platform/errors.ts";
 
 /** Counted when the runtime names no socket (an in-process request): one shared budget. */
 const NO_ADDRESS = "0.0.0.0";
@@ -29,14 +29,17 @@ const PASSWORD_DETAIL: Record<PasswordProblem["code"], [DetailCode, string]> = {
   "contains-email": ["password.contains_email", "must not contain the account's e-mail name"],
 };
 
-/** The policy's refusals as the one 400, each at new_password. */
+/** The policy's refusals as details of a 400, each at new_password. */
+export function passwordDetails(problems: readonly PasswordProblem[]): ErrorDetail[] {
+  return problems.map((problem) => {
+    const [code, message] = PASSWORD_DETAIL[problem.code];
+    return { path: "new_password", message, code };
+  });
+}
+
+/** The policy's refusals as the one 400. */
 export function passwordRefused(problems: readonly PasswordProblem[]): ApiError {
-  return validationError(
-    problems.map((problem) => {
-      const [code, message] = PASSWORD_DETAIL[problem.code];
-      return { path: "new_password", message, code };
-    }),
-  );
+  return validationError(passwordDetails(problems));
 }
 
 /** A field's own rule broken, as the one 400 at its path. */

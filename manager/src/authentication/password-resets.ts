@@ -3,7 +3,7 @@ import { MAX_PASSWORD_LENGTH } from "../identity/input-bounds.ts";
 import { validationError } from "../platform/errors.ts";
 import type { AppRouteHandler } from "../platform/http.ts";
 import { apiRoute, BODY_ERRORS, jsonBody } from "../platform/routes.ts";
-import { passwordRefused, rateLimited, requestAddress } from "./answers.ts";
+import { passwordDetails, passwordRefused, rateLimited, requestAddress } from "./answers.ts";
 import type { AuthenticationDeps } from "./deps.ts";
 
 export const PasswordResetBodySchema = z
@@ -33,7 +33,7 @@ export const passwordResetsRoute = apiRoute({
   summary: "Set a new password with a recovery token",
   operationId: "resetPassword",
   description:
-    "Step 3 of password recovery (public). 204 once the password is set; the token is spent and the account is told by e-mail. With revoke_sessions every session and refresh token ends and every access token issued before is refused. The reset signs nobody in and leaves the account's factors as they are. A policy refusal answers 400 validation.failed (details at new_password) and leaves the token usable; an unknown, expired or spent token answers 400 recovery.token_invalid. Limited per client address (429 with Retry-After).",
+    "Step 3 of password recovery (public). 204 once the password is set; the token is spent and the account is told by e-mail. With revoke_sessions every session and refresh token ends and every access token issued before is refused. The reset signs nobody in and leaves the account's factors as they are. A policy refusal answers 400 validation.failed (details at new_password) and leaves the token usable; an unknown, expired or spent token answers 400 validation.failed with recovery.token_invalid at recovery_token, beside the policy's refusals that need no account (too short, too long, too common) at new_password. Limited per client address (429 with Retry-After).",
   request: jsonBody(PasswordResetBodySchema, {
     recovery_token: "tjm_rt_Hq3V9yN2xW8pL0sT4uR7eK1mZ6aB5cD3fG9hJ2kL4nP",
     new_password: "violet tractor umbrella 19",
@@ -62,6 +62,7 @@ export const resetRecoveredPassword =
           message: "The recovery token is not valid: start the recovery again",
           code: "recovery.token_invalid",
         },
+        ...passwordDetails(outcome.problems),
       ]);
     }
     if (outcome.outcome === "policy-refused") throw passwordRefused(outcome.problems);

@@ -26,6 +26,9 @@ describe("redirect URIs", () => {
     ["myapp://cb", "must use https"],
     ["https://app.example.com/cb#", "has a fragment"],
     ["app.example.com/cb", "is not an absolute URL"],
+    ["https://ops@app.example.com/cb", "must not have userinfo"],
+    ["https://*.example.com/cb", "must not have a *"],
+    ["https:/app.example.com/cb", "is read by URL parsers as 'https://app.example.com/cb'"],
   ])("refuses %s: %s", (uri, problem) => {
     expect(redirectUriProblem(uri)).toContain(problem);
   });

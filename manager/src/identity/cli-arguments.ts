@@ -125,23 +125,32 @@ export function parseAccountsDisable(args: string[]): Parsed<{ email: string }> 
   return "problem" in parsed ? { ok: false, problems: [parsed.problem] } : { ok: true, value: parsed };
 }
 
-const REDIRECT_URI_REFUSALS: Record<RedirectUriRefusal, string> = {
+const REDIRECT_URI_REFUSALS: Record<Exclude<RedirectUriRefusal, "not-canonical">, string> = {
   "not-absolute": "is not an absolute URL",
+  malformed: "is not a URL (the WHATWG URL parser refuses it)",
+  userinfo: "must not have userinfo (a user name or password before the host)",
   fragment: "has a fragment",
+  wildcard: "must not have a * (redirect URIs match exactly, without wildcards)",
   "not-https": "must use https (or http on localhost, 127.0.0.1 or [::1])",
 };
+
+function redirectUriText(uri: string, refusal: RedirectUriRefusal): string {
+  if (refusal === "not-canonical")
+    return `redirect URI '${uri}' is read by URL parsers as '${URL.parse(uri)?.href}': give exactly that`;
+  return `redirect URI '${uri}' ${REDIRECT_URI_REFUSALS[refusal]}`;
+}
 
 /** Why a redirect URI is refused (identity/clients' rule), in the command line's words. */
 export function redirectUriProblem(uri: string): string | undefined {
   const refusal = redirectUriRefusal(uri);
-  return refusal && `redirect URI '${uri}' ${REDIRECT_URI_REFUSALS[refusal]}`;
+  return refusal && redirectUriText(uri, refusal);
 }
 
 /** A client problem in the command line's words: its flags name the fields. */
 function clientProblemText(problem: ClientProblem): string {
   switch (problem.code) {
     case "client.redirect_uri_invalid": {
-      const text = `redirect URI '${problem.uri}' ${REDIRECT_URI_REFUSALS[problem.refusal]}`;
+      const text = redirectUriText(problem.uri, problem.refusal);
       if (problem.field === "postLogoutRedirectUris") return `--post-logout-redirect-uri: ${text}`;
       if (problem.field === "backchannelLogoutUri") return `--backchannel-logout-uri: ${text}`;
       return text;

@@ -9,7 +9,9 @@ import {
   CLIENT_GRANT_TYPES,
   type ClientProblem,
   type ClientRecord,
+  type RedirectUriRefusal,
 } from "../identity/clients/index.ts";
+import { DISPLAY_NAME_REFUSALS, displayNameRefusal } from "../identity/display-names.ts";
 import { type ErrorDetail, validationError } from "../platform/errors.ts";
 
 /** Visible ASCII: what a client reference or resource key is made of (never a control character). */
@@ -67,15 +69,35 @@ const UriListSchema = z
   .array(z.string().max(1000).regex(NO_CONTROL, "must not contain control characters"))
   .max(10);
 
-/** What a client's definition is made of: the body of a PUT, and (with type and resources) of a POST. */
-const definitionShape = {
-  name: z
+/**
+ * A client's or a developer app's name: the consent page shows it to people deciding whether to
+ * trust the client, so it follows the display-name rules (something visible, no bidirectional
+ * override), each refusal with its own detail code.
+ */
+export function clientNameSchema(example: string) {
+  return z
     .string()
     .trim()
     .min(1)
     .max(200)
     .regex(NO_CONTROL, "must not contain control characters")
-    .openapi({ example: "Reports dashboard" }),
+    .superRefine((name, context) => {
+      // An empty name is min(1)'s to report.
+      const refusal = name === "" ? undefined : displayNameRefusal(name);
+      if (refusal === undefined) return;
+      const { code, message } = DISPLAY_NAME_REFUSALS[refusal];
+      context.addIssue({ code: "custom", message, params: { detailCode: code } });
+    })
+    .openapi({
+      description:
+        "1 to 200 characters, trimmed, with something visible; no control characters and no bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069)",
+      example,
+    });
+}
+
+/** What a client's definition is made of: the body of a PUT, and (with type and resources) of a POST. */
+const definitionShape = {
+  name: clientNameSchema("Reports dashboard"),
   grantTypes: z
     .array(ClientGrantTypeSchema)
     .min(1)
@@ -83,7 +105,7 @@ const definitionShape = {
     .openapi({ example: ["authorization_code", "refresh_token"] }),
   redirectUris: UriListSchema.default([]).openapi({
     description:
-      "Exact redirect URIs: absolute https, or http on a loopback address (localhost, 127.0.0.1, [::1]); no fragment. Required with authorization_code, refused without it",
+      "Exact redirect URIs: absolute https, or http on a loopback address (localhost, 127.0.0.1, [::1]), written as the WHATWG URL parser writes them (lower-case host, a path, percent-encoded spaces); no userinfo, fragment or `*`. Required with authorization_code, refused without it",
     example: ["https://reports.example.com/callback"],
   }),
   postLogoutRedirectUris: UriListSchema.default([]).openapi({
@@ -232,11 +254,21 @@ export function toClient(record: ClientRecord) {
   };
 }
 
-const REFUSALS = {
+const REFUSALS: Record<Exclude<RedirectUriRefusal, "not-canonical">, string> = {
   "not-absolute": "is not an absolute URI",
+  malformed: "is not a URL (the WHATWG URL parser refuses it)",
+  userinfo: "has userinfo (a user name or password before the host)",
   fragment: "has a fragment",
+  wildcard: "has a * (redirect URIs match exactly, without wildcards)",
   "not-https": "is neither https nor http on a loopback address",
-} as const;
+};
+
+/** The refusal in words; a URI the parser rewrites names the form to register instead. */
+function redirectUriMessage(uri: string, refusal: RedirectUriRefusal): string {
+  if (refusal === "not-canonical")
+    return `'${uri}' is read by URL parsers as '${URL.parse(uri)?.href}': register exactly that`;
+  return `'${uri}' ${REFUSALS[refusal]}`;
+}
 
 /** Each problem at the path of the body field it is about, with its own detail code. */
 export function problemDetail(problem: ClientProblem): ErrorDetail {
@@ -244,7 +276,7 @@ export function problemDetail(problem: ClientProblem): ErrorDetail {
     case "client.redirect_uri_invalid":
       return {
         path: problem.field,
-        message: `'${problem.uri}' ${REFUSALS[problem.refusal]}`,
+        message: redirectUriMessage(problem.uri, problem.refusal),
         code: problem.code,
       };
     case "client.grant_type_unknown":

@@ -12,6 +12,7 @@ import {
   closeWhenBodyUnread,
   createRouter,
   limitBody,
+  nonPageHeaders,
   requestId,
   SMALL_BODY_MAX_BYTES,
 } from "../platform/http.ts";
@@ -64,6 +65,7 @@ export function metricsApp(metrics: ManagerMetrics, logger: Logger): Router {
   app.onError(createErrorHandler(logger));
   app.notFound(routeNotFound);
   app.use("*", requestId);
+  app.use("*", nonPageHeaders);
   app.use("*", closeWhenBodyUnread);
   app.use("*", limitBody(SMALL_BODY_MAX_BYTES));
   app.get("/metrics", metricsHandler(metrics));

@@ -50,10 +50,16 @@ export function dotPath(path: readonly PropertyKey[]): string {
 
 /**
  * The detail code of a zod issue: its own code, but `validation.required` for a field absent
- * from `input` (what was validated; zod's issues do not keep the value).
+ * from `input` (what was validated; zod's issues do not keep the value), and a refinement's own
+ * rule where it names one (`params.detailCode`).
  */
-export function issueCode(issue: { code: string; path: readonly PropertyKey[] }, input: unknown): DetailCode {
+export function issueCode(
+  issue: { code: string; path: readonly PropertyKey[]; params?: Record<string, unknown> },
+  input: unknown,
+): DetailCode {
   if (issue.code === "invalid_type" && valueAt(input, issue.path) === undefined) return "validation.required";
+  const ruled = issue.code === "custom" ? issue.params?.detailCode : undefined;
+  if (typeof ruled === "string" && ruled in detailCodes) return ruled as DetailCode;
   const code = `validation.${issue.code}`;
   return code in detailCodes ? (code as DetailCode) : "validation.custom";
 }

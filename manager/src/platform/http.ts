@@ -5,6 +5,8 @@ import {
   type RouteHandler,
   z,
 } from "@hono/zod-openapi";
+import { decodeUtf8, loneSurrogateDetails, NOT_UTF8_DETAIL } from "@tjm/platform/json-text";
+import { NON_PAGE_HEADERS } from "@tjm/platform/page-headers";
 import { boundBody } from "@tjm/platform/request-body";
 import type { Context, MiddlewareHandler } from "hono";
 import { ApiError, answerError, dotPath, issueCode, validationError } from "./errors.ts";
@@ -67,6 +69,16 @@ export const requestId: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
+/**
+ * Every answer starts with the headers of an answer that is not a page; a page (the API docs,
+ * the provider's pages) or an avatar replaces them with its own when it answers, since headers
+ * given with an answer win over these.
+ */
+export const nonPageHeaders: MiddlewareHandler = async (c, next) => {
+  for (const [name, value] of Object.entries(NON_PAGE_HEADERS)) c.header(name, value);
+  await next();
+};
+
 function announcesBody(request: Request): boolean {
   return request.headers.has("transfer-encoding") || Number(request.headers.get("content-length") ?? 0) > 0;
 }
@@ -106,3 +118,23 @@ export function limitBody(maxBytes: number): MiddlewareHandler {
     c.res = answer(c);
   };
 }
+
+/** The media types Hono's validator parses as JSON (its own pattern). */
+const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
+
+/**
+ * A JSON body read strictly, before the route's validator parses it: bytes that are not UTF-8
+ * and strings holding a lone surrogate answer 400 at their place, where a lenient read would
+ * store U+FFFD with a 200. Run by every route with a JSON body (apiRoute), after its bearer
+ * check: a refused token still gets its answer without the body being read. Hono keeps the
+ * bytes read here, so the validator's `c.req.json()` decodes these same, now known good, bytes.
+ */
+export const decodeJsonBody: MiddlewareHandler = async (c, next) => {
+  const mediaType = (c.req.header("content-type") ?? "").split(";")[0]?.trim() ?? "";
+  if (!JSON_MEDIA_TYPE.test(mediaType)) return next();
+  const text = decodeUtf8(await c.req.arrayBuffer());
+  if (text === undefined) throw validationError([NOT_UTF8_DETAIL]);
+  const surrogates = loneSurrogateDetails(text);
+  if (surrogates.length > 0) throw validationError(surrogates);
+  await next();
+};

@@ -6,6 +6,7 @@
  */
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
 import { type ErrorCode, errorResponses } from "./errors.ts";
+import { decodeJsonBody } from "./http.ts";
 
 /** A UUID path parameter. */
 export function uuidPathParam(name: string, example: string) {
@@ -62,15 +63,19 @@ export type RouteDefinition = RouteConfig & {
 
 /**
  * A route with its error responses named by code. Its type keeps only the success responses:
- * handlers throw an ApiError for the others, they never answer them with c.json.
+ * handlers throw an ApiError for the others, they never answer them with c.json. A route taking
+ * JSON decodes its body strictly (decodeJsonBody) after its own middleware (its bearer check)
+ * and before its validator parses the body.
  */
 export function apiRoute<R extends RouteDefinition>(definition: R) {
   const { errors, responses, ...route } = definition;
-  return createRoute({
+  const readsJson = route.request?.body?.content["application/json"] !== undefined;
+  const own = route.middleware === undefined ? [] : [route.middleware].flat();
+  const built = {
     ...route,
-    responses: {
-      ...responses,
-      ...errorResponses("validation.failed", ...errors, "internal.error"),
-    } as R["responses"],
-  });
+    middleware: readsJson ? [...own, decodeJsonBody] : route.middleware,
+    responses: { ...responses, ...errorResponses("validation.failed", ...errors, "internal.error") },
+  };
+  // Typed as the definition's own middleware: the decoding sets nothing a handler reads.
+  return createRoute(built as Omit<R, "errors" | "responses"> & { responses: R["responses"] });
 }

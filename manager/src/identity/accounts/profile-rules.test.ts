@@ -12,6 +12,13 @@ describe("checkProfileChange", () => {
     });
   });
 
+  it("refuses a name that shows nothing or carries a bidirectional override", () => {
+    const codes = (name: string) => checkProfileChange({ name }, null, TODAY).problems.map((p) => p.code);
+    expect(codes(" \u200b\u200c ")).toEqual(["name.invisible"]);
+    expect(codes("Ali\u202eevil")).toEqual(["name.bidi_override"]);
+    expect(codes("علی\u200dرضا")).toEqual([]);
+  });
+
   it("counts characters as code points: 100 emoji pass, 101 do not", () => {
     expect(checkProfileChange({ name: "😀".repeat(100) }, null, TODAY).problems).toEqual([]);
     expect(checkProfileChange({ name: "😀".repeat(101) }, null, TODAY).problems).toEqual([

@@ -3,6 +3,7 @@
  * the route checks a change with them before the accounts aggregate stores it.
  */
 import { LOCALES, type Locale } from "@tjm/platform/locale";
+import { DISPLAY_NAME_REFUSALS, displayNameRefusal } from "../display-names.ts";
 
 export const NAME_MAX_CHARACTERS = 100;
 export const GENDER_DESCRIPTION_MAX_CHARACTERS = 50;
@@ -40,11 +41,17 @@ export interface ProfileChange {
 export interface ProfileProblem {
   path: string;
   message: string;
-  code: "validation.too_small" | "validation.too_big" | "validation.invalid_value" | "validation.custom";
+  code:
+    | "validation.too_small"
+    | "validation.too_big"
+    | "validation.invalid_value"
+    | "validation.custom"
+    | "name.invisible"
+    | "name.bidi_override";
 }
 
-// C0 and C1 controls, DEL included. Format characters (ZWNJ, bidi marks) are kept: Persian
-// and Pashto names need the zero-width non-joiner.
+// C0 and C1 controls, DEL included. Format characters are judged by the name rules
+// (display-names.ts): Persian and Pashto names need the zero-width non-joiner.
 const CONTROL = /\p{Cc}/u;
 
 /** NFC, trimmed; its length in code points, as people count characters. */
@@ -85,8 +92,10 @@ export function checkProfileChange(
   const problems: ProfileProblem[] = [];
   if (request.name !== undefined) {
     const checked = textProblem("name", request.name, NAME_MAX_CHARACTERS);
-    if (typeof checked === "string") change.displayName = checked;
-    else problems.push(checked);
+    const refusal = typeof checked === "string" ? displayNameRefusal(checked) : undefined;
+    if (typeof checked !== "string") problems.push(checked);
+    else if (refusal !== undefined) problems.push({ path: "name", ...DISPLAY_NAME_REFUSALS[refusal] });
+    else change.displayName = checked;
   }
   if (request.dateOfBirth !== undefined) {
     const value = request.dateOfBirth;

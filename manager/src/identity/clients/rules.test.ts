@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type ClientProposal, defineClient } from "./rules.ts";
+import { type ClientProposal, defineClient, redirectUriRefusal } from "./rules.ts";
 
 const RESOURCES = new Set(["tjm-operations", "account-portal"]);
 const INTERACTIVE: ClientProposal = {
@@ -81,5 +81,42 @@ describe("defineClient", () => {
       ok: false,
       problems: [{ code: "client.redirect_uri_required" }],
     });
+  });
+});
+
+describe("redirectUriRefusal", () => {
+  it.each([
+    "https://app.example.com/callback",
+    "https://app.example.com:8443/cb?tenant=a%20b&next=/x@y",
+    "https://xn--bcher-kva.example/",
+    "http://localhost:3000/cb",
+    "http://127.0.0.1/cb",
+    "http://[::1]:8765/cb",
+  ])("takes %s", (uri) => {
+    expect(redirectUriRefusal(uri)).toBeUndefined();
+  });
+
+  it.each([
+    ["/callback", "not-absolute"],
+    ["https://app .example.com/cb", "malformed"],
+    ["https://[::1/cb", "malformed"],
+    ["https://user:pw@app.example.com/cb", "userinfo"],
+    ["https://app.example.com@evil.example/cb", "userinfo"],
+    ["https://app.example.com/cb#", "fragment"],
+    ["https://*.example.com/cb", "wildcard"],
+    ["https://app.example.com/*", "wildcard"],
+    ["https:/app.example.com/cb", "not-canonical"],
+    ["https:app.example.com/cb", "not-canonical"],
+    ["https://app.example.com/c b", "not-canonical"],
+    [" https://app.example.com/cb", "not-canonical"],
+    ["https://App.Example.com/cb", "not-canonical"],
+    ["https://app.example.com", "not-canonical"],
+    ["https://app.example.com:443/cb", "not-canonical"],
+    ["https://bücher.example/", "not-canonical"],
+    ["https:\\\\app.example.com\\cb", "not-canonical"],
+    ["http://app.example.com/cb", "not-https"],
+    ["myapp://cb", "not-https"],
+  ])("refuses %j: %s", (uri, refusal) => {
+    expect(redirectUriRefusal(uri)).toBe(refusal);
   });
 });

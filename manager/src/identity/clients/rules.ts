@@ -9,13 +9,31 @@ export const CLIENT_GRANT_TYPES = ["authorization_code", "refresh_token", "clien
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
-export type RedirectUriRefusal = "not-absolute" | "fragment" | "not-https";
+export type RedirectUriRefusal =
+  | "not-absolute"
+  | "malformed"
+  | "userinfo"
+  | "fragment"
+  | "wildcard"
+  | "not-canonical"
+  | "not-https";
 
-/** Absolute https, or http on the loopback interface only, and no fragment (RFC 6749 §3.1.2). */
+/**
+ * The provider matches a redirect URI exactly, as a string, while browsers and client libraries
+ * read it with the WHATWG URL parser: a URI the parser writes differently (`https:/a.example/cb`,
+ * a space, an upper-case host) is not the string the client will send, or not the place it seems
+ * to name. So a redirect URI is absolute and already the parser's own serialisation; https, or
+ * http on the loopback interface only (RFC 8252 §7.3); without a fragment (RFC 6749 §3.1.2);
+ * without userinfo (`https://a.example@evil.example/` goes to evil.example); and without `*`
+ * (matching has no wildcards, and none may be read into it).
+ */
 export function redirectUriRefusal(uri: string): RedirectUriRefusal | undefined {
   const url = URL.parse(uri);
-  if (url === null) return "not-absolute";
+  if (url === null) return URL.canParse(uri, "https://base.invalid/") ? "not-absolute" : "malformed";
+  if (url.username !== "" || url.password !== "") return "userinfo";
   if (url.hash !== "" || uri.includes("#")) return "fragment";
+  if (uri.includes("*")) return "wildcard";
+  if (url.href !== uri) return "not-canonical";
   if (url.protocol === "https:") return undefined;
   if (url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname)) return undefined;
   return "not-https";

@@ -1,10 +1,11 @@
 /**
  * Step 3, the new password. The token is looked up (unspent, unexpired, its account enabled),
- * the password checked against the one policy, hashed, and then one transaction spends the
- * token (single use: a replay or a concurrent reset finds it spent), stores the password, and
- * with `revokeSessions` moves tokens_valid_after and ends every session and grant (refresh
- * tokens with them), and queues the notice e-mail in the request's locale. The reset touches no
- * factor and signs nobody in: a second factor is still asked at the next sign-in.
+ * the password checked against the one policy (with a token that names no account, against the
+ * rules that need none, so every failure is reported at once), hashed, and then one transaction
+ * spends the token (single use: a replay or a concurrent reset finds it spent), stores the
+ * password, and with `revokeSessions` moves tokens_valid_after and ends every session and grant
+ * (refresh tokens with them), and queues the notice e-mail in the request's locale. The reset
+ * touches no factor and signs nobody in: a second factor is still asked at the next sign-in.
  */
 import { findRecoverableAccount, storeRecoveredPassword } from "../accounts/store.ts";
 import { writeAuditEvent } from "../audit.ts";
@@ -26,7 +27,8 @@ export interface PasswordReset {
 
 export type PasswordResetOutcome =
   | { outcome: "reset"; sessionsEnded: number }
-  | { outcome: "token-invalid" }
+  /** `problems`: the policy's refusals of the password that need no account (every failure is reported). */
+  | { outcome: "token-invalid"; problems: PasswordProblem[] }
   | { outcome: "policy-refused"; problems: PasswordProblem[] }
   | { outcome: "rate-limited"; retryAfterSeconds: number };
 
@@ -55,7 +57,10 @@ export async function resetPassword(
   const account = token && (await findRecoverableAccount(sql, token.accountId));
   if (!token || !account) {
     await failed("token-invalid");
-    return { outcome: "token-invalid" };
+    return {
+      outcome: "token-invalid",
+      problems: passwordProblems(reset.newPassword, { commonPasswords: context.commonPasswords }),
+    };
   }
   const problems = passwordProblems(reset.newPassword, {
     email: account.email,
@@ -104,6 +109,6 @@ export async function resetPassword(
   } catch (err) {
     if (!(err instanceof TokenSpentMeanwhile)) throw err;
     await failed("token-invalid", token.accountId);
-    return { outcome: "token-invalid" };
+    return { outcome: "token-invalid", problems: [] };
   }
 }

@@ -171,7 +171,7 @@ export function registerRecoveryPages<E extends object>(
     const shown = { catalogue: catalogue(c), action: `${start(found.uid)}/password`, recoveryToken };
     const outcome =
       recoveryToken.length === 0 || recoveryToken.length > 128
-        ? ({ outcome: "token-invalid" } as const)
+        ? ({ outcome: "token-invalid", problems: [] } as const)
         : await found.recovery.resetPassword({
             recoveryToken,
             newPassword: field(form, "new_password"),

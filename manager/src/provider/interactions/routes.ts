@@ -15,7 +15,7 @@ import type { Recovery } from "../../identity/recovery/index.ts";
 import type { ResourceName } from "../../identity/resources.ts";
 import { clientAddress } from "../../platform/client-address.ts";
 import type { Sql } from "../../platform/db.ts";
-import { closeWhenBodyUnread, limitBody, SMALL_BODY_MAX_BYTES } from "../../platform/http.ts";
+import { closeWhenBodyUnread, limitBody, nonPageHeaders, SMALL_BODY_MAX_BYTES } from "../../platform/http.ts";
 import { RESOURCE_ACCESS_SCOPE } from "../configuration.ts";
 import type { IdentityProvider } from "../index.ts";
 import { catalogueFor } from "./messages.ts";
@@ -75,6 +75,7 @@ export function interactionsApp(deps: InteractionDeps) {
   const { identity, logger, signIns } = deps;
   const app = new Hono<Env>();
   // Forms of a few fields: a body past 16 KiB is refused while it streams, never buffered.
+  app.use("*", nonPageHeaders);
   app.use("*", closeWhenBodyUnread);
   app.use("*", limitBody(SMALL_BODY_MAX_BYTES));
   const base = `${identity.mountPath}/interaction`;
