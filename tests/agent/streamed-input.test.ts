@@ -75,9 +75,15 @@ interface Outcome {
 
 /**
  * Runs one attempt of a 240p h264/aac mp4 from `inputKey` to its end; `onEncoding` as each
- * ffmpeg starts; `ffprobePath` instead of the one on PATH.
+ * ffmpeg starts; `ffprobePath` instead of the one on PATH; `beforeStored` as each report is
+ * sent, before it counts as stored.
  */
-async function runAttempt(inputKey: string, onEncoding?: () => void, ffprobePath?: string): Promise<Outcome> {
+async function runAttempt(
+  inputKey: string,
+  onEncoding?: () => void,
+  ffprobePath?: string,
+  beforeStored?: (type: string, attempt: Attempt) => void,
+): Promise<Outcome> {
   const jobId = randomUUID();
   const attemptId = randomUUID();
   const lease: LeaseCommand = {
@@ -132,6 +138,7 @@ async function runAttempt(inputKey: string, onEncoding?: () => void, ffprobePath
       logger,
       report: async (_lease, type, body) => {
         outcome.reports.push({ type, body: body as Record<string, unknown> });
+        beforeStored?.(type, attempt);
       },
       progress: () => {},
       storageRetry: { maxAttempts: 2, budgetMs: 300 },
@@ -204,6 +211,32 @@ describe("a streamed input", () => {
       expect(reads.filter((request) => request.status === 0).length).toBeGreaterThan(2);
       const completed = outcome.reports.at(-1)?.body as { outputs: { durationMs: number }[] };
       expect(completed.outputs[0]?.durationMs).toBeGreaterThan(1900);
+    } finally {
+      store.intercept(undefined);
+    }
+  });
+
+  it("does not lose a resume-uploads that comes before its upload-paused report counts as stored", async () => {
+    let storeDown = true;
+    store.intercept((request) => {
+      if (storeDown && request.method !== "GET" && request.path.startsWith("/media-out/")) {
+        throw new Error("the store is down");
+      }
+    });
+    try {
+      // The Manager applied the pause and an operator resumed before NATS acknowledged the report.
+      const outcome = await runAttempt("moov-at-end.mp4", undefined, undefined, (type, attempt) => {
+        if (type !== "upload-paused") return;
+        storeDown = false;
+        attempt.resume();
+      });
+      expect(outcome.reports.map((report) => report.type)).toEqual([
+        "started",
+        "encoded",
+        "upload-paused",
+        "upload-resumed",
+        "completed",
+      ]);
     } finally {
       store.intercept(undefined);
     }

@@ -325,7 +325,7 @@ export class Attempt {
         });
       }
       phase = "upload";
-      if (this.record.phase === "paused") await this.waitForResume();
+      if (this.record.phase === "paused") await this.waitForResume(this.resumeRequested());
       const outputs = await this.uploadAll();
       this.ending = true;
       this.env.metrics?.attemptEnded("succeeded");
@@ -667,8 +667,11 @@ export class Attempt {
           attemptId: this.lease.attemptId,
           reason,
         });
+        // Listening before the report goes: the Manager may apply it, and an operator ask to
+        // resume, before NATS has told this Worker the report is stored.
+        const resumed = this.resumeRequested();
         await this.env.report(this.lease, "upload-paused", { reason, pausedAt: new Date().toISOString() });
-        await this.waitForResume();
+        await this.waitForResume(resumed);
       }
     }
   }
@@ -680,13 +683,18 @@ export class Attempt {
     return uploads;
   }
 
-  private async waitForResume(): Promise<void> {
+  /** Resolves at resume-uploads, or when a cancel or a stop wakes the wait. */
+  private resumeRequested(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.resumeWaiter = resolve;
+    });
+  }
+
+  private async waitForResume(resumed: Promise<void>): Promise<void> {
     // A cancel or stop that came before the wait has no waiter to wake.
     this.abort.signal.throwIfAborted();
     this.env.metrics?.waitingStarted();
-    await new Promise<void>((resolve) => {
-      this.resumeWaiter = resolve;
-    });
+    await resumed;
     this.env.metrics?.waitingEnded();
     this.resumeWaiter = undefined;
     this.abort.signal.throwIfAborted();
