@@ -1,10 +1,14 @@
 /**
- * The rooms' import rules (docs/architecture.md, "Rooms"), checked over the sources so a move
- * or a shortcut that breaks one fails here rather than in review.
+ * The rooms' import rules (docs/architecture.md, "Rooms"), and the shape of the console's page
+ * scripts (type-checked, short functions), checked over the sources so a move or a shortcut that
+ * breaks one fails here rather than in review.
  */
+import { execFile } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
+import { promisify } from "node:util";
 import { REPOSITORY_ROOT } from "@tjm/devstack/manager-process";
+import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s*(?:[^"'`;]*?from\s*)?["']([^"']+)["']/g;
@@ -140,4 +144,59 @@ describe("the rooms' import rules", () => {
       expect(targets.filter((target) => forbidden(target))).toEqual(targets);
     });
   }
+});
+
+const PAGE_FOLDER = "admin/src/page";
+/** The longest a function of the console's page may be, in lines from its first to its last. */
+const MAX_FUNCTION_LINES = 100;
+
+/** Every function of `text` (as the file `name`) longer than MAX_FUNCTION_LINES, with its line and length. */
+function longFunctions(name: string, text: string): string[] {
+  const source = ts.createSourceFile(name, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && "body" in node && node.body !== undefined) {
+      const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
+      const last = source.getLineAndCharacterOfPosition(node.getEnd()).line;
+      if (last - first + 1 > MAX_FUNCTION_LINES)
+        found.push(`${name}:${first + 1} has ${last - first + 1} lines`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe("the console's page scripts", () => {
+  it("type-check as the browser runs them: tsc -p admin/src/page/tsconfig.json finds nothing", async () => {
+    const tsc = join(REPOSITORY_ROOT, "node_modules", "typescript", "bin", "tsc");
+    const project = join(REPOSITORY_ROOT, PAGE_FOLDER, "tsconfig.json");
+    const found = await promisify(execFile)(process.execPath, [tsc, "-p", project], {
+      cwd: REPOSITORY_ROOT,
+    }).then(
+      () => "",
+      (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ""}${error.stderr ?? ""}`,
+    );
+    expect(found).toBe("");
+  }, 60_000);
+
+  it(`no function of ${PAGE_FOLDER} (scripts and views) is over ${MAX_FUNCTION_LINES} lines`, async () => {
+    const entries = await readdir(join(REPOSITORY_ROOT, PAGE_FOLDER));
+    const files = entries.filter((name) => /\.(js|ts)$/.test(name) && !name.endsWith(".d.ts"));
+    expect(files).toContain("app.js");
+    const found: string[] = [];
+    for (const name of files) {
+      found.push(...longFunctions(name, await readFile(join(REPOSITORY_ROOT, PAGE_FOLDER, name), "utf8")));
+    }
+    expect(found).toEqual([]);
+  });
+
+  it("a planted function one line too long breaks it; one at the limit does not", () => {
+    const planted = (name: string, lines: number) =>
+      `function ${name}() {\n${Array.from({ length: lines - 2 }, (_, i) => `  step${i}();`).join("\n")}\n}\n`;
+    const text = planted("atTheLimit", MAX_FUNCTION_LINES) + planted("tooLong", MAX_FUNCTION_LINES + 1);
+    expect(longFunctions("planted.js", text)).toEqual([
+      `planted.js:${MAX_FUNCTION_LINES + 1} has ${MAX_FUNCTION_LINES + 1} lines`,
+    ]);
+  });
 });

@@ -11,6 +11,7 @@
 import { generate } from "otplib";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { reauthId } from "../../admin/src/page/element-ids.js";
 import type { TestAccount } from "../harness/identity.ts";
 import { Mailbox } from "../harness/mailbox.ts";
 import { TestAdmin } from "./admin-harness.ts";
@@ -179,7 +180,7 @@ describe("the account page's two-step sign-in", { timeout: 60_000 }, () => {
     page.once("dialog", (dialog) => void dialog.accept());
     await page.getByRole("button", { name: "Remove Authenticator app" }).click();
     await until(() => status()).toBe("This needs a recent sign-in: sign in again, then try once more.");
-    await page.locator('[data-reauth="mfa"] button').click();
+    await page.locator(`#${reauthId("mfa")} button`).click();
     await page.waitForURL((url) => url.pathname.startsWith("/oidc/interaction/"));
     await signIn({ method: /recovery codes/, code: recoveryCodes[1] as string });
     expect(new URL(page.url()).hash).toBe("#mfa");

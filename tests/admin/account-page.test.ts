@@ -11,6 +11,7 @@ import { type SwiftServer, startSwift } from "@tjm/devstack/swift";
 import { type Browser, chromium, type Page } from "playwright-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { reauthId } from "../../admin/src/page/element-ids.js";
 import type { TestAccount } from "../harness/identity.ts";
 import { Mailbox } from "../harness/mailbox.ts";
 import { TestAdmin } from "./admin-harness.ts";
@@ -228,7 +229,7 @@ describe("the account page", () => {
     await until(() => status("delete")).toBe(
       "This needs a recent sign-in: sign in again, then try once more.",
     );
-    const again = page.locator('[data-reauth="delete"] button');
+    const again = page.locator(`#${reauthId("delete")} button`);
     expect(await again.evaluate((button) => button === document.activeElement)).toBe(true);
     await shoot(page, "account-06-reauthentication-needed");
     await expectAccessible("the account page asking for a recent sign-in");

@@ -29,6 +29,7 @@ import {
 } from "@tjm/protocol";
 import { type Browser, chromium, type Page, type Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ids } from "../../admin/src/page/element-ids.js";
 import { completeLease } from "../faults/completion.ts";
 import type { TestAccount } from "../harness/identity.ts";
 import { ProtocolWorker } from "../harness/protocol-worker.ts";
@@ -143,7 +144,7 @@ describe("an operator's session in the console", () => {
     await page.getByRole("button", { name: /sign in/i }).click();
     await page.waitForURL(`${admin.baseUrl}/jobs`);
     await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Jobs");
-    await expect.poll(() => page.locator('[data-page="position"]').textContent()).toMatch(/of 0$/);
+    await expect.poll(() => page.locator(`#${ids.pagerPosition}`).textContent()).toMatch(/of 0$/);
     await screenshot("01-jobs-after-sign-in");
     await expectAccessible("the jobs list");
 
@@ -321,7 +322,7 @@ describe("an operator's session in the console", () => {
     expect(brand && signOut && brand.x > signOut.x).toBe(true);
     // The script's texts: the pager's position and the states, in Pashto with Latin digits.
     await expect
-      .poll(() => page.locator('[data-page="position"]').textContent())
+      .poll(() => page.locator(`#${ids.pagerPosition}`).textContent())
       .toMatch(/^دندې 1–3 له 3 څخه$/);
     const states = await page.locator("#jobs-table tbody .state").allTextContents();
     expect(states).toContain("لغوه شوې");

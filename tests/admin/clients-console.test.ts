@@ -8,6 +8,7 @@
  */
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { reauthId } from "../../admin/src/page/element-ids.js";
 import type { TestAccount } from "../harness/identity.ts";
 import { TestAdmin } from "./admin-harness.ts";
 import { CHROMIUM, screenshots, seriousViolations } from "./chromium.ts";
@@ -141,7 +142,7 @@ describe("the Clients view", () => {
     await until(() => status("editor")).toBe(
       "This needs a recent sign-in: sign in again, then try once more.",
     );
-    const again = page.locator('[data-reauth="editor"] button');
+    const again = page.locator(`#${reauthId("editor")} button`);
     expect(await again.evaluate((button) => button === document.activeElement)).toBe(true);
     await again.click();
     // max_age against a sign-in ten minutes old: the provider asks for the password again.

@@ -2,23 +2,49 @@
  * The account page's two-step sign-in section: the factors (remove one), enrolling an
  * authenticator app (QR code and key, then a first code), SMS or e-mail codes (a code sent, then
  * typed in), and the recovery codes, shown once (the first factor's, or new ones) with a
- * print-only sheet. account.js hands over its section helpers, so a stale sign-in here leads
- * through "Sign in again" as in every other section.
+ * print-only sheet. A stale sign-in here leads through "Sign in again" as in every other section
+ * of the page (account.js hands over its report of a section's failure).
  */
 import { deleteJson, getJson, postJson } from "./api.js";
-import { el, formatTime, setStatus } from "./dom.js";
+import { byId, control, el, find, formatTime, setStatus, submitButton, tableBody } from "./dom.js";
+import { headingId, ids, sections, statusId } from "./element-ids.js";
 import { t } from "./i18n.js";
+import { act, clearDetails } from "./sections.js";
+
+/** @typedef {import("@tjm/sdk").components["schemas"]} Schemas */
+/** @typedef {Schemas["MfaFactor"]} MfaFactor */
+/** @typedef {Schemas["MfaFactorList"]} MfaFactorList */
+/** @typedef {Schemas["AccountSnapshot"]} AccountSnapshot */
+/** @typedef {Schemas["MfaFactorEnrolled"]} MfaFactorEnrolled */
+/** @typedef {Schemas["MfaRecoveryCodes"]} MfaRecoveryCodes */
+/** @typedef {Schemas["MfaTotpEnrolment"]} MfaTotpEnrolment */
+/** @typedef {Schemas["MfaSmsEnrolment"] | Schemas["MfaEmailEnrolment"]} MfaCodeEnrolment */
+/** @typedef {MfaFactor["type"]} FactorType */
+/** @typedef {import("./sections.js").ReportFailure} ReportFailure */
 
 const MFA_PATH = "/api/me/security/mfa";
+const SECTION = sections.mfa;
 
-let helpers;
-/** The enrolment waiting for its code: its type and id. */
-let pending;
+/** @type {FactorType[]} */
+const FACTOR_TYPES = ["totp", "sms", "email"];
 
-const revokeOthers = () => document.getElementById("mfa-revoke").checked;
+const focusHeading = () => byId(headingId(SECTION), HTMLElement).focus();
 
-function factorRow(factor) {
+const revokeOthers = () => byId(ids.mfaRevoke, HTMLInputElement).checked;
+
+/**
+ * @param {MfaFactor} factor
+ * @param {(button: HTMLButtonElement) => void} remove
+ */
+function factorRow(factor, remove) {
   const name = t("account.mfa.type", { type: factor.type });
+  const button = el("button", {
+    type: "button",
+    class: "secondary",
+    "aria-label": t("account.mfa.removeLabel", { name }),
+    text: t("account.mfa.remove"),
+  });
+  button.addEventListener("click", () => remove(button));
   return el(
     "tr",
     { "data-factor-id": factor.id, "data-factor-type": factor.type },
@@ -26,174 +52,214 @@ function factorRow(factor) {
     el("td", { dir: "ltr", text: factor.maskedDestination ?? t("common.none") }),
     el("td", { text: formatTime(factor.createdAt) }),
     el("td", { text: formatTime(factor.lastUsedAt) }),
-    el(
-      "td",
-      {},
-      el("button", {
-        type: "button",
-        class: "secondary",
-        "aria-label": t("account.mfa.removeLabel", { name }),
-        text: t("account.mfa.remove"),
-        onclick: (event) => removeFactor(event.currentTarget, factor),
-      }),
-    ),
+    el("td", {}, button),
   );
 }
 
-async function loadFactors() {
-  try {
-    const [{ factors }, { mfa }] = await Promise.all([getJson(MFA_PATH), getJson("/api/me")]);
-    const rows =
-      factors.length === 0
-        ? [el("tr", {}, el("td", { colspan: 5, text: t("account.mfa.none") }))]
-        : factors.map(factorRow);
-    document.querySelector("#mfa-table tbody").replaceChildren(...rows);
-    document.getElementById("mfa-remaining").textContent = mfa.enabled
-      ? t("account.mfa.remaining", { count: mfa.recoveryCodesRemaining })
-      : "";
-    document.getElementById("mfa-regenerate").hidden = !mfa.enabled;
-  } catch (error) {
-    helpers.reportFailure("mfa", "account.notLoaded", error);
-  }
+/**
+ * An authenticator app's enrolment: its QR code and key.
+ * @param {MfaTotpEnrolment} enrolment
+ */
+function showAppKey(enrolment) {
+  byId(ids.mfaQr, HTMLImageElement).src = enrolment.qrCode;
+  byId(ids.mfaSecret, HTMLElement).textContent = enrolment.secret;
+  byId(ids.mfaTotp, HTMLElement).hidden = false;
 }
 
-/** Hides the code step and the TOTP part, the key and QR code gone; the enrolment, if any, is abandoned. */
-function closeEnrolment() {
-  pending = undefined;
-  document.getElementById("mfa-totp").hidden = true;
-  document.getElementById("mfa-secret").textContent = "";
-  document.getElementById("mfa-qr").removeAttribute("src");
-  const form = document.getElementById("mfa-code-form");
-  form.hidden = true;
-  form.reset();
-  helpers.clearDetails(form);
-}
+/**
+ * Where an SMS or e-mail enrolment's code was sent.
+ * @param {MfaCodeEnrolment} enrolment
+ */
+const codeSent = (enrolment) =>
+  t("account.mfa.codeSent", {
+    destination: enrolment.maskedDestination,
+    expires: formatTime(enrolment.expiresAt),
+  });
 
-/** The recovery codes, this once, on the page and on the sheet `print` shows alone. */
+/**
+ * The recovery codes, this once, on the page and on the sheet `print` shows alone.
+ * @param {string[]} codes
+ */
 function showRecoveryCodes(codes) {
   const items = () => codes.map((code) => el("li", { text: code }));
-  document.getElementById("mfa-recovery-list").replaceChildren(...items());
-  document.querySelector("#mfa-print-sheet ol").replaceChildren(...items());
-  document.getElementById("mfa-recovery").hidden = false;
-  setStatus("mfa-status", t("account.mfa.recoveryShown"));
-  document.getElementById("mfa-saved").focus();
+  byId(ids.mfaRecoveryList, HTMLElement).replaceChildren(...items());
+  find(byId(ids.mfaPrintSheet, HTMLElement), "ol", HTMLOListElement).replaceChildren(...items());
+  byId(ids.mfaRecovery, HTMLElement).hidden = false;
+  setStatus(statusId(SECTION), t("account.mfa.recoveryShown"));
+  byId(ids.mfaSaved, HTMLButtonElement).focus();
 }
 
 function hideRecoveryCodes() {
-  document.getElementById("mfa-recovery").hidden = true;
-  document.getElementById("mfa-recovery-list").replaceChildren();
-  document.querySelector("#mfa-print-sheet ol").replaceChildren();
-  setStatus("mfa-status", "");
-  document.getElementById("mfa-heading").focus();
+  byId(ids.mfaRecovery, HTMLElement).hidden = true;
+  byId(ids.mfaRecoveryList, HTMLElement).replaceChildren();
+  find(byId(ids.mfaPrintSheet, HTMLElement), "ol", HTMLOListElement).replaceChildren();
+  setStatus(statusId(SECTION), "");
+  focusHeading();
 }
 
-function startEnrolment(button) {
-  const type = button.dataset.mfaStart;
-  void helpers.act("mfa", button, t("account.mfa.starting"), async () => {
+/** Prints the recovery codes' sheet, the one thing printed (style.css) only while this print lasts. */
+function printRecoveryCodes() {
+  const sheet = byId(ids.mfaPrintSheet, HTMLElement);
+  sheet.classList.add("printing");
+  window.addEventListener("afterprint", () => sheet.classList.remove("printing"), { once: true });
+  window.print();
+}
+
+class MfaSection {
+  #failed;
+  #codeForm = byId(ids.mfaCodeForm, HTMLFormElement);
+  /**
+   * The enrolment waiting for its code.
+   * @type {{ type: FactorType, enrolmentId: string } | undefined}
+   */
+  #pending;
+
+  /** @param {ReportFailure} failed */
+  constructor(failed) {
+    this.#failed = failed;
+    for (const button of document.querySelectorAll("[data-mfa-start]")) {
+      if (!(button instanceof HTMLButtonElement)) continue;
+      const type = FACTOR_TYPES.find((candidate) => candidate === button.dataset.mfaStart);
+      if (type !== undefined) button.addEventListener("click", () => this.#startEnrolment(button, type));
+    }
+    this.#codeForm.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.#verifyEnrolment();
+    });
+    byId(ids.mfaCancel, HTMLButtonElement).addEventListener("click", () => {
+      this.#closeEnrolment();
+      focusHeading();
+    });
+    const regenerate = byId(ids.mfaRegenerate, HTMLButtonElement);
+    regenerate.addEventListener("click", () => this.#regenerate(regenerate));
+    byId(ids.mfaPrint, HTMLButtonElement).addEventListener("click", printRecoveryCodes);
+    byId(ids.mfaSaved, HTMLButtonElement).addEventListener("click", hideRecoveryCodes);
+  }
+
+  async loadFactors() {
     try {
-      closeEnrolment();
-      const started = await postJson(`${MFA_PATH}/${type}`);
-      pending = { type, enrolmentId: started.enrolmentId };
-      if (type === "totp") {
-        document.getElementById("mfa-qr").src = started.qrCode;
-        document.getElementById("mfa-secret").textContent = started.secret;
-        document.getElementById("mfa-totp").hidden = false;
+      /** @type {[MfaFactorList, AccountSnapshot]} */
+      const [{ factors }, { mfa }] = await Promise.all([getJson(MFA_PATH), getJson("/api/me")]);
+      const rows =
+        factors.length === 0
+          ? [el("tr", {}, el("td", { colspan: 5, text: t("account.mfa.none") }))]
+          : factors.map((factor) => factorRow(factor, (button) => this.#removeFactor(button, factor)));
+      tableBody(ids.mfaTable).replaceChildren(...rows);
+      byId(ids.mfaRemaining, HTMLElement).textContent = mfa.enabled
+        ? t("account.mfa.remaining", { count: mfa.recoveryCodesRemaining })
+        : "";
+      byId(ids.mfaRegenerate, HTMLButtonElement).hidden = !mfa.enabled;
+    } catch (error) {
+      this.#failed(SECTION, "account.notLoaded", error);
+    }
+  }
+
+  /** Hides the code step and the TOTP part, the key and QR code gone; the enrolment, if any, is abandoned. */
+  #closeEnrolment() {
+    this.#pending = undefined;
+    byId(ids.mfaTotp, HTMLElement).hidden = true;
+    byId(ids.mfaSecret, HTMLElement).textContent = "";
+    byId(ids.mfaQr, HTMLImageElement).removeAttribute("src");
+    this.#codeForm.hidden = true;
+    this.#codeForm.reset();
+    clearDetails(this.#codeForm);
+  }
+
+  /**
+   * @param {HTMLButtonElement} button
+   * @param {FactorType} type
+   */
+  #startEnrolment(button, type) {
+    void act(SECTION, button, t("account.mfa.starting"), async () => {
+      try {
+        this.#closeEnrolment();
+        // The answer's schema is the type's: an app's enrolment has its key, the others a destination.
+        const started = await postJson(`${MFA_PATH}/${type}`);
+        this.#pending = { type, enrolmentId: started.enrolmentId };
+        if (type === "totp") showAppKey(started);
+        byId(ids.mfaCodeIntro, HTMLElement).textContent =
+          type === "totp"
+            ? t("account.mfa.enterAppCode", { expires: formatTime(started.expiresAt) })
+            : codeSent(started);
+        this.#codeForm.hidden = false;
+        setStatus(statusId(SECTION), "");
+        byId(ids.mfaCode, HTMLInputElement).focus();
+      } catch (error) {
+        this.#failed(SECTION, "account.mfa.notStarted", error);
       }
-      document.getElementById("mfa-code-intro").textContent =
-        type === "totp"
-          ? t("account.mfa.enterAppCode", { expires: formatTime(started.expiresAt) })
-          : t("account.mfa.codeSent", {
-              destination: started.maskedDestination,
-              expires: formatTime(started.expiresAt),
-            });
-      document.getElementById("mfa-code-form").hidden = false;
-      setStatus("mfa-status", "");
-      document.getElementById("mfa-code").focus();
-    } catch (error) {
-      helpers.reportFailure("mfa", "account.mfa.notStarted", error);
-    }
-  });
-}
-
-function verifyEnrolment(form) {
-  helpers.clearDetails(form);
-  const code = form.elements.code.value.trim();
-  if (code === "") {
-    setStatus("mfa-status", t("account.mfa.enterCode"));
-    form.elements.code.focus();
-    return;
+    });
   }
-  const button = form.querySelector('button[type="submit"]');
-  void helpers.act("mfa", button, t("account.mfa.verifying"), async () => {
-    try {
-      const enrolled = await postJson(`${MFA_PATH}/${pending.type}/verification`, {
-        enrolmentId: pending.enrolmentId,
-        code,
-        revoke_other_sessions: revokeOthers(),
-      });
-      closeEnrolment();
-      await loadFactors();
-      setStatus("mfa-status", t("account.mfa.added", { type: enrolled.factor.type }));
-      if (enrolled.recoveryCodes !== null) showRecoveryCodes(enrolled.recoveryCodes);
-      else document.getElementById("mfa-heading").focus();
-    } catch (error) {
-      helpers.reportFailure("mfa", "account.mfa.notVerified", error, form);
-    }
-  });
-}
 
-function removeFactor(button, factor) {
-  if (!window.confirm(t("account.mfa.removeQuestion", { type: factor.type }))) return;
-  const query = revokeOthers() ? "?revoke_other_sessions=true" : "";
-  void helpers.act("mfa", button, t("account.mfa.removing"), async () => {
-    try {
-      await deleteJson(`${MFA_PATH}/${encodeURIComponent(factor.id)}${query}`);
-      await loadFactors();
-      setStatus("mfa-status", t("account.mfa.removed", { type: factor.type }));
-      document.getElementById("mfa-heading").focus();
-    } catch (error) {
-      helpers.reportFailure("mfa", "account.mfa.notRemoved", error);
+  #verifyEnrolment() {
+    const form = this.#codeForm;
+    clearDetails(form);
+    const field = control(form, "code", HTMLInputElement);
+    const code = field.value.trim();
+    if (code === "") {
+      setStatus(statusId(SECTION), t("account.mfa.enterCode"));
+      field.focus();
+      return;
     }
-  });
-}
-
-function regenerate(button) {
-  if (!window.confirm(t("account.mfa.regenerateQuestion"))) return;
-  void helpers.act("mfa", button, t("account.mfa.regenerating"), async () => {
-    try {
-      const { recoveryCodes } = await postJson(`${MFA_PATH}/recovery-codes/regeneration`);
-      await loadFactors();
-      showRecoveryCodes(recoveryCodes);
-    } catch (error) {
-      helpers.reportFailure("mfa", "account.mfa.notRegenerated", error);
-    }
-  });
-}
-
-/** `sectionHelpers`: account.js's act, reportFailure and clearDetails. */
-export function startMfa(sectionHelpers) {
-  helpers = sectionHelpers;
-  for (const button of document.querySelectorAll("[data-mfa-start]")) {
-    button.addEventListener("click", () => startEnrolment(button));
+    const pending = this.#pending;
+    if (pending === undefined) return;
+    void act(SECTION, submitButton(form), t("account.mfa.verifying"), async () => {
+      try {
+        /** @type {MfaFactorEnrolled} */
+        const enrolled = await postJson(`${MFA_PATH}/${pending.type}/verification`, {
+          enrolmentId: pending.enrolmentId,
+          code,
+          revoke_other_sessions: revokeOthers(),
+        });
+        this.#closeEnrolment();
+        await this.loadFactors();
+        setStatus(statusId(SECTION), t("account.mfa.added", { type: enrolled.factor.type }));
+        if (enrolled.recoveryCodes !== null) showRecoveryCodes(enrolled.recoveryCodes);
+        else focusHeading();
+      } catch (error) {
+        this.#failed(SECTION, "account.mfa.notVerified", error, form);
+      }
+    });
   }
-  const form = document.getElementById("mfa-code-form");
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    verifyEnrolment(form);
-  });
-  document.getElementById("mfa-cancel").addEventListener("click", () => {
-    closeEnrolment();
-    document.getElementById("mfa-heading").focus();
-  });
-  const regenerateButton = document.getElementById("mfa-regenerate");
-  regenerateButton.addEventListener("click", () => regenerate(regenerateButton));
-  const sheet = document.getElementById("mfa-print-sheet");
-  document.getElementById("mfa-print").addEventListener("click", () => {
-    // The sheet is the one thing printed (style.css), only while this print lasts.
-    sheet.classList.add("printing");
-    window.addEventListener("afterprint", () => sheet.classList.remove("printing"), { once: true });
-    window.print();
-  });
-  document.getElementById("mfa-saved").addEventListener("click", hideRecoveryCodes);
-  return loadFactors();
+
+  /**
+   * @param {HTMLButtonElement} button
+   * @param {MfaFactor} factor
+   */
+  #removeFactor(button, factor) {
+    if (!window.confirm(t("account.mfa.removeQuestion", { type: factor.type }))) return;
+    const query = revokeOthers() ? "?revoke_other_sessions=true" : "";
+    void act(SECTION, button, t("account.mfa.removing"), async () => {
+      try {
+        await deleteJson(`${MFA_PATH}/${encodeURIComponent(factor.id)}${query}`);
+        await this.loadFactors();
+        setStatus(statusId(SECTION), t("account.mfa.removed", { type: factor.type }));
+        focusHeading();
+      } catch (error) {
+        this.#failed(SECTION, "account.mfa.notRemoved", error);
+      }
+    });
+  }
+
+  /** @param {HTMLButtonElement} button */
+  #regenerate(button) {
+    if (!window.confirm(t("account.mfa.regenerateQuestion"))) return;
+    void act(SECTION, button, t("account.mfa.regenerating"), async () => {
+      try {
+        /** @type {MfaRecoveryCodes} */
+        const { recoveryCodes } = await postJson(`${MFA_PATH}/recovery-codes/regeneration`);
+        await this.loadFactors();
+        showRecoveryCodes(recoveryCodes);
+      } catch (error) {
+        this.#failed(SECTION, "account.mfa.notRegenerated", error);
+      }
+    });
+  }
+}
+
+/**
+ * Wires the section and loads its factors (the promise the page waits for).
+ * @param {ReportFailure} failed
+ */
+export function startMfa(failed) {
+  return new MfaSection(failed).loadFactors();
 }

@@ -5,8 +5,15 @@
  */
 import { errorMessage, signOut } from "./api.js";
 import { setStatus } from "./dom.js";
+import { ids } from "./element-ids.js";
 import { t } from "./i18n.js";
 
+/**
+ * A view's module: `start` gets <body>'s data-* attributes (the job's id, the plan's enums …).
+ * @typedef {{ start: (data: DOMStringMap) => unknown }} ViewModule
+ */
+
+/** @type {Record<string, () => Promise<ViewModule>>} */
 const VIEWS = {
   jobs: () => import("./jobs.js"),
   job: () => import("./job-detail.js"),
@@ -17,18 +24,21 @@ const VIEWS = {
   account: () => import("./account.js"),
 };
 
-const signOutButton = document.getElementById("sign-out");
-signOutButton?.addEventListener("click", async () => {
-  signOutButton.disabled = true;
-  try {
-    // The provider ends its own session there and sends the browser back to /auth/signed-out.
-    const { logoutUrl } = await signOut();
-    location.assign(logoutUrl);
-  } catch (error) {
-    signOutButton.disabled = false;
-    setStatus("live-notice", t("common.signOutFailed", { error: errorMessage(error) }));
-  }
-});
+const signOutButton = document.getElementById(ids.signOut);
+if (signOutButton instanceof HTMLButtonElement) {
+  signOutButton.addEventListener("click", async () => {
+    signOutButton.disabled = true;
+    try {
+      // The provider ends its own session there and sends the browser back to /auth/signed-out.
+      const { logoutUrl } = await signOut();
+      location.assign(logoutUrl);
+    } catch (error) {
+      signOutButton.disabled = false;
+      setStatus(ids.liveNotice, t("common.signOutFailed", { error: errorMessage(error) }));
+    }
+  });
+}
 
-const load = VIEWS[document.body.dataset.view];
+const view = document.body.dataset.view;
+const load = view === undefined ? undefined : VIEWS[view];
 if (load) (await load()).start(document.body.dataset);

@@ -1,26 +1,91 @@
 /**
- * DOM helpers of the console's views: elements built from data (never from HTML strings), and
- * the figures every view shows, in the page's language (i18n.js).
+ * DOM helpers of the console's views: elements built from data (never from HTML strings), the
+ * elements the server wrote found with their kind checked, and the figures every view shows, in
+ * the page's language (i18n.js).
  */
 import { formattingLocale, locale, t } from "./i18n.js";
+
+/** @typedef {string | number | boolean | null | undefined | ((event: Event) => void)} AttributeValue */
+/** @typedef {Node | string | null | undefined} Child */
 
 /**
  * An element with attributes and children: `text` sets its text, `on<event>` adds a listener,
  * `false`, null and undefined leave an attribute out.
+ * @template {keyof HTMLElementTagNameMap} Tag
+ * @param {Tag} tag
+ * @param {Record<string, AttributeValue>} [attributes]
+ * @param {...Child} children
+ * @returns {HTMLElementTagNameMap[Tag]}
  */
 export function el(tag, attributes = {}, ...children) {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) {
     if (value === undefined || value === null || value === false) continue;
     if (name === "text") element.textContent = String(value);
-    else if (name.startsWith("on")) element.addEventListener(name.slice(2), value);
+    else if (name.startsWith("on") && typeof value === "function")
+      element.addEventListener(name.slice(2), value);
     else element.setAttribute(name, value === true ? "" : String(value));
   }
   element.append(...children.filter((child) => child !== undefined && child !== null));
   return element;
 }
 
-/** Sets the text of a status region (`role="status"`), which screen readers announce. */
+/**
+ * The element of the view with id `id`, which must be a `kind` (HTMLFormElement, …): the server
+ * wrote it, so one missing or of another kind is a bug, said here rather than as a null later.
+ * @template {Element} Kind
+ * @param {string} id
+ * @param {new () => Kind} kind
+ * @returns {Kind}
+ */
+export function byId(id, kind) {
+  const element = document.getElementById(id);
+  if (!(element instanceof kind)) throw new Error(`the view has no ${kind.name} with id '${id}'`);
+  return element;
+}
+
+/**
+ * The first element under `root` that `selector` matches, which must be a `kind`.
+ * @template {Element} Kind
+ * @param {ParentNode} root
+ * @param {string} selector
+ * @param {new () => Kind} kind
+ * @returns {Kind}
+ */
+export function find(root, selector, kind) {
+  const element = root.querySelector(selector);
+  if (!(element instanceof kind)) throw new Error(`no ${kind.name} matches '${selector}'`);
+  return element;
+}
+
+/**
+ * The control of `form` named `name`, which must be a `kind` (HTMLInputElement, …).
+ * @template {Element} Kind
+ * @param {HTMLFormElement} form
+ * @param {string} name
+ * @param {new () => Kind} kind
+ * @returns {Kind}
+ */
+export function control(form, name, kind) {
+  const element = form.elements.namedItem(name);
+  if (!(element instanceof kind)) throw new Error(`the form '${form.id}' has no ${kind.name} '${name}'`);
+  return element;
+}
+
+/** @param {HTMLFormElement} form */
+export const submitButton = (form) => find(form, 'button[type="submit"]', HTMLButtonElement);
+
+/**
+ * The body of the view's table `tableId`.
+ * @param {string} tableId
+ */
+export const tableBody = (tableId) => find(byId(tableId, HTMLTableElement), "tbody", HTMLTableSectionElement);
+
+/**
+ * Sets the text of a status region (`role="status"`), which screen readers announce.
+ * @param {string} id
+ * @param {string} text
+ */
 export function setStatus(id, text) {
   const region = document.getElementById(id);
   if (region) region.textContent = text;
@@ -45,6 +110,7 @@ const DATE_FIGURES = new Intl.DateTimeFormat("en-u-ca-gregory-nu-latn", {
  * A time with its date and its time zone ("Nov 27, 2026, 10:04:05 AM UTC"); "—" for none. In
  * the page's language, Gregorian with Latin digits, the browser's own time zone. A browser
  * without the language's data would write English: the catalogue's month names then.
+ * @param {string | null | undefined} iso
  */
 export function formatTime(iso) {
   if (!iso) return t("common.none");
@@ -62,14 +128,20 @@ export function formatTime(iso) {
   });
 }
 
-/** The one progress figure of every view: whole percent, rounded down. */
+/**
+ * The one progress figure of every view: whole percent, rounded down.
+ * @param {number | null | undefined} percent
+ */
 export function formatPercent(percent) {
   return percent === null || percent === undefined
     ? t("common.none")
     : t("common.percent", { percent: Math.floor(percent) });
 }
 
-/** Bytes as people read them, with the exact count: "1.5 MiB (1,572,864 bytes)". */
+/**
+ * Bytes as people read them, with the exact count: "1.5 MiB (1,572,864 bytes)".
+ * @param {number} bytes
+ */
 export function formatBytes(bytes) {
   const units = ["", "KiB", "MiB", "GiB", "TiB"];
   let value = bytes;
@@ -82,6 +154,7 @@ export function formatBytes(bytes) {
   return unit === 0 ? exact : t("common.bytesUnit", { value, unit: units[unit], exact });
 }
 
+/** @param {number | null | undefined} seconds */
 export function formatSeconds(seconds) {
   if (seconds === null || seconds === undefined) return t("common.unknownDuration");
   const rounded = Math.round(seconds);
@@ -92,7 +165,19 @@ export function formatSeconds(seconds) {
     : t("common.hoursMinutes", { hours: Math.floor(minutes / 60), minutes: minutes % 60 });
 }
 
-/** "42 % · 30 fps · 1.50× · ETA 12 s"; figures ffmpeg has not reported are left out. */
+/**
+ * The figures of an encode ffmpeg reported (a job.progress event's), each possibly absent.
+ * @typedef {object} ProgressFigures
+ * @property {number | null} [percent]
+ * @property {number | null} [fps]
+ * @property {number | null} [speed]
+ * @property {number | null} [etaSeconds]
+ */
+
+/**
+ * "42 % · 30 fps · 1.50× · ETA 12 s"; figures ffmpeg has not reported are left out.
+ * @param {ProgressFigures} progress
+ */
 export function describeProgress(progress) {
   const parts = [formatPercent(progress.percent ?? 0)];
   // ffmpeg's last block says 0 fps: nothing worth showing.
@@ -105,7 +190,11 @@ export function describeProgress(progress) {
   return parts.join(" · ");
 }
 
-/** A progress bar with its figures; `label` names what progresses, for screen readers. */
+/**
+ * A progress bar with its figures; `label` names what progresses, for screen readers.
+ * @param {ProgressFigures} progress
+ * @param {string} label
+ */
 export function progressView(progress, label) {
   const percent = Math.max(0, Math.min(100, progress.percent ?? 0));
   return el(
@@ -116,8 +205,13 @@ export function progressView(progress, label) {
   );
 }
 
-/** Calls `run` once, `delayMs` after the last of a burst of calls. */
+/**
+ * Calls `run` once, `delayMs` after the last of a burst of calls.
+ * @param {() => unknown} run
+ * @param {number} delayMs
+ */
 export function debounce(run, delayMs) {
+  /** @type {number | undefined} */
   let timer;
   return () => {
     clearTimeout(timer);
@@ -125,35 +219,41 @@ export function debounce(run, delayMs) {
   };
 }
 
-/** Shows the Manager's 400 `details` as list items, each at its path. */
-export function detailItems(details, stripPrefix = "") {
-  return details.map((detail) => {
-    const path = detail.path.startsWith(stripPrefix) ? detail.path.slice(stripPrefix.length) : detail.path;
-    return el(
-      "li",
-      {},
-      path === "" ? null : el("code", { text: path }),
-      path === "" ? "" : ": ",
-      detail.message,
-    );
-  });
+/**
+ * A problem at a path of a request's body: a detail of the Manager's 400, or one the page found
+ * before sending.
+ * @typedef {{ path: string, message: string }} Problem
+ */
+
+/**
+ * Shows the Manager's 400 `details` as list items, each at its path.
+ * @param {Problem[]} details
+ */
+export function detailItems(details) {
+  return details.map(({ path, message }) =>
+    el("li", {}, path === "" ? null : el("code", { text: path }), path === "" ? "" : ": ", message),
+  );
 }
 
 /**
- * One page of a list view: its rows in the table body (or the empty row), which rows of how many
- * in the position line, and the previous and next buttons enabled where there is a page to go to.
+ * The value of the view's <body> data-* attribute `name` (as `dataset` names it), which the
+ * server wrote for this view.
+ * @param {DOMStringMap} data
+ * @param {string} name
  */
-export function showPage(
-  { body, position, previous, next },
-  { rows, columns, emptyText, offset, pageSize, total, positionText },
-) {
-  body.replaceChildren(...rows);
-  if (rows.length === 0) body.append(el("tr", {}, el("td", { colspan: columns, text: emptyText })));
-  position.textContent = positionText({
-    first: rows.length === 0 ? 0 : offset + 1,
-    last: offset + rows.length,
-    total,
-  });
-  previous.disabled = offset === 0;
-  next.disabled = offset + pageSize >= total;
+export function viewData(data, name) {
+  const value = data[name];
+  if (value === undefined) throw new Error(`the view's <body> has no data-* attribute '${name}'`);
+  return value;
+}
+
+/**
+ * The value of the view's input or select `id`, trimmed.
+ * @param {string} id
+ */
+export function fieldValue(id) {
+  const field = document.getElementById(id);
+  if (!(field instanceof HTMLInputElement || field instanceof HTMLSelectElement))
+    throw new Error(`the view has no input or select with id '${id}'`);
+  return field.value.trim();
 }

@@ -2,61 +2,65 @@
  * Issues an enrollment token and shows it once, with a copy button. It lives only in this
  * page's memory (the answer carries `Cache-Control: no-store`); a reload shows it no more.
  */
-import { ApiError, errorMessage, postJson } from "./api.js";
-import { detailItems, formatTime, setStatus } from "./dom.js";
+import { errorDetails, errorMessage, postJson } from "./api.js";
+import { byId, control, detailItems, formatTime, setStatus, submitButton } from "./dom.js";
+import { errorsId, ids } from "./element-ids.js";
 import { t } from "./i18n.js";
 
+/** @typedef {import("@tjm/sdk").components["schemas"]["EnrollmentToken"]} EnrollmentToken */
+
 export function start() {
-  const form = document.getElementById("enrollment-form");
-  const issued = document.getElementById("issued-token");
-  const value = document.getElementById("token-value");
-  const labelErrors = document.getElementById("token-label-errors");
+  const form = byId(ids.enrollmentForm, HTMLFormElement);
+  const label = control(form, "label", HTMLInputElement);
+  const pool = control(form, "pool", HTMLSelectElement);
+  const issued = byId(ids.issuedToken, HTMLElement);
+  const value = byId(ids.tokenValue, HTMLInputElement);
+  const labelErrors = byId(errorsId(ids.tokenLabel), HTMLUListElement);
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     labelErrors.replaceChildren();
-    form.elements.label.removeAttribute("aria-invalid");
-    const label = form.elements.label.value.trim();
-    const pool = form.elements.pool.value;
-    const button = form.querySelector('button[type="submit"]');
+    label.removeAttribute("aria-invalid");
+    const labelText = label.value.trim();
+    const button = submitButton(form);
     button.disabled = true;
-    setStatus("view-status", t("enrollment.issuing"));
+    setStatus(ids.viewStatus, t("enrollment.issuing"));
     try {
+      /** @type {EnrollmentToken} */
       const token = await postJson("/api/operations/enrollment-tokens", {
-        ...(label === "" ? {} : { label }),
-        ...(pool === "" ? {} : { pool }),
+        ...(labelText === "" ? {} : { label: labelText }),
+        ...(pool.value === "" ? {} : { pool: pool.value }),
       });
       value.value = token.token;
-      document.getElementById("token-details").textContent = t("enrollment.details", {
+      byId(ids.tokenDetails, HTMLElement).textContent = t("enrollment.details", {
         expires: formatTime(token.expiresAt),
         pool: token.pool ?? t("enrollment.anyPool"),
         label: token.label ?? t("enrollment.noLabel"),
       });
-      setStatus("copy-result", "");
-      setStatus("view-status", t("enrollment.issued"));
+      setStatus(ids.copyResult, "");
+      setStatus(ids.viewStatus, t("enrollment.issued"));
       issued.hidden = false;
       value.focus();
       value.select();
     } catch (error) {
-      const details =
-        error instanceof ApiError && Array.isArray(error.body?.details) ? error.body.details : [];
+      const details = errorDetails(error);
       if (details.length > 0) {
-        form.elements.label.setAttribute("aria-invalid", "true");
+        label.setAttribute("aria-invalid", "true");
         labelErrors.replaceChildren(...detailItems(details));
       }
-      setStatus("view-status", t("enrollment.notIssued", { error: errorMessage(error) }));
+      setStatus(ids.viewStatus, t("enrollment.notIssued", { error: errorMessage(error) }));
     } finally {
       button.disabled = false;
     }
   });
 
-  document.getElementById("copy-token").addEventListener("click", async () => {
+  byId(ids.copyToken, HTMLButtonElement).addEventListener("click", async () => {
     try {
       await navigator.clipboard.writeText(value.value);
-      setStatus("copy-result", t("enrollment.copied"));
+      setStatus(ids.copyResult, t("enrollment.copied"));
     } catch {
       value.select();
-      setStatus("copy-result", t("enrollment.copyRefused"));
+      setStatus(ids.copyResult, t("enrollment.copyRefused"));
     }
   });
 }

@@ -7,18 +7,28 @@
  */
 import { ApiError, errorMessage, getJson, postJson } from "./api.js";
 import {
+  byId,
   debounce,
   el,
   formatBytes,
   formatPercent,
-  formatSeconds,
-  formatTime,
   progressView,
   setStatus,
+  tableBody,
+  viewData,
 } from "./dom.js";
+import { ids } from "./element-ids.js";
 import { t } from "./i18n.js";
-import { followEvents } from "./live.js";
+import { attemptRow, outputRow, summaryRows } from "./job-detail-parts.js";
+import { followEvents, reportedProgress } from "./live.js";
 
+/** @typedef {import("@tjm/sdk").JobDetail} JobDetail */
+/** @typedef {JobDetail["attempts"][number]} Attempt */
+/** @typedef {import("@tjm/sdk").components["schemas"]["AttemptLog"]} AttemptLog */
+/** @typedef {import("@tjm/sdk").components["schemas"]["Worker"]} Worker */
+/** @typedef {import("./live.js").JobProgress} JobProgress */
+
+/** @param {JobDetail["state"]} state */
 function cancelRefusal(state) {
   switch (state) {
     case "CANCEL_REQUESTED":
@@ -33,6 +43,18 @@ function cancelRefusal(state) {
   }
 }
 
+/**
+ * An operator's action on the job; `refusal` says why its state does not allow it, `question`
+ * is asked first.
+ * @typedef {object} JobAction
+ * @property {"cancel" | "retry" | "resume-uploads"} name
+ * @property {import("./i18n.js").MessageKey} label
+ * @property {(job: JobDetail) => string} [question]
+ * @property {import("./i18n.js").MessageKey} done
+ * @property {(job: JobDetail) => string | undefined} refusal
+ */
+
+/** @type {JobAction[]} */
 const ACTIONS = [
   {
     name: "cancel",
@@ -55,78 +77,115 @@ const ACTIONS = [
   },
 ];
 
+/** @type {Set<JobDetail["state"]>} */
 const SHOWS_PROGRESS = new Set(["RUNNING", "CANCEL_REQUESTED", "COMPLETED"]);
-const ENDED = new Set(["CANCELLED", "FAILED"]);
 
-function resolution(output) {
-  if (output.widthPx === null || output.heightPx === null) {
-    return output.codecs.some((codec) => ["h264", "hevc", "av1", "vp9"].includes(codec))
-      ? t("job.notReported")
-      : t("job.audioOnly");
+/** The job's page: the job as last loaded and its latest progress event, rendered into the view. */
+class JobPage {
+  #jobId;
+  /** @type {JobDetail | undefined} */
+  #job;
+  /** @type {JobProgress | undefined} */
+  #live;
+  /**
+   * The attempt whose log was last asked for.
+   * @type {string | undefined}
+   */
+  #logShown;
+  /**
+   * Worker names by id, asked once each; a Worker no longer listed keeps its id.
+   * @type {Map<string, string | undefined>}
+   */
+  #workerNames = new Map();
+  /** The job is gone (404): the page says so once and asks no more. */
+  #missing = false;
+  #summary = byId(ids.jobSummary, HTMLElement);
+  #progress = byId(ids.jobProgress, HTMLElement);
+  #attempts = tableBody(ids.attemptsTable);
+
+  /** @param {string} jobId */
+  constructor(jobId) {
+    this.#jobId = jobId;
   }
-  return `${output.widthPx}×${output.heightPx}`;
-}
 
-export function start({ jobId }) {
-  const sections = document.getElementById("job-sections");
-  const summary = document.getElementById("job-summary");
-  const progress = document.getElementById("job-progress");
-  const actions = document.getElementById("job-actions");
-  const attempts = document.querySelector("#attempts-table tbody");
-  const outputsTable = document.getElementById("outputs-table");
-  const manifest = document.getElementById("job-manifest");
-  const log = document.getElementById("attempt-log");
-  const plan = document.getElementById("job-plan");
-  let job;
-  let live;
-  /** The attempt whose log was last asked for. */
-  let logShown;
+  async load() {
+    if (this.#missing) return;
+    try {
+      this.#job = await getJson(`/api/operations/jobs/${this.#jobId}`);
+      setStatus(ids.viewStatus, "");
+      this.#render();
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) {
+        // One message, not a page of empty sections.
+        this.#missing = true;
+        byId(ids.jobSections, HTMLElement).hidden = true;
+        setStatus(ids.viewStatus, t("job.missing", { job: this.#jobId }));
+        return;
+      }
+      setStatus(ids.viewStatus, t("job.loadFailed", { error: errorMessage(error) }));
+    }
+  }
 
-  const current = () => job.attempts.find((attempt) => attempt.id === job.currentAttemptId);
+  /** @param {JobProgress} progress */
+  showProgress(progress) {
+    this.#live = progress;
+    if (this.#job) this.#renderProgress(this.#job);
+  }
 
-  /** The current attempt's percent: its latest progress event, else what the Manager answered. */
-  const currentPercent = () =>
-    live?.attemptId === job.currentAttemptId && job.state !== "COMPLETED"
-      ? live.percent
+  #render() {
+    const job = this.#job;
+    if (job === undefined) return;
+    const attempt = job.attempts.find((candidate) => candidate.id === job.currentAttemptId);
+    this.#summary.replaceChildren(
+      ...summaryRows(job, attempt, this.#currentPercent(job)).flatMap(([term, value]) => [
+        el("dt", { text: term }),
+        el("dd", {}, value),
+      ]),
+    );
+    this.#renderProgress(job);
+    this.#renderActions(job);
+    this.#renderOutputs(job);
+    this.#renderAttempts(job);
+    const plan = byId(ids.jobPlan, HTMLElement);
+    const planText = JSON.stringify(job.executionPlan, null, 2);
+    if (plan.textContent !== planText) plan.textContent = planText;
+  }
+
+  /**
+   * The current attempt's percent: its latest progress event, else what the Manager answered.
+   * @param {JobDetail} job
+   */
+  #currentPercent(job) {
+    return this.#live?.attemptId === job.currentAttemptId && job.state !== "COMPLETED"
+      ? this.#live.percent
       : job.currentAttempt.progress;
+  }
 
-  const renderProgress = () => {
-    const cell = attempts.querySelector(`[data-attempt-progress="${job.currentAttemptId}"]`);
-    if (cell) cell.textContent = formatPercent(currentPercent());
-    const summaryCell = summary.querySelector('[data-field="progress"]');
-    if (summaryCell) summaryCell.textContent = formatPercent(currentPercent());
+  /** @param {JobDetail} job */
+  #renderProgress(job) {
+    const percent = formatPercent(this.#currentPercent(job));
+    const cell = this.#attempts.querySelector(`[data-attempt-progress="${job.currentAttemptId}"]`);
+    if (cell) cell.textContent = percent;
+    const summaryCell = this.#summary.querySelector('[data-field="progress"]');
+    if (summaryCell) summaryCell.textContent = percent;
     if (!SHOWS_PROGRESS.has(job.state)) {
-      progress.replaceChildren(
+      this.#progress.replaceChildren(
         el("p", { text: t("job.notRunning", { state: t("common.jobState", { state: job.state }) }) }),
       );
       return;
     }
     // A retry's new attempt starts from nothing, whatever the previous one reported.
-    const figures = live?.attemptId === job.currentAttemptId ? live : {};
-    const percent = currentPercent() ?? 0;
+    const figures = this.#live?.attemptId === job.currentAttemptId ? this.#live : {};
+    const shownPercent = this.#currentPercent(job) ?? 0;
     // Once completed, the encoding figures belong to the past: only the percent stays.
-    const shown = job.state === "COMPLETED" ? { percent } : { ...figures, percent };
-    progress.replaceChildren(progressView(shown, t("job.progressOfAttempt")));
-  };
+    const shown =
+      job.state === "COMPLETED" ? { percent: shownPercent } : { ...figures, percent: shownPercent };
+    this.#progress.replaceChildren(progressView(shown, t("job.progressOfAttempt")));
+  }
 
-  const act = async (action, button) => {
-    if (action.question && !window.confirm(action.question(job))) return;
-    button.disabled = true;
-    setStatus("action-result", t("job.acting", { action: t(action.label) }));
-    try {
-      await postJson(`/api/operations/jobs/${jobId}/${action.name}`);
-      setStatus("action-result", t(action.done));
-    } catch (error) {
-      setStatus(
-        "action-result",
-        t("job.actionRefused", { action: t(action.label), error: errorMessage(error) }),
-      );
-    }
-    await load();
-  };
-
-  const renderActions = () => {
-    actions.replaceChildren(
+  /** @param {JobDetail} job */
+  #renderActions(job) {
+    byId(ids.jobActions, HTMLElement).replaceChildren(
       ...ACTIONS.map((action) => {
         const refusal = action.refusal(job);
         const reasonId = `reason-${action.name}`;
@@ -138,7 +197,7 @@ export function start({ jobId }) {
           "aria-describedby": refusal === undefined ? undefined : reasonId,
           text: t(action.label),
         });
-        button.addEventListener("click", () => act(action, button));
+        button.addEventListener("click", () => this.#act(job, action, button));
         return el(
           "li",
           {},
@@ -147,110 +206,100 @@ export function start({ jobId }) {
         );
       }),
     );
-  };
+  }
 
-  const renderSummary = () => {
-    const attempt = current();
-    const rows = [
-      [
-        t("job.fieldState"),
-        el("span", {
-          class: `state state-${job.state}`,
-          "data-field": "state",
-          text: t("common.jobState", { state: job.state }),
-        }),
-      ],
-      [
-        t("job.fieldProgress"),
-        el("span", { "data-field": "progress", text: formatPercent(currentPercent()) }),
-      ],
-    ];
-    if (attempt?.waitingForInput) {
-      rows.push([
-        t("job.fieldWaitingForInput"),
-        el("span", {
-          "data-field": "waiting-for-input",
-          text: t("job.waitingForInput", {
-            since: formatTime(attempt.waitingForInput.since),
-            error: attempt.waitingForInput.lastError,
-          }),
-        }),
-      ]);
+  /**
+   * @param {JobDetail} job
+   * @param {JobAction} action
+   * @param {HTMLButtonElement} button
+   */
+  async #act(job, action, button) {
+    if (action.question && !window.confirm(action.question(job))) return;
+    button.disabled = true;
+    setStatus(ids.actionResult, t("job.acting", { action: t(action.label) }));
+    try {
+      await postJson(`/api/operations/jobs/${this.#jobId}/${action.name}`);
+      setStatus(ids.actionResult, t(action.done));
+    } catch (error) {
+      setStatus(
+        ids.actionResult,
+        t("job.actionRefused", { action: t(action.label), error: errorMessage(error) }),
+      );
     }
-    if (job.state === "FAILED" && attempt?.failureCode) {
-      rows.push([
-        t("job.fieldFailure"),
-        el(
-          "span",
-          { "data-field": "failure" },
-          el("code", { text: attempt.failureCode }),
-          ` ${attempt.failureMessage ?? ""}`,
-        ),
-      ]);
-    }
-    rows.push(
-      [t("job.fieldPool"), job.workerPool],
-      [t("job.fieldPriority"), String(job.priority)],
-      [t("job.fieldProject"), job.projectId],
-      [
-        t("job.fieldCapabilities"),
-        job.requirements.requiredCapabilities.join(", ") || t("job.noCapabilities"),
-      ],
-      [t("job.fieldSubmitted"), formatTime(job.createdAt)],
-      [t("job.fieldStarted"), job.startedAt ? formatTime(job.startedAt) : t("job.notStarted")],
-    );
-    if (job.state === "COMPLETED") rows.push([t("job.fieldCompleted"), formatTime(job.completedAt)]);
-    else if (ENDED.has(job.state)) {
-      rows.push([
-        job.state === "FAILED" ? t("job.fieldFailed") : t("job.fieldCancelled"),
-        formatTime(attempt?.endedAt ?? job.updatedAt),
-      ]);
-    }
-    summary.replaceChildren(
-      ...rows.flatMap(([term, value]) => [el("dt", { text: term }), el("dd", {}, value)]),
-    );
-  };
+    await this.load();
+  }
 
-  const renderOutputs = () => {
-    const body = outputsTable.querySelector("tbody");
+  /** @param {JobDetail} job */
+  #renderOutputs(job) {
+    const outputsTable = byId(ids.outputsTable, HTMLTableElement);
     outputsTable.hidden = job.outputs.length === 0;
     setStatus(
-      "outputs-status",
+      ids.outputsStatus,
       job.outputs.length > 0 ? "" : job.state === "COMPLETED" ? t("job.noOutputs") : t("job.outputsLater"),
     );
-    body.replaceChildren(
-      ...job.outputs.map((output) =>
-        el(
-          "tr",
-          { "data-output-id": output.id },
-          el("th", { scope: "row", text: output.id }),
-          el("td", {}, el("code", { text: output.uri })),
-          el("td", { text: formatBytes(output.bytes) }),
-          el("td", { text: formatSeconds(output.durationMs / 1000) }),
-          el("td", { text: resolution(output) }),
-          el("td", { text: output.codecs.join(", ") }),
-        ),
-      ),
-    );
+    tableBody(ids.outputsTable).replaceChildren(...job.outputs.map(outputRow));
+    const manifest = byId(ids.jobManifest, HTMLElement);
     const text = job.manifest ? JSON.stringify(job.manifest, null, 2) : "";
     manifest.hidden = job.manifest === null;
     if (manifest.textContent !== text) manifest.textContent = text;
+    const { manifestUri } = job.executionPlan;
     setStatus(
-      "manifest-status",
+      ids.manifestStatus,
       job.manifest
-        ? t("job.manifestWritten", { uri: job.executionPlan.manifestUri })
-        : job.executionPlan.manifestUri
-          ? t("job.manifestLater", { uri: job.executionPlan.manifestUri })
+        ? t("job.manifestWritten", { uri: manifestUri })
+        : manifestUri
+          ? t("job.manifestLater", { uri: manifestUri })
           : t("job.noManifest"),
     );
-  };
+  }
 
-  const showLog = async (attempt) => {
+  /** @param {JobDetail} job */
+  #renderAttempts(job) {
+    this.#attempts.replaceChildren(
+      ...job.attempts.map((attempt) =>
+        attemptRow(attempt, {
+          percent: attempt.id === job.currentAttemptId ? this.#currentPercent(job) : attempt.progress,
+          worker: attempt.workerId ? this.#workerCell(attempt.workerId) : undefined,
+          showLog: () => this.#showLog(attempt),
+        }),
+      ),
+    );
+    // The newest attempt with a log is shown without asking: that is where a failure is explained.
+    const latest = job.attempts.findLast((attempt) => attempt.logsUri);
+    if (latest && this.#logShown !== latest.id) void this.#showLog(latest);
+  }
+
+  /** @param {string} workerId */
+  #workerCell(workerId) {
+    if (!this.#workerNames.has(workerId)) {
+      this.#workerNames.set(workerId, undefined);
+      void getJson(`/api/operations/workers/${workerId}`).then(
+        /** @param {Worker} worker */
+        (worker) => {
+          this.#workerNames.set(workerId, worker.name);
+          if (this.#job) this.#renderAttempts(this.#job);
+        },
+        () => {},
+      );
+    }
+    const name = this.#workerNames.get(workerId);
+    return el(
+      "span",
+      { "data-worker-id": workerId, title: workerId },
+      name === undefined ? "" : `${name} `,
+      el("code", { text: workerId.slice(0, 8) }),
+    );
+  }
+
+  /** @param {Attempt} attempt */
+  async #showLog(attempt) {
     // Asked once per attempt on its own; a failure is not retried on every refetch.
-    logShown = attempt.id;
-    setStatus("log-status", t("job.logLoading", { attempt: attempt.attemptNumber }));
+    this.#logShown = attempt.id;
+    const log = byId(ids.attemptLog, HTMLElement);
+    setStatus(ids.logStatus, t("job.logLoading", { attempt: attempt.attemptNumber }));
     try {
-      const tail = await getJson(`/api/operations/jobs/${jobId}/attempts/${attempt.id}/log`);
+      /** @type {AttemptLog} */
+      const tail = await getJson(`/api/operations/jobs/${this.#jobId}/attempts/${attempt.id}/log`);
       log.textContent = tail.text;
       log.hidden = false;
       const where = {
@@ -259,7 +308,7 @@ export function start({ jobId }) {
         uri: tail.logsUri,
       };
       setStatus(
-        "log-status",
+        ids.logStatus,
         tail.truncated
           ? t("job.logPart", { ...where, shown: formatBytes(new TextEncoder().encode(tail.text).length) })
           : t("job.logWhole", where),
@@ -267,108 +316,26 @@ export function start({ jobId }) {
     } catch (error) {
       log.hidden = true;
       setStatus(
-        "log-status",
+        ids.logStatus,
         t("job.logMissing", { attempt: attempt.attemptNumber, error: errorMessage(error) }),
       );
     }
-  };
+  }
+}
 
-  /** Worker names by id, asked once each; a Worker no longer listed keeps its id. */
-  const workerNames = new Map();
-  const workerCell = (workerId) => {
-    if (!workerNames.has(workerId)) {
-      workerNames.set(workerId, undefined);
-      void getJson(`/api/operations/workers/${workerId}`).then(
-        (worker) => {
-          workerNames.set(workerId, worker.name);
-          renderAttempts();
-        },
-        () => {},
-      );
-    }
-    const name = workerNames.get(workerId);
-    return el(
-      "span",
-      { "data-worker-id": workerId, title: workerId },
-      name === undefined ? "" : `${name} `,
-      el("code", { text: workerId.slice(0, 8) }),
-    );
-  };
-
-  const renderAttempts = () => {
-    attempts.replaceChildren(
-      ...job.attempts.map((attempt) => {
-        const logButton = attempt.logsUri
-          ? el("button", {
-              type: "button",
-              class: "secondary",
-              "data-log-attempt": attempt.attemptNumber,
-              "aria-label": t("job.showLogOf", { attempt: attempt.attemptNumber }),
-              text: t("job.showLog"),
-              onclick: () => showLog(attempt),
-            })
-          : t("job.logNotUploaded");
-        return el(
-          "tr",
-          { "data-attempt-id": attempt.id },
-          el("td", { text: attempt.attemptNumber }),
-          el("td", { text: t("common.attemptState", { state: attempt.state }) }),
-          el("td", {}, attempt.workerId ? workerCell(attempt.workerId) : t("job.notDispatched")),
-          el("td", {
-            "data-attempt-progress": attempt.id,
-            text: formatPercent(attempt.id === job.currentAttemptId ? currentPercent() : attempt.progress),
-          }),
-          el("td", {}, attempt.failureCode ? el("code", { text: attempt.failureCode }) : t("common.none")),
-          el("td", { text: attempt.failureMessage ?? t("common.none") }),
-          el("td", { text: attempt.startedAt ? formatTime(attempt.startedAt) : t("job.didNotStart") }),
-          el("td", { text: formatTime(attempt.endedAt) }),
-          el("td", {}, logButton),
-        );
-      }),
-    );
-    // The newest attempt with a log is shown without asking: that is where a failure is explained.
-    const latest = job.attempts.findLast((attempt) => attempt.logsUri);
-    if (latest && logShown !== latest.id) void showLog(latest);
-  };
-
-  const render = () => {
-    renderSummary();
-    renderProgress();
-    renderActions();
-    renderOutputs();
-    renderAttempts();
-    const planText = JSON.stringify(job.executionPlan, null, 2);
-    if (plan.textContent !== planText) plan.textContent = planText;
-  };
-
-  let missing = false;
-  const load = async () => {
-    if (missing) return;
-    try {
-      job = await getJson(`/api/operations/jobs/${jobId}`);
-      setStatus("view-status", "");
-      render();
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 404) {
-        // One message, not a page of empty sections.
-        missing = true;
-        sections.hidden = true;
-        setStatus("view-status", t("job.missing", { job: jobId }));
-        return;
-      }
-      setStatus("view-status", t("job.loadFailed", { error: errorMessage(error) }));
-    }
-  };
-  const reload = debounce(load, 250);
-
-  void load();
+/** @param {DOMStringMap} data */
+export function start(data) {
+  const jobId = viewData(data, "jobId");
+  const page = new JobPage(jobId);
+  const reload = debounce(() => page.load(), 250);
+  void page.load();
   followEvents({
     query: `?jobId=${encodeURIComponent(jobId)}`,
     refetch: reload,
     onEvent: (event) => {
-      if (event.kind !== "job.progress") return reload();
-      live = event.data;
-      if (job) renderProgress();
+      const progress = reportedProgress(event);
+      if (progress === undefined) reload();
+      else page.showProgress(progress);
     },
   });
 }

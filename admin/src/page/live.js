@@ -4,14 +4,35 @@
  * back, the view is refetched and the notice removed. Every (re)connection refetches, since
  * the stream does not replay what was missed.
  */
+import { byId } from "./dom.js";
+import { ids } from "./element-ids.js";
 import { t } from "./i18n.js";
 
+/** @typedef {import("@tjm/sdk").components["schemas"]["EventEnvelope"]} EventEnvelope */
+
+/**
+ * A job.progress event's data (the API document leaves each kind's data open).
+ * @typedef {object} JobProgress
+ * @property {string} jobId
+ * @property {string} attemptId
+ * @property {number | null} percent
+ * @property {number | null} fps
+ * @property {number | null} speed
+ * @property {number | null} etaSeconds
+ */
+
 const POLL_MS = 10_000;
+/** @type {EventEnvelope["kind"][]} */
 const KINDS = ["job.created", "job.updated", "job.progress", "worker.registered", "worker.updated"];
 
+/**
+ * @param {{ query?: string, onEvent: (event: EventEnvelope) => void, refetch: () => void }} handlers
+ */
 export function followEvents({ query = "", onEvent, refetch }) {
-  const notice = document.getElementById("live-notice");
+  const notice = byId(ids.liveNotice, HTMLElement);
+  /** @type {EventSource | undefined} */
   let source;
+  /** @type {number | undefined} */
   let poller;
   const connect = () => {
     const next = new EventSource(`/api/events${query}`);
@@ -31,7 +52,7 @@ export function followEvents({ query = "", onEvent, refetch }) {
         notice.textContent = t("common.liveLost");
         poller = setInterval(() => {
           refetch();
-          if (source.readyState === EventSource.CLOSED) connect();
+          if (source?.readyState === EventSource.CLOSED) connect();
         }, POLL_MS);
       }
     });
@@ -40,4 +61,13 @@ export function followEvents({ query = "", onEvent, refetch }) {
     }
   };
   connect();
+}
+
+/**
+ * The progress `event` reports, if it is a job.progress.
+ * @param {EventEnvelope} event
+ * @returns {JobProgress | undefined}
+ */
+export function reportedProgress(event) {
+  return event.kind === "job.progress" ? /** @type {JobProgress} */ (event.data) : undefined;
 }

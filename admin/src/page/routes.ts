@@ -13,16 +13,9 @@ import type { AdminDeps, AdminEnv } from "../platform/context.ts";
 import { readSessionId } from "../sessions/cookie.ts";
 import { accessTokenFor, type Session } from "../sessions/sessions.ts";
 import { safeReturnTo } from "../sign-in/return-to.ts";
+import { accountView } from "./account-view.ts";
 import { type loadPageAssets, registerAssets } from "./assets.ts";
-import {
-  accountView,
-  clientsView,
-  enrollmentView,
-  jobsView,
-  jobView,
-  submitView,
-  workersView,
-} from "./views.ts";
+import { clientsView, enrollmentView, jobsView, jobView, submitView, workersView } from "./views.ts";
 
 const ACCOUNT_VIEW_PATH = "/account";
 

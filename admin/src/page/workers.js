@@ -4,12 +4,29 @@
  * drain / undrain / disable (each confirmed first), live from worker and job events.
  */
 import { errorMessage, getJson, postJson } from "./api.js";
-import { debounce, el, formatPercent, formatTime, setStatus, showPage } from "./dom.js";
+import { debounce, el, formatPercent, formatTime, setStatus } from "./dom.js";
+import { ids } from "./element-ids.js";
 import { t } from "./i18n.js";
 import { followEvents } from "./live.js";
+import { Pager } from "./pager.js";
+
+/** @typedef {import("@tjm/sdk").components["schemas"]["Worker"]} Worker */
+/** @typedef {import("@tjm/sdk").components["schemas"]["WorkerList"]} WorkerList */
+/** @typedef {Worker["conditions"][number]["type"]} Condition */
 
 const PAGE_SIZE = 25;
 
+/**
+ * An operator's action on a Worker; `refusal` says why the Worker's conditions do not allow it.
+ * @typedef {object} WorkerAction
+ * @property {"drain" | "undrain" | "disable"} name
+ * @property {import("./i18n.js").MessageKey} label
+ * @property {import("./i18n.js").MessageKey} question
+ * @property {import("./i18n.js").MessageKey} done
+ * @property {(conditions: Set<Condition>) => string | undefined} refusal
+ */
+
+/** @type {WorkerAction[]} */
 const ACTIONS = [
   {
     name: "drain",
@@ -44,6 +61,7 @@ const ACTIONS = [
   },
 ];
 
+/** @param {Worker} worker */
 function capacityText(worker) {
   const inUse =
     worker.freeCapacity !== null
@@ -75,6 +93,7 @@ const PLAN_SOFTWARE_ENCODERS = new Set([
  * software encoders (bare names among its capabilities: decoders, filters and hwaccels carry a
  * prefix); then, apart, the hardware encoders that failed it and why.
  */
+/** @param {Worker} worker */
 function encoders(worker) {
   const hardware = new Set(worker.hardwareEncoders.map((encoder) => encoder.name));
   const software = worker.capabilities.filter((name) => !name.includes(":") && !hardware.has(name));
@@ -122,7 +141,9 @@ function encoders(worker) {
 }
 
 /** DRAINING until it holds nothing, then DRAINED: one of the two, never both. */
+/** @param {Worker} worker */
 function conditionBadges(worker) {
+  /** @type {Map<Condition, string>} */
   const since = new Map(worker.conditions.map((condition) => [condition.type, condition.since]));
   const badges = [];
   if (since.has("DRAINED")) {
@@ -149,6 +170,7 @@ function conditionBadges(worker) {
   );
 }
 
+/** @param {Worker} worker */
 function currentJobs(worker) {
   if (worker.statistics.length > 0) {
     return el(
@@ -176,119 +198,119 @@ function currentJobs(worker) {
   return el("td", { text: held === 0 ? t("workers.noJobs") : t("workers.attempts", { count: held }) });
 }
 
-export function start() {
-  const body = document.querySelector("#workers-table tbody");
-  const previous = document.querySelector('[data-page="previous"]');
-  const next = document.querySelector('[data-page="next"]');
-  const position = document.querySelector('[data-page="position"]');
-  let offset = 0;
+/**
+ * Drain, undrain and disable, each disabled with the reason when the Worker's conditions do not
+ * allow it; `act` runs one.
+ * @param {Worker} worker
+ * @param {(action: WorkerAction, button: HTMLButtonElement) => void} act
+ */
+function actionList(worker, act) {
+  const conditions = new Set(worker.conditions.map((condition) => condition.type));
+  return el(
+    "ul",
+    { class: "plain actions" },
+    ...ACTIONS.map((action) => {
+      const refusal = action.refusal(conditions);
+      const reasonId = `reason-${action.name}-${worker.workerId}`;
+      const button = el("button", {
+        type: "button",
+        class: action.name === "disable" ? "danger" : action.name === "undrain" ? "secondary" : undefined,
+        "data-action": action.name,
+        "aria-label": t("workers.actionOn", { action: t(action.label), worker: worker.name }),
+        "aria-describedby": refusal === undefined ? undefined : reasonId,
+        disabled: refusal !== undefined,
+        text: t(action.label),
+      });
+      button.addEventListener("click", () => act(action, button));
+      return el(
+        "li",
+        {},
+        button,
+        refusal ? el("span", { id: reasonId, class: "reason", text: refusal }) : null,
+      );
+    }),
+  );
+}
 
-  const act = async (action, worker, button) => {
+/**
+ * @param {Worker} worker
+ * @param {(action: WorkerAction, button: HTMLButtonElement) => void} act
+ */
+function workerRow(worker, act) {
+  return el(
+    "tr",
+    { "data-worker-id": worker.workerId },
+    el(
+      "th",
+      { scope: "row" },
+      worker.name,
+      el("br"),
+      el("small", { text: worker.workerId }),
+      ...conditionBadges(worker),
+    ),
+    el("td", { text: worker.pool }),
+    el("td", {
+      text: t("workers.connectivity", {
+        connectivity: worker.connectivity,
+        since: formatTime(worker.connectivityChangedAt),
+      }),
+    }),
+    el(
+      "td",
+      {},
+      t("workers.certification", { status: worker.certification.status }),
+      worker.certification.reasons.length > 0 ? `: ${worker.certification.reasons.join("; ")}` : "",
+    ),
+    el("td", { text: capacityText(worker) }),
+    encoders(worker),
+    currentJobs(worker),
+    el("td", {}, actionList(worker, act)),
+  );
+}
+
+export function start() {
+  /**
+   * An action's run on `worker`: asked first, then said how it went; the list is loaded again.
+   * @param {Worker} worker
+   * @returns {(action: WorkerAction, button: HTMLButtonElement) => Promise<void>}
+   */
+  const actOn = (worker) => async (action, button) => {
     if (!window.confirm(t(action.question, { worker: worker.name }))) return;
     button.disabled = true;
     try {
       await postJson(`/api/operations/workers/${worker.workerId}/${action.name}`);
-      setStatus("action-result", t(action.done, { worker: worker.name }));
+      setStatus(ids.actionResult, t(action.done, { worker: worker.name }));
     } catch (error) {
       setStatus(
-        "action-result",
+        ids.actionResult,
         t("workers.actionRefused", { action: t(action.label), error: errorMessage(error) }),
       );
     }
     await load();
   };
 
-  const row = (worker) => {
-    const conditions = new Map(worker.conditions.map((condition) => [condition.type, condition.since]));
-    return el(
-      "tr",
-      { "data-worker-id": worker.workerId },
-      el(
-        "th",
-        { scope: "row" },
-        worker.name,
-        el("br"),
-        el("small", { text: worker.workerId }),
-        ...conditionBadges(worker),
-      ),
-      el("td", { text: worker.pool }),
-      el("td", {
-        text: t("workers.connectivity", {
-          connectivity: worker.connectivity,
-          since: formatTime(worker.connectivityChangedAt),
-        }),
-      }),
-      el(
-        "td",
-        {},
-        t("workers.certification", { status: worker.certification.status }),
-        worker.certification.reasons.length > 0 ? `: ${worker.certification.reasons.join("; ")}` : "",
-      ),
-      el("td", { text: capacityText(worker) }),
-      encoders(worker),
-      currentJobs(worker),
-      el(
-        "td",
-        {},
-        el(
-          "ul",
-          { class: "plain actions" },
-          ...ACTIONS.map((action) => {
-            const refusal = action.refusal(conditions);
-            const reasonId = `reason-${action.name}-${worker.workerId}`;
-            const button = el("button", {
-              type: "button",
-              class:
-                action.name === "disable" ? "danger" : action.name === "undrain" ? "secondary" : undefined,
-              "data-action": action.name,
-              "aria-label": t("workers.actionOn", { action: t(action.label), worker: worker.name }),
-              "aria-describedby": refusal === undefined ? undefined : reasonId,
-              disabled: refusal !== undefined,
-              text: t(action.label),
-            });
-            button.addEventListener("click", () => act(action, worker, button));
-            return el(
-              "li",
-              {},
-              button,
-              refusal ? el("span", { id: reasonId, class: "reason", text: refusal }) : null,
-            );
-          }),
-        ),
-      ),
-    );
-  };
-
   const load = async () => {
     try {
-      const list = await getJson(`/api/operations/workers?limit=${PAGE_SIZE}&offset=${offset}`);
-      showPage(
-        { body, position, previous, next },
-        {
-          rows: list.items.map(row),
-          columns: 8,
-          emptyText: t("workers.empty"),
-          offset,
-          pageSize: PAGE_SIZE,
-          total: list.total,
-          positionText: (rows) => t("workers.position", rows),
-        },
+      /** @type {WorkerList} */
+      const list = await getJson(`/api/operations/workers?limit=${PAGE_SIZE}&offset=${pager.offset}`);
+      pager.show(
+        list.items.map((worker) => workerRow(worker, actOn(worker))),
+        list.total,
       );
-      setStatus("view-status", "");
+      setStatus(ids.viewStatus, "");
     } catch (error) {
-      setStatus("view-status", t("workers.loadFailed", { error: errorMessage(error) }));
+      setStatus(ids.viewStatus, t("workers.loadFailed", { error: errorMessage(error) }));
     }
   };
+  const pager = new Pager({
+    tableId: ids.workersTable,
+    pageSize: PAGE_SIZE,
+    columns: 8,
+    emptyText: t("workers.empty"),
+    positionText: (rows) => t("workers.position", rows),
+    load,
+  });
   const reload = debounce(load, 500);
-
-  previous.addEventListener("click", () => {
-    offset = Math.max(0, offset - PAGE_SIZE);
-    void load();
-  });
-  next.addEventListener("click", () => {
-    offset += PAGE_SIZE;
-    void load();
-  });
 
   void load();
   followEvents({

@@ -8,6 +8,7 @@
 import { escapeHtml } from "@tjm/platform/html";
 import { LANGUAGE_NAMES, LOCALES } from "@tjm/platform/locale";
 import { ASSETS_PATH } from "../page/assets.ts";
+import { ids } from "../page/element-ids.js";
 import { type ConsoleCatalogue, type ConsoleKey, type PageContext, scriptMessages } from "./messages.ts";
 
 export type { PageContext };
@@ -141,15 +142,15 @@ export function consolePage(
   return `${htmlOpening(catalogue)}
 ${head(catalogue, title, true)}
 <body${attributes}>
-<script type="application/json" id="console-messages">${jsonBlock(scriptMessages(catalogue, ["common", view]))}</script>
+<script type="application/json" id="${ids.consoleMessages}">${jsonBlock(scriptMessages(catalogue, ["common", view]))}</script>
 <a class="skip-link" href="#main">${textHtml(catalogue, "layout.skip")}</a>
 <header class="console-header">
 <p class="brand">${textHtml(catalogue, "layout.brand")}</p>
 <nav aria-label="${textHtml(catalogue, "layout.mainNavigation")}"><ul>${links}</ul></nav>
-<button type="button" id="sign-out" class="secondary">${textHtml(catalogue, "layout.signOut")}</button>
+<button type="button" id="${ids.signOut}" class="secondary">${textHtml(catalogue, "layout.signOut")}</button>
 ${languageSwitch(context)}
 </header>
-<div id="live-notice" class="notice" role="status" aria-live="polite"></div>
+<div id="${ids.liveNotice}" class="notice" role="status" aria-live="polite"></div>
 <main id="main" tabindex="-1">
 ${body}
 </main>

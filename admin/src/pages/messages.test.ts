@@ -1,17 +1,10 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { argumentsOf, untranslatedKeys } from "@tjm/platform/catalogue";
 import { LOCALES } from "@tjm/platform/locale";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import {
-  accountView,
-  clientsView,
-  enrollmentView,
-  jobsView,
-  jobView,
-  submitView,
-  workersView,
-} from "../page/views.ts";
+import { accountView } from "../page/account-view.ts";
+import { clientsView, enrollmentView, jobsView, jobView, submitView, workersView } from "../page/views.ts";
 import { homePage, noAccessPage, notFoundPage, type Offered } from "./layout.ts";
 import { CONSOLE_MESSAGE_FILES, consoleCatalogue, LANGUAGE_COOKIE, pageContext } from "./messages.ts";
 
@@ -51,33 +44,50 @@ describe("the console catalogues", () => {
 /** The view whose messages each script is sent (the page embeds `common.` and `<view>.`). */
 const SCRIPT_SECTIONS: Record<string, string[]> = {
   "app.js": ["common"],
+  "element-ids.js": [],
   "api.js": ["common"],
   "dom.js": ["common"],
   "live.js": ["common"],
   "i18n.js": ["common"],
+  "pager.js": ["common"],
+  "sections.js": ["common"],
   "jobs.js": ["common", "jobs"],
   "job-detail.js": ["common", "job"],
+  "job-detail-parts.js": ["common", "job"],
   "submit.js": ["common", "submit"],
+  "submit-outputs.js": ["common", "submit"],
+  "submit-templates.js": ["common", "submit"],
   "workers.js": ["common", "workers"],
   "enrollment.js": ["common", "enrollment"],
   "account.js": ["common", "account"],
+  "account-profile.js": ["common", "account"],
+  "account-identifiers.js": ["common", "account"],
   "account-mfa.js": ["common", "account"],
+  "account-sessions.js": ["common", "account"],
   "account-developer-apps.js": ["common", "account"],
-  "sections.js": ["common"],
   "clients.js": ["common", "clients"],
+  "client-editor.js": ["common", "clients"],
 };
 
+/** Scripts that name no key: they format or place the texts they are given, or hold none. */
+const KEYLESS_SCRIPTS = ["element-ids.js", "i18n.js", "pager.js", "sections.js"];
+
 describe("the console's scripts", () => {
+  it("every script of the page is listed above", () => {
+    const scripts = readdirSync(new URL("../page/", import.meta.url)).filter((name) => name.endsWith(".js"));
+    expect(scripts.sort()).toEqual(Object.keys(SCRIPT_SECTIONS).sort());
+  });
+
   it.each(Object.entries(SCRIPT_SECTIONS))(
     "%s names only catalogue keys its page is sent",
     (file, sections) => {
       const source = readFileSync(new URL(`../page/${file}`, import.meta.url), "utf8");
-      // Keys given to t(…), and those an action table names for it (label, question, done).
-      const keys = [...source.matchAll(/(?:\bt\(\s*|\b(?:label|question|done): )"([^"]+)"/g)].map(
-        (match) => match[1] as string,
-      );
-      // i18n.js formats texts and sections.js is given them: neither names a key itself.
-      expect(keys.length > 0 || file === "i18n.js" || file === "sections.js").toBe(true);
+      // Keys given to t(…) or to a view's failure report, and those a table names for t
+      // (label, question, done).
+      const keys = [
+        ...source.matchAll(/(?:\bt\(\s*|\bfailureReporter\(\s*|\b(?:label|question|done): )"([^"]+)"/g),
+      ].map((match) => match[1] as string);
+      expect(keys.length > 0 || KEYLESS_SCRIPTS.includes(file)).toBe(true);
       for (const key of keys) {
         expect(Object.hasOwn(english, key), `${file}: ${key} is in the catalogue`).toBe(true);
         expect(sections, `${file}: ${key} is sent to its page`).toContain(key.split(".")[0]);
