@@ -17,7 +17,7 @@
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { S3Client } from "@aws-sdk/client-s3";
-import { type Logger, withFields } from "@tjm/platform";
+import { assertNever, type Logger, withFields } from "@tjm/platform";
 import {
   type ExecutionPlan,
   type LeaseCommand,
@@ -47,8 +47,17 @@ import {
 } from "../storage/index.ts";
 import { InputWait, type InputWaitEnd, type InputWaitState } from "../storage/input-wait.ts";
 import { MAX_PARTS_IN_FLIGHT } from "../storage/part-size.ts";
-import { describeFailure } from "./failures.ts";
+import { type AttemptFailure, describeFailure } from "./failures.ts";
 import { OutputUploads, type UploadedOutput } from "./output-uploads.ts";
+import {
+  type AttemptEffect,
+  type AttemptEvent,
+  type AttemptPhase,
+  failedStage,
+  holdsSlot,
+  keepsOutputs,
+  next,
+} from "./phases.ts";
 import type { AttemptRecord, AttemptRecords, EncodedOutput } from "./records.ts";
 
 export interface AttemptEnvironment {
@@ -114,6 +123,15 @@ class Cancelled extends Error {
   override name = "Cancelled";
 }
 
+/** What a step's effects need beyond the attempt itself, and what one effect leaves for the next. */
+interface StepContext {
+  outputs?: OutputResult[];
+  failure?: AttemptFailure;
+  pause?: { reason: string; pausedAt: string };
+  /** Set by `upload-log` when the log went up. */
+  logsUri?: string | undefined;
+}
+
 export class Attempt {
   private readonly abort = new AbortController();
   /** Made on first use: see `client`. */
@@ -124,10 +142,10 @@ export class Attempt {
   private resumeWaiter: (() => void) | undefined;
   /** Made on first use, like the S3 client. */
   private storageWait: InputWait | undefined;
-  private cancelled = false;
-  private waitingForInput = false;
-  private stopping = false;
-  private ending = false;
+  /** What `input-waiting` reports: the wait going on now. */
+  private inputWaitState: InputWaitState | undefined;
+  /** Where the attempt stands (phases.ts): only `step` changes it, as the table says. */
+  private phase: AttemptPhase;
   /** Resolves once the attempt has ended (reported) or stopped with the agent. */
   readonly done: Promise<void>;
   /** Every line of this attempt carries its job's and its own id. */
@@ -149,9 +167,11 @@ export class Attempt {
     startAfter?: Promise<unknown>,
   ) {
     this.log = withFields(env.logger, { jobId: record.lease.jobId, attemptId: record.lease.attemptId });
+    // An attempt runs from the start of its encode, or on from outputs a previous run kept.
+    this.phase = keepsOutputs(record.phase) ? record.phase : "accepting";
     this.done = (
       mode === "drop"
-        ? this.discard({ abortUploads: true })
+        ? this.step("drop")
         : startAfter
           ? Promise.race([startAfter, this.aborted()]).then(
               () => this.run(),
@@ -212,25 +232,22 @@ export class Attempt {
    */
   private inputWaitChanged(state: InputWaitState | undefined, ended: InputWaitEnd | undefined): void {
     if (state) {
-      if (!this.waitingForInput) this.env.metrics?.inputWaitChanged(true);
-      this.waitingForInput = true;
+      // Entered once, then told again when the last error changes.
+      if (!this.inputWaitState) this.env.metrics?.inputWaitChanged(true);
+      this.inputWaitState = state;
       this.log.warn("storage unavailable; the encode waits for its input", {
         since: state.since.toISOString(),
         lastError: state.lastError,
       });
-      this.env
-        .report(this.lease, "input-waiting", { since: state.since.toISOString(), lastError: state.lastError })
-        .catch((err) => this.log.warn("cannot report input-waiting", { err }));
+      void this.step("input-waiting");
       return;
     }
     this.env.metrics?.inputWaitChanged(false);
-    this.waitingForInput = false;
+    this.inputWaitState = undefined;
     // A wait that ran out fails the attempt, a cancelled one ends it: either report says so.
     if (ended !== "answered") return;
     this.log.info("storage answers again; the encode goes on");
-    this.env
-      .report(this.lease, "input-resumed", {})
-      .catch((err) => this.log.warn("cannot report input-resumed", { err }));
+    void this.step("input-resumed");
   }
 
   private get uploads(): OutputUploads {
@@ -265,28 +282,14 @@ export class Attempt {
     return this.record.lease;
   }
 
-  /** Waiting for resume-uploads: its files are kept but it uses no encoding slot. */
-  get paused(): boolean {
-    return this.record.phase === "paused";
+  /** Whether it takes one of the Worker's slots (phases.ts says which phases do). */
+  get holdsSlot(): boolean {
+    return holdsSlot(this.phase);
   }
 
-  /**
-   * Its last report is on its way, or the Manager cancelled it: it no longer takes a slot. The
-   * Manager may lease the next job as soon as it applies that report, and leases the next one
-   * right after a cancel it sends for a lost Worker's attempt (that Worker restarted and went on
-   * with it), before the files are gone.
-   */
-  get finishing(): boolean {
-    return this.ending || this.cancelled;
-  }
-
-  /** Kill ffmpeg, abort uploads, delete the files, report `cancelled`. */
+  /** Stop the work, abort the uploads, delete the files, report `cancelled`. */
   cancel(): void {
-    if (this.cancelled) return;
-    this.cancelled = true;
-    this.abort.abort(new Cancelled("the Manager cancelled the attempt"));
-    this.ffmpeg?.cancel();
-    this.resumeWaiter?.();
+    void this.step("cancel");
   }
 
   /** resume-uploads: true when the attempt was waiting for it. */
@@ -301,10 +304,7 @@ export class Attempt {
    * outputs and upload state stay on disk for the next instance.
    */
   async stop(): Promise<void> {
-    this.stopping = true;
-    this.abort.abort(new Cancelled("the Worker is stopping"));
-    this.ffmpeg?.cancel();
-    this.resumeWaiter?.();
+    void this.step("stop");
     await this.done;
   }
 
@@ -316,50 +316,151 @@ export class Attempt {
     return { signal: this.abort.signal, retry: this.env.storageRetry, logger: this.log };
   }
 
+  /**
+   * Drives the attempt from its phase to its end: each step's outcome is an event, and the table
+   * says what follows. A step stopped by a cancel or a stop throws the attempt's abort reason,
+   * and the phase that cancel or stop led to says how the attempt ends.
+   */
   private async run(): Promise<void> {
-    let phase: "input" | "encode" | "upload" = "input";
     try {
-      if (this.record.phase === "encoding") {
-        await this.encode((next) => {
-          phase = next;
-        });
-      }
-      phase = "upload";
-      if (this.record.phase === "paused") await this.waitForResume(this.resumeRequested());
+      this.abort.signal.throwIfAborted();
+      await this.step("accepted-stored");
+      if (this.phase === "preparing") await this.encode();
+      if (this.phase === "waiting_for_storage") await this.waitForResume(this.resumeRequested());
       const outputs = await this.uploadAll();
-      this.ending = true;
-      this.env.metrics?.attemptEnded("succeeded");
-      await this.env.report(this.lease, "completed", { outputs, logsUri: this.lease.logsUri });
-      this.log.info("attempt completed", { attemptId: this.lease.attemptId, jobId: this.lease.jobId });
-      await this.discard({ abortUploads: false });
-    } catch (err) {
-      if (this.stopping) {
-        // Outputs uploading while written are incomplete: the next attempt starts over.
-        if (this.record.phase === "encoding") await this.discard({ abortUploads: true });
+      await this.step("uploaded", { outputs }, { orAborted: true });
+      await this.step("reported");
+    } catch (error) {
+      // Whatever the step threw, a cancel or a stop that came first decides how it ends.
+      if (this.abort.signal.aborted) await this.step("unwound");
+      else {
+        const failure = describeFailure(error, failedStage(this.phase));
+        this.log.warn("attempt failed", { attemptId: this.lease.attemptId, ...failure, err: error });
+        const context: StepContext = { failure };
+        await this.step("step-failed", context);
+        await this.step("cleaned-up", context);
+      }
+      await this.step("reported");
+    }
+  }
+
+  /**
+   * Applies an event (phases.ts) and runs the effects the table names, in order. An event the
+   * phase does not take changes nothing (a cancel of an attempt already reporting, say); with
+   * `orAborted`, one refused because a cancel or stop came first throws the abort's reason, so
+   * the run ends as that phase says.
+   */
+  private async step(
+    event: AttemptEvent,
+    context: StepContext = {},
+    options: { orAborted?: boolean } = {},
+  ): Promise<void> {
+    const resolution = next(this.phase, event);
+    if (resolution.kind === "refused") {
+      if (options.orAborted && this.abort.signal.aborted) throw this.abort.signal.reason;
+      this.log.debug("attempt event ignored", { event, phase: this.phase, reason: resolution.reason });
+      return;
+    }
+    const from = this.phase;
+    this.phase = resolution.to;
+    if (from !== resolution.to) this.log.debug("attempt phase", { event, from, to: resolution.to });
+    for (const effect of resolution.effects) await this.runEffect(effect, context);
+  }
+
+  private async runEffect(effect: AttemptEffect, context: StepContext): Promise<void> {
+    switch (effect) {
+      case "stop-work": {
+        const why =
+          this.phase === "cancelling" ? "the Manager cancelled the attempt" : "the Worker is stopping";
+        this.abort.abort(new Cancelled(why));
+        this.ffmpeg?.cancel();
+        this.resumeWaiter?.();
         return;
       }
-      if (this.cancelled) {
-        await this.discard({ abortUploads: true });
-        this.ending = true;
+      case "save-record":
+        this.record = { ...this.record, phase: this.phase };
+        await this.env.records.save(this.record);
+        return;
+      // Not awaited: the registry sends this attempt's reports in order, so `started` still
+      // follows `accepted` and precedes `encoded`, and the work goes on while NATS takes them.
+      case "report-started":
+        return this.reportInBackground("started", {});
+      case "report-input-waiting": {
+        const state = this.inputWaitState;
+        if (state) {
+          this.reportInBackground("input-waiting", {
+            since: state.since.toISOString(),
+            lastError: state.lastError,
+          });
+        }
+        return;
+      }
+      case "report-input-resumed":
+        return this.reportInBackground("input-resumed", {});
+      case "report-encoded":
+        return this.reportInBackground("encoded", {});
+      case "report-upload-paused":
+        if (!context.pause) throw new Error("upload-paused needs the pause's reason and time");
+        await this.env.report(this.lease, "upload-paused", context.pause);
+        return;
+      case "report-upload-resumed":
+        await this.env.report(this.lease, "upload-resumed", {});
+        this.log.info("uploads resumed", { attemptId: this.lease.attemptId });
+        return;
+      case "report-completed":
+        if (!context.outputs) throw new Error("completed needs the outputs");
+        this.env.metrics?.attemptEnded("succeeded");
+        await this.env.report(this.lease, "completed", {
+          outputs: context.outputs,
+          logsUri: this.lease.logsUri,
+        });
+        this.log.info("attempt completed", { attemptId: this.lease.attemptId, jobId: this.lease.jobId });
+        return;
+      case "report-failed": {
+        if (!context.failure) throw new Error("failed needs the failure");
+        this.env.metrics?.attemptEnded("failed");
+        const { logsUri } = context;
+        await this.env.report(this.lease, "failed", { ...context.failure, ...(logsUri ? { logsUri } : {}) });
+        return;
+      }
+      case "report-cancelled":
         this.env.metrics?.attemptEnded("cancelled");
         await this.env.report(this.lease, "cancelled", {});
         this.log.info("attempt cancelled", { attemptId: this.lease.attemptId });
         return;
-      }
-      const failure = describeFailure(err, phase);
-      this.log.warn("attempt failed", { attemptId: this.lease.attemptId, ...failure, err });
-      const logsUri = await this.uploadLog().then(
-        () => this.lease.logsUri,
-        () => undefined,
-      );
-      await this.discard({ abortUploads: true });
-      this.ending = true;
-      this.env.metrics?.attemptEnded("failed");
-      await this.env.report(this.lease, "failed", { ...failure, ...(logsUri ? { logsUri } : {}) });
+      case "upload-log":
+        context.logsUri = await this.uploadLog().then(
+          () => this.lease.logsUri,
+          () => undefined,
+        );
+        return;
+      case "abort-uploads":
+        // Every output's: while encoding, those uploading as they are written.
+        for (const output of this.lease.plan.outputs) {
+          await this.uploads
+            .aborter(output.id)
+            .abort()
+            .catch((err) => this.log.warn("cannot abort a multipart upload", { output: output.id, err }));
+        }
+        return;
+      case "delete-files":
+        await rm(this.directory, { recursive: true, force: true });
+        await rm(this.record.logPath, { force: true });
+        await this.env.records.remove(this.lease);
+        return;
+      default:
+        assertNever(effect);
     }
   }
 
-  private async encode(entering: (phase: "input" | "encode") => void): Promise<void> {
+  private reportInBackground<T extends "started" | "encoded" | "input-waiting" | "input-resumed">(
+    type: T,
+    body: ReportBody<T>,
+  ): void {
+    this.env.report(this.lease, type, body).catch((err) => this.log.warn(`cannot report ${type}`, { err }));
+  }
+
+  private async encode(): Promise<void> {
     const { plan } = this.lease;
     const signal = this.abort.signal;
     await mkdir(this.directory, { recursive: true, mode: 0o700 });
@@ -397,9 +498,7 @@ export class Attempt {
         ({ input, probe, info } = await this.probed(input, probe, relay));
         await this.retimeSubtitles(plan, subtitlePaths, info);
       }
-      signal.throwIfAborted();
-
-      entering("encode");
+      await this.step("input-ready", {}, { orAborted: true });
       const command = (source: EncodeInput) =>
         buildFfmpegCommand({
           plan,
@@ -414,11 +513,6 @@ export class Attempt {
           outputPaths,
         });
       const first = command(input);
-      // Not awaited: the registry sends this attempt's reports in order, so `started` still
-      // follows `accepted` and precedes `encoded`.
-      this.env
-        .report(this.lease, "started", {})
-        .catch((err) => this.log.warn("cannot report started", { err }));
       const problem = await this.encodeOnce(
         first,
         input.streamed ? relay : undefined,
@@ -443,15 +537,10 @@ export class Attempt {
 
     this.record = {
       ...this.record,
-      phase: "uploading",
       outputs: plan.outputs.map((output) => ({ id: output.id, path: outputPaths[output.id] as string })),
     };
-    await this.env.records.save(this.record);
-    // Not awaited, as `started`: the uploads need only the record on disk, and the registry
-    // still sends `encoded` before `completed`.
-    this.env
-      .report(this.lease, "encoded", {})
-      .catch((err) => this.log.warn("cannot report encoded", { err }));
+    // The uploads need only the record on disk: `encoded` goes out while they start.
+    await this.step("encoded", {}, { orAborted: true });
   }
 
   /** Starts ffprobe on what ffmpeg reads; nothing waits for it unless it must. */
@@ -494,13 +583,11 @@ export class Attempt {
   }
 
   /**
-   * One ffmpeg run with its outputs uploading while they are written. Outputs it leaves
-   * complete are checked against what went up; those of a run that failed stay for the
-   * attempt's discard, those of a run encoded again are aborted first.
-   */
-  /**
-   * One ffmpeg run with its outputs' uploads beside it. The part sizes are fixed at the spawn
-   * from what is known then: the probe's facts only when the plan waited for them.
+   * One ffmpeg run with its outputs uploading while they are written, their part sizes fixed at
+   * the spawn from what is known then (the probe's facts only when the plan waited for them).
+   * Outputs it leaves complete are checked against what went up; the uploads of a run that
+   * failed stay for the attempt's `abort-uploads`, those of a run encoded again are aborted
+   * first. Resolves to the relay's problem when the stream failed this run.
    */
   private async encodeOnce(
     command: FfmpegCommand,
@@ -658,19 +745,18 @@ export class Attempt {
         });
         return results;
       } catch (err) {
-        if (!(err instanceof StorageUnavailableError) || this.cancelled || this.stopping) throw err;
-        this.record = { ...this.record, phase: "paused" };
+        if (!(err instanceof StorageUnavailableError) || this.abort.signal.aborted) throw err;
         this.env.metrics?.storageWaitEntered();
-        await this.env.records.save(this.record);
         const reason = err.message.replace(/\s+/g, " ").slice(0, 500);
         this.log.warn("storage unavailable; uploads paused until resume-uploads", {
           attemptId: this.lease.attemptId,
           reason,
         });
+        const pause = { reason, pausedAt: new Date().toISOString() };
         // Listening before the report goes: the Manager may apply it, and an operator ask to
         // resume, before NATS has told this Worker the report is stored.
         const resumed = this.resumeRequested();
-        await this.env.report(this.lease, "upload-paused", { reason, pausedAt: new Date().toISOString() });
+        await this.step("storage-lost", { pause }, { orAborted: true });
         await this.waitForResume(resumed);
       }
     }
@@ -698,10 +784,7 @@ export class Attempt {
     this.env.metrics?.waitingEnded();
     this.resumeWaiter = undefined;
     this.abort.signal.throwIfAborted();
-    this.record = { ...this.record, phase: "uploading" };
-    await this.env.records.save(this.record);
-    await this.env.report(this.lease, "upload-resumed", {});
-    this.log.info("uploads resumed", { attemptId: this.lease.attemptId });
+    await this.step("resume-requested", {}, { orAborted: true });
   }
 
   private describe(output: EncodedOutput): Promise<OutputDescription> {
@@ -718,23 +801,5 @@ export class Attempt {
   private async uploadLog(): Promise<void> {
     const log = await readFile(this.record.logPath).catch(() => Buffer.from("(ffmpeg did not run)\n"));
     await putSmallObject(this.bodyClient, this.lease.logsUri, log, "text/plain; charset=utf-8", this.retry);
-  }
-
-  /**
-   * Deletes the attempt's files and records; with abortUploads, its unfinished multipart
-   * uploads too (every output's: while encoding, those uploading as they are written).
-   */
-  private async discard(options: { abortUploads: boolean }): Promise<void> {
-    if (options.abortUploads) {
-      for (const output of this.lease.plan.outputs) {
-        await this.uploads
-          .aborter(output.id)
-          .abort()
-          .catch((err) => this.log.warn("cannot abort a multipart upload", { output: output.id, err }));
-      }
-    }
-    await rm(this.directory, { recursive: true, force: true });
-    await rm(this.record.logPath, { force: true });
-    await this.env.records.remove(this.lease);
   }
 }

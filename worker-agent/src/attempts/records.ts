@@ -10,6 +10,7 @@ import { type LeaseCommand, LeaseCommandSchema } from "@tjm/protocol";
 import { z } from "zod";
 import { writeFileAtomic } from "../platform/atomic-file.ts";
 import { KeyedSequence } from "../platform/keyed-sequence.ts";
+import { ATTEMPT_PHASES } from "./phases.ts";
 
 /** An encoded file; what it holds is probed while it uploads, so a record carries only where it is. */
 export const ENCODED_OUTPUT = z.object({
@@ -22,8 +23,15 @@ const RecordSchema = z.object({
   lease: LeaseCommandSchema,
   /** Where the attempt's files live (the lease's workDirectory or WORKER_WORK_DIR). */
   directory: z.string(),
-  /** encoding: nothing worth keeping yet; uploading/paused: the outputs below are complete. */
-  phase: z.enum(["encoding", "uploading", "paused"]),
+  /**
+   * The attempt's phase (phases.ts): in uploading and waiting_for_storage the outputs below are
+   * complete; in any other, nothing is worth keeping. "paused" is how agents before the phase
+   * table wrote waiting_for_storage.
+   */
+  phase: z.preprocess(
+    (phase) => (phase === "paused" ? "waiting_for_storage" : phase),
+    z.enum(ATTEMPT_PHASES),
+  ),
   outputs: z.array(ENCODED_OUTPUT),
   logPath: z.string(),
 });

@@ -5,7 +5,7 @@
  * worker-killed scenario saw leases rejected for "no free slot" while a restarted Worker went
  * on with attempts the Manager had failed or completed, and jobs ran out of attempts so).
  */
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "@tjm/platform";
@@ -35,16 +35,25 @@ function lease(attemptId: string): LeaseCommand {
   };
 }
 
-/** What a previous instance left on disk for `attemptId`: its record, encoded, with no output. */
-async function leftBehind(workDir: string, attemptId: string, phase: "uploading" | "paused"): Promise<void> {
+/**
+ * What a previous instance left on disk for `attemptId`: its record, encoded, with no output, as
+ * that agent wrote it ("paused" is how agents before the phase table wrote waiting_for_storage).
+ */
+async function leftBehind(
+  workDir: string,
+  attemptId: string,
+  phase: "uploading" | "waiting_for_storage" | "paused",
+): Promise<void> {
   const records = new AttemptRecords(workDir);
-  await records.save({
+  await mkdir(join(workDir, "attempts"), { recursive: true });
+  const record = {
     lease: lease(attemptId),
     directory: workDir,
     phase,
     outputs: [],
     logPath: records.logPath(attemptId),
-  });
+  };
+  await writeFile(records.path(attemptId), JSON.stringify(record), { mode: 0o600 });
 }
 
 async function registry(reports: string[], workDir?: string, acceptedHeld?: Promise<void>) {
@@ -190,7 +199,7 @@ describe("the attempt registry's slots", () => {
     expect(attempts.active()).toEqual([]);
   });
 
-  it.each(["uploading", "paused"] as const)(
+  it.each(["uploading", "waiting_for_storage", "paused"] as const)(
     "cancels a restored %s attempt whose cancel comes before the restored attempts start",
     async (phase) => {
       const workDir = await mkdtemp(join(tmpdir(), "tjm-registry-"));

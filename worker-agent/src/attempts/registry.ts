@@ -7,6 +7,7 @@
 import type { CancelCommand, Heartbeat, LeaseCommand, ResumeUploadsCommand } from "@tjm/protocol";
 import { KeyedSequence } from "../platform/keyed-sequence.ts";
 import { Attempt, type AttemptEnvironment } from "./attempt.ts";
+import { keepsOutputs } from "./phases.ts";
 import type { AttemptRecord } from "./records.ts";
 
 export interface RegistryOptions extends AttemptEnvironment {
@@ -40,9 +41,7 @@ export class AttemptRegistry {
 
   /** Slots free for new leases; an attempt waiting for storage or sending its last report does not use one. */
   freeCapacity(): number {
-    const busy = [...this.attempts.values()].filter(
-      (attempt) => !attempt.paused && !attempt.finishing,
-    ).length;
+    const busy = [...this.attempts.values()].filter((attempt) => attempt.holdsSlot).length;
     return Math.max(0, this.options.capacity - busy);
   }
 
@@ -57,7 +56,7 @@ export class AttemptRegistry {
       this.options.logger.warn("ignoring an unreadable attempt record", { path });
     this.restored = [];
     for (const record of records) {
-      if (record.phase === "encoding") {
+      if (!keepsOutputs(record.phase)) {
         this.options.logger.info("discarding an attempt whose encode the previous instance did not finish", {
           attemptId: record.lease.attemptId,
         });
@@ -137,7 +136,7 @@ export class AttemptRegistry {
     const record: AttemptRecord = {
       lease,
       directory: lease.workDirectory ?? this.options.workDir,
-      phase: "encoding",
+      phase: "accepting",
       outputs: [],
       logPath: this.options.records.logPath(lease.attemptId),
     };
