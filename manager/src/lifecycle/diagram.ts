@@ -3,6 +3,7 @@
  * diagram of jobs and one of attempts (the steps a submitted job can reach), and the table
  * itself. emit-diagram.ts writes it between the markers; CI checks it is current. No I/O.
  */
+import { withGeneratedSection } from "@tjm/platform";
 import { reachable, type Step } from "./resolve.ts";
 import {
   ATTEMPT_STATES,
@@ -121,9 +122,6 @@ export function lifecycleSection(): string {
 }
 
 /** A page's text with its lifecycle section replaced by `section`. */
-export function withLifecycleSection(readme: string, section: string): string {
-  const start = readme.indexOf(START_MARKER);
-  const end = readme.indexOf(END_MARKER);
-  if (start < 0 || end < start) throw new Error(`docs/lifecycle.md needs ${START_MARKER} … ${END_MARKER}`);
-  return readme.slice(0, start) + section + readme.slice(end + END_MARKER.length);
+export function withLifecycleSection(page: string, section: string): string {
+  return withGeneratedSection(page, { start: START_MARKER, end: END_MARKER }, section, "docs/lifecycle.md");
 }

@@ -3,6 +3,7 @@
  * table (phases.ts): a Mermaid state diagram of the phases and the table itself. emit-diagram.ts
  * writes it between its markers; CI checks it is current. No I/O.
  */
+import { withGeneratedSection } from "@tjm/platform";
 import { ATTEMPT_PHASES, PHASE_TRANSITIONS } from "./phases.ts";
 
 export const START_MARKER = "<!-- worker-phases:start -->";
@@ -60,8 +61,5 @@ export function phaseSection(): string {
 
 /** A page's text with its phase section replaced by `section`. */
 export function withPhaseSection(page: string, section: string): string {
-  const start = page.indexOf(START_MARKER);
-  const end = page.indexOf(END_MARKER);
-  if (start < 0 || end < start) throw new Error(`docs/lifecycle.md needs ${START_MARKER} … ${END_MARKER}`);
-  return page.slice(0, start) + section + page.slice(end + END_MARKER.length);
+  return withGeneratedSection(page, { start: START_MARKER, end: END_MARKER }, section, "docs/lifecycle.md");
 }
