@@ -134,6 +134,18 @@ async function grantRecords(tokens: SignInResult): Promise<number> {
   return row?.n ?? 0;
 }
 
+/** Waits for the logout's audit row: one success, of this account, through this client. */
+async function logoutAudited(accountId: string, clientId: string): Promise<void> {
+  await waitFor("the logout's audit row", async () => {
+    const rows = await manager.sql`
+      select result, client_id from audit_events
+      where event = 'auth.logout' and actor_account_id = ${accountId}`;
+    if (rows.length === 0) return false;
+    expect(rows).toEqual([{ result: "success", clientId }]);
+    return true;
+  });
+}
+
 describe("RP-initiated logout with an id_token_hint", () => {
   it("of a third-party client asks, though its hint names the session; yes ends it, and the Manager then refuses the session's access token", async () => {
     const thirdParty = await createTestClient(manager.sql, {
@@ -175,14 +187,7 @@ describe("RP-initiated logout with an id_token_hint", () => {
     // refresh token to show it by).
     expect(await grantRecords(tokens)).toBe(0);
 
-    await waitFor("the logout's audit row", async () => {
-      const rows = await manager.sql`
-        select result, client_id from audit_events
-        where event = 'auth.logout' and actor_account_id = ${account.accountId}`;
-      if (rows.length === 0) return false;
-      expect(rows).toEqual([{ result: "success", clientId: client.clientId }]);
-      return true;
-    });
+    await logoutAudited(account.accountId, client.clientId);
   });
 
   it("refuses the confirmation posted from another browser: its xsrf value belongs to the session", async () => {
@@ -248,14 +253,7 @@ describe("RP-initiated logout with a first-party client's hint naming the browse
         refreshToken: refreshed.refreshToken as string,
       }),
     ).rejects.toMatchObject({ code: "invalid_grant" });
-    await waitFor("the logout's audit row", async () => {
-      const rows = await manager.sql`
-        select result, client_id from audit_events
-        where event = 'auth.logout' and actor_account_id = ${account.accountId}`;
-      if (rows.length === 0) return false;
-      expect(rows).toEqual([{ result: "success", clientId: client.clientId }]);
-      return true;
-    });
+    await logoutAudited(account.accountId, client.clientId);
   });
 
   it.each([
