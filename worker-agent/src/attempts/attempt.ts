@@ -140,6 +140,8 @@ export class Attempt {
   private outputUploads: OutputUploads | undefined;
   private ffmpeg: RunningFfmpeg | undefined;
   private resumeWaiter: (() => void) | undefined;
+  /** A resume-uploads that came before the wait for it began (a restored attempt not yet running). */
+  private resumeAsked = false;
   /** Made on first use, like the S3 client. */
   private storageWait: InputWait | undefined;
   /** What `input-waiting` reports: the wait going on now. */
@@ -294,8 +296,9 @@ export class Attempt {
 
   /** resume-uploads: true when the attempt was waiting for it. */
   resume(): boolean {
-    if (!this.resumeWaiter) return false;
-    this.resumeWaiter();
+    if (this.phase !== "waiting_for_storage") return false;
+    if (this.resumeWaiter) this.resumeWaiter();
+    else this.resumeAsked = true;
     return true;
   }
 
@@ -771,6 +774,10 @@ export class Attempt {
 
   /** Resolves at resume-uploads, or when a cancel or a stop wakes the wait. */
   private resumeRequested(): Promise<void> {
+    if (this.resumeAsked) {
+      this.resumeAsked = false;
+      return Promise.resolve();
+    }
     return new Promise<void>((resolve) => {
       this.resumeWaiter = resolve;
     });

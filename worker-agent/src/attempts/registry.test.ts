@@ -199,6 +199,22 @@ describe("the attempt registry's slots", () => {
     expect(attempts.active()).toEqual([]);
   });
 
+  it("resumes a restored paused attempt whose resume-uploads comes before the restored attempts start", async () => {
+    const workDir = await mkdtemp(join(tmpdir(), "tjm-registry-"));
+    directories.push(workDir);
+    const attemptId = crypto.randomUUID();
+    await leftBehind(workDir, attemptId, "waiting_for_storage");
+    const reports: string[] = [];
+    const attempts = await registry(reports, workDir);
+    await attempts.restore();
+    await attempts.keepRestored([attemptId]);
+    attempts.resume({ ...examples.commands.resumeUploads, attemptId });
+    attempts.startRestored();
+    await vi.waitFor(() => expect(reports).toEqual([`upload-resumed ${attemptId}`]));
+    expect(attempts.active().map((held) => held.attemptId)).toEqual([attemptId]);
+    attempts.cancel({ ...examples.commands.cancel, attemptId });
+  });
+
   it.each(["uploading", "waiting_for_storage", "paused"] as const)(
     "cancels a restored %s attempt whose cancel comes before the restored attempts start",
     async (phase) => {

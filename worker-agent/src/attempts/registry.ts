@@ -157,26 +157,33 @@ export class AttemptRegistry {
   }
 
   cancel(command: CancelCommand): void {
-    const attempt = this.find(command);
-    const restored = this.restored.findIndex(
-      ({ lease }) => lease.attemptId === command.attemptId && lease.fencingToken === command.fencingToken,
-    );
+    // Read before the restored attempts start (commands flow as soon as NATS is up), the cancel
+    // of one the re-registration kept (the Manager failed it since) starts it to cancel it.
+    const attempt = this.find(command) ?? this.startRestoredNow(command);
     if (attempt) attempt.cancel();
-    else if (restored >= 0) {
-      // Read before the restored attempts start (commands flow as soon as NATS is up): the
-      // Manager failed it since the re-registration kept it. Cancelled as a running one is.
-      const [record] = this.restored.splice(restored, 1) as [AttemptRecord];
-      const cancelled = new Attempt(this.environment, record);
-      this.track(cancelled);
-      cancelled.cancel();
-    } else
+    else
       this.options.logger.debug("cancel of an attempt this Worker does not hold", {
         attemptId: command.attemptId,
       });
   }
 
+  /**
+   * A restored attempt a command names before startRestored() ran: started now, so that the
+   * command (a cancel, a resume-uploads) reaches it instead of being dropped.
+   */
+  private startRestoredNow(command: { attemptId: string; fencingToken: string }): Attempt | undefined {
+    const index = this.restored.findIndex(
+      ({ lease }) => lease.attemptId === command.attemptId && lease.fencingToken === command.fencingToken,
+    );
+    if (index < 0) return undefined;
+    const [record] = this.restored.splice(index, 1) as [AttemptRecord];
+    const attempt = new Attempt(this.environment, record);
+    this.track(attempt);
+    return attempt;
+  }
+
   resume(command: ResumeUploadsCommand): void {
-    const attempt = this.find(command);
+    const attempt = this.find(command) ?? this.startRestoredNow(command);
     if (!attempt?.resume()) {
       this.options.logger.warn("resume-uploads for an attempt that is not waiting here", {
         attemptId: command.attemptId,
