@@ -75,16 +75,15 @@ const DELIVERY_CHANNEL: Record<IdentifierChannel, Channel> = { email: "email", p
 interface LockedAccount extends AccountIdentifiers {
   id: string;
   emailKey: string;
-  /** The account's stored locale, when the accounts table has that column. */
+  /** The account's stored locale, null when none was chosen. */
   locale: string | null;
 }
 
 /** The account, locked for the change, with its stored locale (message-locale.ts). */
 async function lockAccount(tx: TransactionSql, accountId: string): Promise<LockedAccount | undefined> {
   const [row] = await tx<LockedAccount[]>`
-    select a.id, a.email, a.email_key, a.email_verified, a.phone, a.phone_verified,
-      to_jsonb(a) ->> 'locale' as locale
-    from accounts a where a.id = ${accountId} and a.disabled_at is null
+    select id, email, email_key, email_verified, phone, phone_verified, locale
+    from accounts where id = ${accountId} and disabled_at is null
     for update`;
   return row;
 }
