@@ -19,6 +19,7 @@ import {
   oneTimeCodeHmac,
   oneTimeCodeMatches,
 } from "../one-time-codes.ts";
+import { type LockedAccount, lockAccount } from "./locked-account.ts";
 import { messageLocale } from "./message-locale.ts";
 
 export type IdentifierChannel = "email" | "phone";
@@ -71,22 +72,6 @@ export type VerificationOutcome =
   | { outcome: "taken" };
 
 const DELIVERY_CHANNEL: Record<IdentifierChannel, Channel> = { email: "email", phone: "sms" };
-
-interface LockedAccount extends AccountIdentifiers {
-  id: string;
-  emailKey: string;
-  /** The account's stored locale, null when none was chosen. */
-  locale: string | null;
-}
-
-/** The account, locked for the change, with its stored locale (message-locale.ts). */
-async function lockAccount(tx: TransactionSql, accountId: string): Promise<LockedAccount | undefined> {
-  const [row] = await tx<LockedAccount[]>`
-    select id, email, email_key, email_verified, phone, phone_verified, locale
-    from accounts where id = ${accountId} and disabled_at is null
-    for update`;
-  return row;
-}
 
 export async function accountIdentifiers(
   sql: Sql,
