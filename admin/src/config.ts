@@ -1,4 +1,10 @@
-import { type EnvironmentResult, parseEnvironment } from "@tjm/platform/environment";
+import {
+  type EnvironmentResult,
+  parseEnvironment,
+  redactEnvironment,
+  secret,
+  urlWithSecretPassword,
+} from "@tjm/platform/environment";
 import { z } from "zod";
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -27,7 +33,7 @@ export const configSchema = z.object({
     .default(1024 * 1024),
 
   // PostgreSQL (the console's own admin_* tables, beside the Manager's or in a schema of their own)
-  DATABASE_URL: url(["postgres", "postgresql"]),
+  DATABASE_URL: urlWithSecretPassword(url(["postgres", "postgresql"])),
   DATABASE_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]{0,62}$/, "must be a lowercase SQL identifier")
@@ -40,13 +46,13 @@ export const configSchema = z.object({
   // OpenID Connect (the console is a confidential client, client_secret_basic)
   OIDC_ISSUER_URL: url(["http", "https"]),
   ADMIN_CLIENT_ID: z.string().min(1),
-  ADMIN_CLIENT_SECRET: z.string().min(1),
+  ADMIN_CLIENT_SECRET: secret(z.string().min(1)),
   /** The operations audience, as the Manager names it; the access token's `aud` must be it. */
   OIDC_OPERATIONS_ADMIN_AUDIENCE: z.string().min(1).default("tjm-operations"),
 
   // Sessions
   /** Secret the key sealing tokens at rest is derived from (HKDF); 32+ characters of randomness. */
-  ADMIN_SESSION_KEY: z.string().min(32, "must be at least 32 characters"),
+  ADMIN_SESSION_KEY: secret(z.string().min(32, "must be at least 32 characters")),
   /** A session unused this long ends; an open event stream alone does not keep it alive. */
   ADMIN_SESSION_IDLE_MINUTES: z.coerce
     .number()
@@ -70,14 +76,10 @@ export function parseEnv(source: Record<string, string | undefined>): ParseResul
   return parseEnvironment(configSchema, source);
 }
 
-/** Config as it may be logged: secrets and URL passwords masked. */
+/**
+ * Config as it may be logged: every variable the schema marks with `secret` or
+ * `urlWithSecretPassword` is masked.
+ */
 export function redactConfig(config: Config): Record<string, unknown> {
-  const databaseUrl = new URL(config.DATABASE_URL);
-  if (databaseUrl.password) databaseUrl.password = "***";
-  return {
-    ...config,
-    DATABASE_URL: databaseUrl.toString(),
-    ADMIN_CLIENT_SECRET: "***",
-    ADMIN_SESSION_KEY: "***",
-  };
+  return redactEnvironment(configSchema, config);
 }

@@ -1,5 +1,7 @@
+import { parseEnvironment, redactEnvironment, secret } from "@tjm/platform/environment";
 import { describe, expect, it } from "vitest";
-import { parseEnv, redactConfig } from "./config.ts";
+import { z } from "zod";
+import { configSchema, parseEnv, redactConfig } from "./config.ts";
 
 const valid = {
   DATABASE_URL: "postgres://tjm:secret@db:5432/tjm",
@@ -339,5 +341,20 @@ describe("parseEnv", () => {
     const logged = redactConfig(result.config);
     expect(logged.NATS_URL).toEqual(["nats://n1:4222", "nats://manager:***@n2:4222"]);
     expect(logged.NATS_WORKER_URL).toEqual(["nats://worker:***@edge:4222"]);
+  });
+
+  it("masks a secret added to the schema without its being listed anywhere else", () => {
+    const extended = configSchema.safeExtend({
+      WEBHOOK_SIGNING_KEY: secret(z.string().min(32).optional()),
+    });
+    const result = parseEnvironment(extended, {
+      ...valid,
+      WEBHOOK_SIGNING_KEY: "webhook-signing-key-0123456789abcdef",
+    });
+    if (!result.ok) throw new Error("expected a valid config");
+    const logged = redactEnvironment(extended, result.config);
+    expect(logged.WEBHOOK_SIGNING_KEY).toBe("***");
+    expect(logged.S3_SECRET_ACCESS_KEY).toBe("***");
+    expect(JSON.stringify(logged)).not.toContain("webhook-signing-key");
   });
 });

@@ -1,4 +1,10 @@
-import { type EnvironmentResult, parseEnvironment } from "@tjm/platform/environment";
+import {
+  type EnvironmentResult,
+  parseEnvironment,
+  redactEnvironment,
+  secret,
+  urlWithSecretPassword,
+} from "@tjm/platform/environment";
 import { messageLimits } from "@tjm/protocol/limits";
 import { z } from "zod";
 
@@ -60,10 +66,10 @@ export const configSchema = z
     /** Where the metrics port listens; loopback unless a scraper elsewhere must reach it. */
     METRICS_HOST: z.string().min(1).default("127.0.0.1"),
     /** When set, a scrape (on either port) must send `Authorization: Bearer <it>`. */
-    METRICS_BEARER_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
+    METRICS_BEARER_TOKEN: secret(z.string().min(32, "must be at least 32 characters").optional()),
 
     // PostgreSQL
-    DATABASE_URL: url(["postgres", "postgresql"]),
+    DATABASE_URL: urlWithSecretPassword(url(["postgres", "postgresql"])),
     /** Schema holding TJM's tables; tests give each file its own. */
     DATABASE_SCHEMA: z
       .string()
@@ -73,7 +79,7 @@ export const configSchema = z
 
     // NATS
     /** The NATS servers, comma-separated: one server, or several of one cluster (the client fails over). */
-    NATS_URL: urlList(["nats", "tls"]),
+    NATS_URL: urlWithSecretPassword(urlList(["nats", "tls"])),
     /** Subject prefix of every TJM subject; configurable only so tests can isolate themselves. */
     NATS_SUBJECT_PREFIX: z
       .string()
@@ -96,15 +102,17 @@ export const configSchema = z
       .regex(/^A[A-Z2-7]{55}$/, "must be an NKey account public key: 'A' and 55 base32 characters")
       .optional(),
     /** Seed ("SA…") of a signing key listed in that account's JWT; signs Worker user JWTs. */
-    NATS_ACCOUNT_SIGNING_KEY_SEED: z
-      .string()
-      .regex(/^SA[A-Z2-7]{56}$/, "must be an NKey account seed: 'SA' and 56 base32 characters")
-      .optional(),
+    NATS_ACCOUNT_SIGNING_KEY_SEED: secret(
+      z
+        .string()
+        .regex(/^SA[A-Z2-7]{56}$/, "must be an NKey account seed: 'SA' and 56 base32 characters")
+        .optional(),
+    ),
     /**
      * The NATS servers handed to Workers (comma-separated, as NATS_URL), when they reach NATS by
      * other addresses than the Manager.
      */
-    NATS_WORKER_URL: urlList(["nats", "tls", "ws", "wss"]).optional(),
+    NATS_WORKER_URL: urlWithSecretPassword(urlList(["nats", "tls", "ws", "wss"]).optional()),
     /**
      * Copies of each stream and of the presence bucket the Manager creates: 1 on a single
      * server, 3 (or 5) on a cluster, so that losing a server loses nothing. Consumers follow
@@ -141,7 +149,7 @@ export const configSchema = z
     S3_ENDPOINT: url(["http", "https"]),
     S3_REGION: z.string().min(1).default("us-east-1"),
     S3_ACCESS_KEY_ID: z.string().min(1),
-    S3_SECRET_ACCESS_KEY: z.string().min(1),
+    S3_SECRET_ACCESS_KEY: secret(z.string().min(1)),
     /** Path-style URLs (http://host/bucket/key): MinIO, Swift s3api and s3rver need them. */
     S3_FORCE_PATH_STYLE: z
       .enum(["true", "false"], { error: "must be true or false" })
@@ -204,7 +212,7 @@ export const configSchema = z
      * Key material (32+ characters of randomness) the provider's signing keys are encrypted
      * under in PostgreSQL, and its cookie keys are derived from: every replica has the same.
      */
-    PROVIDER_KEY_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+    PROVIDER_KEY_ENCRYPTION_KEY: secret(z.string().min(32, "must be at least 32 characters").optional()),
     /** Lifetime of access tokens (JWT, every TJM audience); at most 10 minutes. */
     PROVIDER_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(600).default(600),
     /** Absolute lifetime of a refresh token chain: rotation never extends it. */
@@ -236,7 +244,7 @@ export const configSchema = z
      * are stored under. Unset: derived from ENROLLMENT_TOKEN_SECRET (HKDF, its own label), which
      * every replica shares; changing either voids the codes pending (10 minutes' worth).
      */
-    ONE_TIME_CODE_HMAC_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+    ONE_TIME_CODE_HMAC_KEY: secret(z.string().min(32, "must be at least 32 characters").optional()),
     /** Recovery codes asked for per identifier within the window before refusals (429). */
     RECOVERY_REQUEST_IDENTIFIER_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(5),
     /** Recovery codes asked for per client address within the window before refusals. */
@@ -267,7 +275,7 @@ export const configSchema = z
      * PostgreSQL: they must be read back to check a code, so they are not hashed. Unset: derived
      * from ENROLLMENT_TOKEN_SECRET (HKDF, its own label). Changing it makes every TOTP factor unusable.
      */
-    MFA_SECRET_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+    MFA_SECRET_ENCRYPTION_KEY: secret(z.string().min(32, "must be at least 32 characters").optional()),
     /** Codes sent (factor enrolment and sign-in, SMS or e-mail) to one phone or address in any hour. */
     MFA_CODE_SENDS_PER_HOUR: z.coerce.number().int().min(1).max(100).default(5),
     /**
@@ -325,14 +333,14 @@ export const configSchema = z
 
     // Worker enrollment
     /** HMAC key for stored enrollment tokens; 32+ characters of randomness (e.g. `openssl rand -hex 32`). */
-    ENROLLMENT_TOKEN_SECRET: z.string().min(32, "must be at least 32 characters"),
+    ENROLLMENT_TOKEN_SECRET: secret(z.string().min(32, "must be at least 32 characters")),
 
     // Identity
     /**
      * HMAC key under which OAuth client secrets are stored; 32+ characters of randomness. Needed
      * once a confidential client exists; changing it invalidates every client secret.
      */
-    CLIENT_SECRET_HMAC_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+    CLIENT_SECRET_HMAC_KEY: secret(z.string().min(32, "must be at least 32 characters").optional()),
 
     // Messages people receive (e-mail, SMS), sent from the message outbox (docs/delivery.md)
     /**
@@ -345,7 +353,7 @@ export const configSchema = z
     /** none: plain text (a relay on loopback only); starttls: upgrade, refused without it; tls: TLS from the start (port 465). */
     SMTP_TLS: z.enum(["none", "starttls", "tls"]).default("starttls"),
     SMTP_USERNAME: z.string().min(1).optional(),
-    SMTP_PASSWORD: z.string().min(1).optional(),
+    SMTP_PASSWORD: secret(z.string().min(1).optional()),
     /** The From address; its domain is the right side of every Message-ID. */
     EMAIL_FROM: z.email({ error: "must be an e-mail address" }).optional(),
     /** The name messages are sent from and signed with. */
@@ -353,9 +361,9 @@ export const configSchema = z
     /** How SMS leave: webhook (the SMS_WEBHOOK_* settings), log, or none. */
     SMS_TRANSPORT: z.enum(["none", "webhook", "log"]).default("none"),
     /** Where SMS are POSTed, signed; https, or http to a loopback address only. */
-    SMS_WEBHOOK_URL: url(["http", "https"]).optional(),
+    SMS_WEBHOOK_URL: urlWithSecretPassword(url(["http", "https"]).optional()),
     /** The HMAC-SHA-256 key of the webhook's signature, shared with the receiver; 32+ characters. */
-    SMS_WEBHOOK_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+    SMS_WEBHOOK_SECRET: secret(z.string().min(32, "must be at least 32 characters").optional()),
     /** A send (an SMTP conversation, a webhook request) taking longer fails and is retried. */
     MESSAGE_SEND_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
     /** Attempts before a message is marked failed. */
@@ -483,32 +491,10 @@ export function parseEnv(source: Record<string, string | undefined>): ParseResul
   return parseEnvironment(configSchema, source);
 }
 
-/** Config as it may be logged: credentials in URLs are masked. */
+/**
+ * Config as it may be logged: every variable the schema marks with `secret` or
+ * `urlWithSecretPassword` is masked.
+ */
 export function redactConfig(config: Config): Record<string, unknown> {
-  const mask = (value: string) => {
-    try {
-      const parsed = new URL(value);
-      if (parsed.password) parsed.password = "***";
-      return parsed.toString();
-    } catch {
-      return "***";
-    }
-  };
-  return {
-    ...config,
-    DATABASE_URL: mask(config.DATABASE_URL),
-    NATS_URL: config.NATS_URL.map(mask),
-    NATS_WORKER_URL: config.NATS_WORKER_URL?.map(mask),
-    ENROLLMENT_TOKEN_SECRET: "***",
-    ONE_TIME_CODE_HMAC_KEY: config.ONE_TIME_CODE_HMAC_KEY && "***",
-    MFA_SECRET_ENCRYPTION_KEY: config.MFA_SECRET_ENCRYPTION_KEY && "***",
-    CLIENT_SECRET_HMAC_KEY: config.CLIENT_SECRET_HMAC_KEY && "***",
-    PROVIDER_KEY_ENCRYPTION_KEY: config.PROVIDER_KEY_ENCRYPTION_KEY && "***",
-    NATS_ACCOUNT_SIGNING_KEY_SEED: config.NATS_ACCOUNT_SIGNING_KEY_SEED && "***",
-    S3_SECRET_ACCESS_KEY: "***",
-    METRICS_BEARER_TOKEN: config.METRICS_BEARER_TOKEN && "***",
-    SMTP_PASSWORD: config.SMTP_PASSWORD && "***",
-    SMS_WEBHOOK_SECRET: config.SMS_WEBHOOK_SECRET && "***",
-    SMS_WEBHOOK_URL: config.SMS_WEBHOOK_URL && mask(config.SMS_WEBHOOK_URL),
-  };
+  return redactEnvironment(configSchema, config);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { parseEnvironment } from "./environment.ts";
+import { parseEnvironment, redactEnvironment, secret, urlWithSecretPassword } from "./environment.ts";
 
 const schema = z
   .object({ URL: z.url(), PORT: z.coerce.number().int().default(8080), KEY: z.string().min(4) })
@@ -28,5 +28,36 @@ describe("parseEnvironment", () => {
       ok: false,
       problems: ["KEY: is refused"],
     });
+  });
+});
+
+describe("redactEnvironment", () => {
+  const marked = z.object({
+    TOKEN: secret(z.string()).optional(),
+    KEY: secret(z.string().optional()),
+    SERVERS: urlWithSecretPassword(z.string().transform((value) => value.split(","))),
+    DATABASE_URL: urlWithSecretPassword(z.url()).default("postgres://db/tjm"),
+    NAME: z.string(),
+  });
+
+  it("masks what the schema marks, through the wrappers added around the mark", () => {
+    const config = marked.parse({
+      TOKEN: "token-value",
+      SERVERS: "nats://a:4222,nats://user:pw@b:4222",
+      DATABASE_URL: "postgres://tjm:pw@db/tjm",
+      NAME: "visible",
+    });
+    expect(redactEnvironment(marked, config)).toEqual({
+      TOKEN: "***",
+      SERVERS: ["nats://a:4222", "nats://user:***@b:4222"],
+      DATABASE_URL: "postgres://tjm:***@db/tjm",
+      NAME: "visible",
+    });
+  });
+
+  it("leaves an unset secret unset", () => {
+    const config = marked.parse({ SERVERS: "nats://a:4222", NAME: "n" });
+    expect(redactEnvironment(marked, config)).not.toHaveProperty("TOKEN");
+    expect(redactEnvironment(marked, config)).not.toHaveProperty("KEY");
   });
 });

@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from "node:path";
 import { LOG_LEVELS } from "@tjm/platform";
+import { redactEnvironment, secret } from "@tjm/platform/environment";
 import { messageLimits, WORKER_POOLS } from "@tjm/protocol";
 import { z } from "zod";
 import { MAX_PARTS_IN_FLIGHT } from "./storage/part-size.ts";
@@ -19,12 +20,14 @@ export const configSchema = z.object({
    * Single-use token an operator issued; needed only until the Worker has an identity in
    * WORKER_STATE_DIR. Same bounds as the registration request, so a typo fails here.
    */
-  ENROLLMENT_TOKEN: z
-    .string()
-    .min(messageLimits.enrollmentTokenLengthMin)
-    .max(messageLimits.enrollmentTokenLengthMax)
-    .regex(/^[\x21-\x7e]+$/, "must be printable ASCII without spaces")
-    .optional(),
+  ENROLLMENT_TOKEN: secret(
+    z
+      .string()
+      .min(messageLimits.enrollmentTokenLengthMin)
+      .max(messageLimits.enrollmentTokenLengthMax)
+      .regex(/^[\x21-\x7e]+$/, "must be printable ASCII without spaces")
+      .optional(),
+  ),
   /** Keep retrying an unreachable or unavailable (503) Manager, and NATS, this long at start. */
   WORKER_STARTUP_TIMEOUT_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
 
@@ -127,7 +130,10 @@ function defaultName(hostname: string): string {
   return cleaned.slice(0, messageLimits.workerNameLength) || "worker";
 }
 
-/** Config as it may be logged: the enrollment token is a secret until it is used. */
+/**
+ * Config as it may be logged: every variable the schema marks with `secret` is masked (the
+ * enrollment token is a secret until it is used).
+ */
 export function redactConfig(config: Config): Record<string, unknown> {
-  return { ...config, ENROLLMENT_TOKEN: config.ENROLLMENT_TOKEN && "***" };
+  return redactEnvironment(configSchema, config);
 }

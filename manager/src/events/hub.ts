@@ -5,7 +5,7 @@ import { decodeMessage, streams } from "@tjm/protocol";
 import { type EventEnvelope, ensurePrefixStreams, PULL_EXPIRES_MS } from "../outbox/index.ts";
 import type { Broker } from "../platform/broker.ts";
 import { EventFanout, type EventSubscriber } from "./fanout.ts";
-import { EventEnvelopeSchema } from "./stream.ts";
+import { EventEnvelopeSchema } from "./schema.ts";
 
 const RETRY_MS = 1000;
 /** 15 s: well inside the idle timeouts of common proxies and load balancers. */

@@ -7,7 +7,7 @@
  */
 import { AckPolicy, DeliverPolicy, type JsMsg, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import type { Logger } from "@tjm/platform";
+import { assertNever, type Logger } from "@tjm/platform";
 import {
   decodeMessage,
   MANAGER_REPORTS_CONSUMER,
@@ -16,13 +16,7 @@ import {
   ReportSchema,
   streams,
 } from "@tjm/protocol";
-import {
-  assertNever,
-  checkFence,
-  reportTrigger,
-  type StaleReason,
-  type Transition,
-} from "../lifecycle/index.ts";
+import { checkFence, reportTrigger, type StaleReason, type Transition } from "../lifecycle/index.ts";
 import type { ManagerMetrics } from "../metrics/index.ts";
 import { ensurePrefixStreams, PULL_EXPIRES_MS } from "../outbox/index.ts";
 import type { Broker } from "../platform/broker.ts";

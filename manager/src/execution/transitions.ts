@@ -1,10 +1,16 @@
 /**
- * The one applier of the lifecycle table: every trigger that moves a job or its current
- * attempt (an operator's request, a Worker's report, a sweep, a Worker's change of life, the
- * promoter) is resolved by `applyTrigger` and written by the same SQL, so a job's times, its
- * place in the queue and its announcement do not depend on who moved it. Every function runs
- * inside the caller's transaction, on rows the caller locked, and writes the announcements of
- * what it changed to the outbox in the same transaction.
+ * The applier of the lifecycle table: every trigger that moves a job or its current attempt
+ * (an operator's request, a Worker's report, a sweep, a Worker's change of life, the promoter)
+ * is resolved by `applyTrigger` and written by the same SQL, so a job's times, its place in the
+ * queue and its announcement do not depend on who moved it. Every function runs inside the
+ * caller's transaction, on rows the caller locked, and writes the announcements of what it
+ * changed to the outbox in the same transaction.
+ *
+ * Two transitions write their states themselves, taken from the table by name: job-submitted
+ * (`insertJob` in jobs/store.ts), which creates the job and its first attempt in one statement,
+ * so there is no row yet to lock and resolve against; and lease-dispatched
+ * (execution/dispatch-store.ts), which runs in the scheduler's batch on rows its queue read chose
+ * in the transition's source states, and whose lease command carries what only dispatch knows.
  */
 import { PROTOCOL_VERSION } from "@tjm/protocol";
 import type postgres from "postgres";

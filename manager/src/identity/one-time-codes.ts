@@ -6,7 +6,8 @@
  *
  * Each feature keeps its own challenges and counts a try with ONE conditional statement before
  * comparing (`update … set attempts = attempts + 1 where … and attempts < max returning …`), so
- * concurrent wrong codes get at most `max` comparisons (STYLE 13).
+ * concurrent wrong codes get at most `max` comparisons: a count read and then written would let
+ * each of them read it under `max`.
  */
 import { createHmac, hkdfSync, randomInt, timingSafeEqual } from "node:crypto";
 import { normalizeCode } from "./delivery/codes.ts";

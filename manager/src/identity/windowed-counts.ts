@@ -2,7 +2,8 @@
  * Counting attempts in fixed windows in PostgreSQL, shared by every replica: the one statement
  * behind the sign-in limits (accounts/sign-in-limits.ts) and the recovery limits
  * (recovery/limits.ts). An attempt is counted before the work it limits, by ONE statement per
- * scope (STYLE 13), so concurrent attempts get at most the limit's worth, never one each. A
+ * scope (not a read then a write, which concurrent attempts would each pass), so concurrent
+ * attempts get at most the limit's worth, never one each. A
  * limit passed refuses for one window, then counting starts afresh: never a permanent lock an
  * attacker could cause.
  */

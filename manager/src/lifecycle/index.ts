@@ -8,7 +8,6 @@ export { type Resolution, resolve, sourceAttemptStates, transitionNamed } from "
 export {
   ATTEMPT_STATES,
   type AttemptState,
-  assertNever,
   attemptProgress,
   HELD_ATTEMPT_STATES,
   isTerminalAttemptState,

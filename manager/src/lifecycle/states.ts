@@ -1,4 +1,5 @@
 /** Job and attempt states as data, their predicates, and what the API shows of them. No I/O. */
+import { assertNever } from "@tjm/platform";
 
 export const JOB_STATES = [
   "QUEUED",
@@ -63,10 +64,6 @@ export const isTerminalAttemptState = (state: AttemptState): boolean =>
 
 /** The state every attempt starts in: the first at submission, the next after a failure or a retry. */
 export const NEW_ATTEMPT_STATE = "CREATED" satisfies AttemptState;
-
-export function assertNever(value: never): never {
-  throw new Error(`unexpected value ${String(value)}`);
-}
 
 /**
  * Progress shown for an attempt. Live progress lives only in Manager memory, so a running

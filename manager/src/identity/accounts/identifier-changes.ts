@@ -19,6 +19,7 @@ import {
   oneTimeCodeHmac,
   oneTimeCodeMatches,
 } from "../one-time-codes.ts";
+import { type LockedAccount, lockAccount } from "./locked-account.ts";
 import { messageLocale } from "./message-locale.ts";
 
 export type IdentifierChannel = "email" | "phone";
@@ -71,23 +72,6 @@ export type VerificationOutcome =
   | { outcome: "taken" };
 
 const DELIVERY_CHANNEL: Record<IdentifierChannel, Channel> = { email: "email", phone: "sms" };
-
-interface LockedAccount extends AccountIdentifiers {
-  id: string;
-  emailKey: string;
-  /** The account's stored locale, when the accounts table has that column. */
-  locale: string | null;
-}
-
-/** The account, locked for the change, with its stored locale (message-locale.ts). */
-async function lockAccount(tx: TransactionSql, accountId: string): Promise<LockedAccount | undefined> {
-  const [row] = await tx<LockedAccount[]>`
-    select a.id, a.email, a.email_key, a.email_verified, a.phone, a.phone_verified,
-      to_jsonb(a) ->> 'locale' as locale
-    from accounts a where a.id = ${accountId} and a.disabled_at is null
-    for update`;
-  return row;
-}
 
 export async function accountIdentifiers(
   sql: Sql,

@@ -39,6 +39,7 @@ export {
   type VerificationOutcome,
   verifyIdentifierChange,
 } from "./identifier-changes.ts";
+export { type LockedAccount, lockAccount } from "./locked-account.ts";
 export {
   changePassword,
   type PasswordChange,

@@ -13,12 +13,9 @@ export function messageLocale(
   return (accountLocale ? resolveLocale(accountLocale) : undefined) ?? chooseLocale({ acceptLanguage });
 }
 
-/**
- * The account's stored locale, or null. `to_jsonb(a) ->> 'locale'` reads the column where the
- * schema has one and null where it does not yet, without naming it.
- */
+/** The account's stored locale, or null (none chosen, or no such account). */
 export async function storedLocale(sql: Sql | TransactionSql, accountId: string): Promise<string | null> {
   const [row] = await sql<{ locale: string | null }[]>`
-    select to_jsonb(a) ->> 'locale' as locale from accounts a where a.id = ${accountId}`;
+    select locale from accounts where id = ${accountId}`;
   return row?.locale ?? null;
 }

@@ -1,10 +1,10 @@
 /**
  * Failed sign-ins slowed per account and per client address, counted in sign_in_failures so
  * every replica shares the counts (identity/windowed-counts.ts). An attempt is reserved (counted)
- * before its password is verified, by one statement per scope (STYLE 13): concurrent wrong
- * passwords for one account get at most the limit's worth of verifications, never one each. A
- * limit reached refuses for one window, then counting starts afresh: never a permanent lock an
- * attacker could cause.
+ * before its password is verified, by one statement per scope, not a read then a write that
+ * concurrent attempts would each pass: concurrent wrong passwords for one account get at most
+ * the limit's worth of verifications, never one each. A limit reached refuses for one window,
+ * then counting starts afresh: never a permanent lock an attacker could cause.
  */
 import type { Sql } from "../../platform/db.ts";
 import { emailKey } from "../identifiers.ts";

@@ -1,5 +1,5 @@
 /**
- * Messages people receive (DESIGN §3 identity/delivery): e-mail over SMTP and SMS through a
+ * The delivery aggregate, messages people receive: e-mail over SMTP and SMS through a
  * webhook, sent from the message outbox, rendered from one ICU catalogue per locale.
  *
  * A feature that sends a message calls `enqueueMessage(tx, …)` inside the transaction of what

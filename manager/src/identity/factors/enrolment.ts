@@ -5,6 +5,7 @@
  * Every outcome writes one audit row; the account's e-mail address is told of each factor added.
  */
 import type { TransactionSql } from "../../platform/db.ts";
+import { lockAccount } from "../accounts/index.ts";
 import { messageLocale, storedLocale } from "../accounts/message-locale.ts";
 import { writeAuditEvent } from "../audit.ts";
 import {
@@ -62,21 +63,6 @@ export type EnrolOutcome =
   | { outcome: "expired" }
   | { outcome: "code-wrong"; triesLeft: number }
   | { outcome: "exists" };
-
-interface LockedAccount {
-  id: string;
-  email: string;
-  emailVerified: boolean;
-  phone: string | null;
-  phoneVerified: boolean;
-}
-
-async function lockAccount(tx: TransactionSql, accountId: string): Promise<LockedAccount | undefined> {
-  const [row] = await tx<LockedAccount[]>`
-    select id, email, email_verified, phone, phone_verified from accounts
-    where id = ${accountId} and disabled_at is null for update`;
-  return row;
-}
 
 /** The issuer authenticator apps show beside the account (MESSAGE_SERVICE_NAME). */
 export interface TotpIssuer {

@@ -1,7 +1,8 @@
 /**
  * The second step of a sign-in: after the password, an account with a factor proves it has one
  * (a TOTP code, a code sent by SMS or e-mail, or a recovery code). Wrong codes are limited twice,
- * each by one conditional statement counted before the code is compared (STYLE 13): per factor
+ * each by one conditional statement counted before the code is compared (a count read and then
+ * written would let concurrent guesses each read it under the limit): per factor
  * (FACTOR_FAILURE_LIMIT in the sign-in window) and per account and address by the sign-in
  * limiter the password step uses, so concurrent guesses get at most the limit's comparisons.
  * Every outcome writes one audit row.

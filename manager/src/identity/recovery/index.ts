@@ -1,7 +1,7 @@
 /**
- * The recovery aggregate (DESIGN §3 identity/recovery): challenges, codes, recovery tokens and
- * their limits, below the public routes of src/authentication/ and the provider's recovery
- * pages. The only writer of recovery_challenges, recovery_tokens and recovery_limits.
+ * The recovery aggregate: challenges, codes, recovery tokens and their limits, below the public
+ * routes of src/authentication/ and the provider's recovery pages. The only writer of
+ * recovery_challenges, recovery_tokens and recovery_limits.
  */
 import type { RecoveryContext } from "./deps.ts";
 import { createRecoveryLimiter, type RecoveryLimitSettings } from "./limits.ts";
