@@ -7,7 +7,12 @@ import { mkdtemp, readFile, rm, stat, utimes, writeFile } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { HeadObjectCommand, NoSuchUpload, type S3Client } from "@aws-sdk/client-s3";
+import {
+  CompleteMultipartUploadCommand,
+  HeadObjectCommand,
+  NoSuchUpload,
+  type S3Client,
+} from "@aws-sdk/client-s3";
 import { type S3Server, startS3 } from "@tjm/devstack/s3rver";
 import { createS3Client, StorageRefusedError, StorageUnavailableError } from "@tjm/storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -279,6 +284,40 @@ describe("MultipartUploader against s3rver", () => {
     expect(completes).toBe(2);
     expect(result).toMatchObject({ bytes: 6 * MIB, sha256: digest });
     expect(result.etag).toMatch(/^"/);
+    expect(sha256(await readObject(s3.client(), BUCKET, key))).toBe(digest);
+    client.destroy();
+  });
+
+  it("a completion whose answer was lost in an earlier pass is recognised when the upload resumes from its state (s3rver answers 500)", async () => {
+    const { file, digest, key, statePath } = await fixture(11 * MIB);
+    const client = createS3Client(s3.settings);
+    const uri = `s3://${BUCKET}/${key}`;
+    const left = await uploader(client, {
+      file,
+      uri,
+      statePath,
+      partSize: 5 * MIB,
+      complete: false,
+    }).upload();
+    // The store completed it; the pass that asked lost the answer and paused, its state kept.
+    await s3.client().send(
+      new CompleteMultipartUploadCommand({
+        Bucket: BUCKET,
+        Key: key,
+        UploadId: left.incomplete?.uploadId,
+        MultipartUpload: {
+          Parts: left.incomplete?.parts.map(({ partNumber, etag }) => ({
+            PartNumber: partNumber,
+            ETag: etag,
+          })),
+        },
+      }),
+    );
+    const sent = recordRequests(client);
+    const result = await uploader(client, { file, uri, statePath, partSize: 5 * MIB }).upload();
+    expect(result).toMatchObject({ bytes: 11 * MIB, sha256: digest, partsSent: 0, partsResumed: 3 });
+    expect(count(sent, "CompleteMultipartUploadCommand")).toBe(1);
+    expect(await readUploadState(statePath)).toMatchObject({ status: "absent" });
     expect(sha256(await readObject(s3.client(), BUCKET, key))).toBe(digest);
     client.destroy();
   });

@@ -198,7 +198,7 @@ export class MultipartUploader {
               incomplete: incomplete(state),
             };
           }
-          const etag = await this.complete(state, signal);
+          const etag = await this.complete(state, signal, partsResumed > 0);
           const sha256 = await hashing;
           await this.lastWrite;
           await removeUploadState(statePath);
@@ -433,7 +433,12 @@ export class MultipartUploader {
     return { PartNumber: part.partNumber, ETag: answer.ETag };
   }
 
-  private async complete(state: UploadState, signal: AbortSignal): Promise<string | undefined> {
+  /** `resumed`: the state came from the file, so an earlier pass may have completed the upload. */
+  private async complete(
+    state: UploadState,
+    signal: AbortSignal,
+    resumed: boolean,
+  ): Promise<string | undefined> {
     const { client } = this.options;
     const parts = [...state.parts].sort((a, b) => a.PartNumber - b.PartNumber);
     let attempts = 0;
@@ -451,8 +456,12 @@ export class MultipartUploader {
           );
           return answer.ETag;
         } catch (error) {
-          if (attempts === 1 || classifyStorageError(error) !== "no-such-upload") throw error;
-          // An earlier attempt may have completed the upload and lost only its answer.
+          // An earlier request (an attempt of this completion, or of an earlier pass that left
+          // this state: a pause after the store completed it and only its answer was lost) may
+          // have completed the upload. S3 then says the upload is gone; s3rver answers 500.
+          const kind = classifyStorageError(error);
+          const earlier = attempts > 1 || resumed;
+          if (!earlier || (kind !== "no-such-upload" && kind !== "recoverable")) throw error;
           const etag = await this.completedBefore(state, parts, signal);
           if (etag === undefined) throw error;
           return etag;
