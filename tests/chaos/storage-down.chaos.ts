@@ -272,14 +272,21 @@ describe("object storage down while inputs are read and uploads are in flight", 
         await waitFor(
           `outage ${outage + 1}: every job terminal after storage returned`,
           async () => {
-            const rows = await tm.sql<{ id: string; state: string; resumeRequestedAt: Date | null }[]>`
-              select j.id, j.state, a.upload_resume_requested_at as resume_requested_at
+            const rows = await tm.sql<
+              { id: string; state: string; resumeRequestedAt: Date | null; attemptUpdatedAt: Date }[]
+            >`
+              select j.id, j.state, a.upload_resume_requested_at as resume_requested_at,
+                a.updated_at as attempt_updated_at
               from jobs j join attempts a on a.id = j.current_attempt_id
               where j.id = any(${jobIds}::uuid[])`;
             for (const row of rows) {
               if (row.state === "COMPLETED" && !seenCompleted.has(row.id))
                 seenCompleted.set(row.id, Date.now());
-              if (row.state !== "WAITING_FOR_STORAGE" || row.resumeRequestedAt !== null) continue;
+              // Once per pause: a request sets both times alike, and the attempt moves on from it
+              // (uploads resumed, then perhaps paused again) only with a later one.
+              const pausedSinceResume =
+                row.resumeRequestedAt === null || row.attemptUpdatedAt > row.resumeRequestedAt;
+              if (row.state !== "WAITING_FOR_STORAGE" || !pausedSinceResume) continue;
               const response = await tm.request(`/api/v1/operations/jobs/${row.id}/resume-uploads`, {
                 method: "POST",
               });
