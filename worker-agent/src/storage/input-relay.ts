@@ -163,10 +163,17 @@ export class InputRelay {
       this.read(client, bucket, key, readRange, readerGone.signal, signal);
     try {
       const answer = await read(range);
+      // The reader hung up while the store answered (ffmpeg seeking elsewhere): its body would
+      // otherwise hold the store's connection open for as long as the agent runs.
+      if (readerGone.signal.aborted) {
+        dropBody(answer.Body);
+        return;
+      }
       const total = totalOf(answer.ContentRange) ?? (range ? undefined : answer.ContentLength);
       if (total !== undefined) this.measured.objectBytes = total;
       if (range && answer.ContentRange === undefined) {
         // The store sent the whole object for a ranged request: ffmpeg could not seek.
+        dropBody(answer.Body);
         this.report({ kind: "no-ranges" });
         response.writeHead(503).end();
         return;
@@ -179,6 +186,7 @@ export class InputRelay {
       if (answer.ContentRange) headers["Content-Range"] = answer.ContentRange;
       response.writeHead(answer.ContentRange ? 206 : 200, headers);
       if (request.method === "HEAD" || !answer.Body) {
+        dropBody(answer.Body);
         response.end();
         return;
       }
@@ -261,9 +269,9 @@ export class InputRelay {
     response: ServerResponse,
     readerGone: AbortSignal,
   ): Promise<number> {
-    const stream =
-      body instanceof Readable ? body : Readable.fromWeb(body.transformToWebStream() as WebReadableStream);
-    readerGone.addEventListener("abort", () => stream.destroy(), { once: true });
+    const stream = readableOf(body);
+    if (readerGone.aborted) stream.destroy();
+    else readerGone.addEventListener("abort", () => stream.destroy(), { once: true });
     let sent = 0;
     try {
       for await (const chunk of stream as AsyncIterable<Buffer>) {
@@ -308,6 +316,7 @@ class PartialBodyError extends Error {
 
 /** Resolves once the reader has taken what was buffered, or has hung up. */
 function drained(response: ServerResponse): Promise<void> {
+  if (response.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       response.off("drain", done);
@@ -317,6 +326,15 @@ function drained(response: ServerResponse): Promise<void> {
     response.on("drain", done);
     response.on("close", done);
   });
+}
+
+function readableOf(body: StreamingBody): Readable {
+  return body instanceof Readable ? body : Readable.fromWeb(body.transformToWebStream() as WebReadableStream);
+}
+
+/** A store answer's body nobody will read: destroyed, so its connection does not stay open. */
+function dropBody(body: StreamingBody | undefined): void {
+  if (body) readableOf(body).destroy();
 }
 
 function firstByteOf(contentRange: string | undefined): number | undefined {
