@@ -17,6 +17,7 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { StorageUnavailableError } from "@tjm/storage";
+import { backoffDelayMs } from "../platform/backoff.ts";
 
 export interface InputWaitState {
   since: Date;
@@ -142,9 +143,11 @@ export class InputWait {
     }
   }
 
+  /** Doubling from an eighth of pauseMs to pauseMs, and never past the wait's limit. */
   private pauseBefore(round: number, remainingMs: number): number {
-    const step = Math.min(this.options.pauseMs, (this.options.pauseMs / 8) * 2 ** Math.min(round, 3));
-    return Math.max(1, Math.min(Math.round(step / 2 + (this.clock.random() * step) / 2), remainingMs));
+    const { pauseMs } = this.options;
+    const pause = backoffDelayMs(round, { initialMs: pauseMs / 8, maxMs: pauseMs }, this.clock.random);
+    return Math.max(1, Math.min(pause, remainingMs));
   }
 
   /** A read spent its budget: the wait starts, or its last error is the new one. */
